@@ -1,0 +1,109 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "islet",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "islet", targets: ["islet"]),
+        .library(name: "IsletCore", targets: ["IsletCore"]),
+        .library(name: "IsletClient", targets: ["IsletClient"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: ["YAML"]),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
+    ],
+    targets: [
+        .target(name: "IsletCore", swiftSettings: swiftSettings),
+        .target(
+            name: "IsletStore",
+            dependencies: [
+                "IsletCore",
+                .product(name: "GRDB", package: "GRDB.swift"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IsletServer",
+            dependencies: [
+                "IsletCore",
+                "IsletStore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdWebSocket", package: "hummingbird-websocket"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IsletClient",
+            dependencies: [
+                "IsletCore",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "islet",
+            dependencies: [
+                "IsletCore",
+                "IsletServer",
+                "IsletClient",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IsletCoreTests",
+            dependencies: ["IsletCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IsletStoreTests",
+            dependencies: ["IsletCore", "IsletStore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IsletServerTests",
+            dependencies: [
+                "IsletCore",
+                "IsletServer",
+                "IsletClient",
+                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "IsletIntegrationTests",
+            dependencies: [
+                "IsletCore",
+                "IsletClient",
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ]
+)

@@ -1,0 +1,95 @@
+import Foundation
+
+/// A request to start an activity, as ActivityKit's `Activity.request(attributes:content:pushType:style:alertConfiguration:start:)`.
+///
+/// Its `Codable` form is the body of `POST /v1/activities`.
+public struct ActivityRequest: Codable, Hashable, Sendable {
+    /// The name of the activity's static shape, like an `ActivityAttributes` type's name.
+    public var attributesType: String
+    /// Static data, fixed for the activity's life.
+    public var attributes: JSONValue
+    /// The first content.
+    public var content: ActivityContent
+    /// How it receives remote updates; `nil` for none.
+    public var pushType: PushType?
+    /// Standard or transient.
+    public var style: ActivityStyle
+    /// An alert to show when it starts; required with a scheduled `start`, as in ActivityKit.
+    public var alert: Alert?
+    /// A future start date makes the activity `pending` until then.
+    public var start: Date?
+    /// The device to show it on.
+    public var deviceId: DeviceID
+
+    enum CodingKeys: String, CodingKey {
+        case attributesType, attributes, content, pushType, style, alert, start, deviceId = "device"
+    }
+
+    /// Creates a request; it goes to the default device unless told otherwise.
+    public init(
+        attributesType: String, attributes: JSONValue = [:], content: ActivityContent, pushType: PushType? = nil,
+        style: ActivityStyle = .standard, alert: Alert? = nil, start: Date? = nil, deviceId: DeviceID = .defaultDevice
+    ) {
+        self.attributesType = attributesType
+        self.attributes = attributes
+        self.content = content
+        self.pushType = pushType
+        self.style = style
+        self.alert = alert
+        self.start = start
+        self.deviceId = deviceId
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        attributesType = try container.decode(String.self, forKey: .attributesType)
+        attributes = try container.decodeIfPresent(JSONValue.self, forKey: .attributes) ?? [:]
+        content = try container.decode(ActivityContent.self, forKey: .content)
+        pushType = try container.decodeIfPresent(PushType.self, forKey: .pushType)
+        style = try container.decodeIfPresent(ActivityStyle.self, forKey: .style) ?? .standard
+        alert = try container.decodeIfPresent(Alert.self, forKey: .alert)
+        start = try container.decodeIfPresent(Date.self, forKey: .start)
+        deviceId = try container.decodeIfPresent(DeviceID.self, forKey: .deviceId) ?? .defaultDevice
+    }
+
+    /// Refuses a request whose fields have the right types but impossible values.
+    public func validate() throws(IsletError) {
+        guard !attributesType.isEmpty, attributesType.count <= 256 else {
+            throw IsletError(.invalidRequest, "attributesType must be a name of 1 to 256 characters.")
+        }
+        guard attributes.objectValue != nil else {
+            throw IsletError(.invalidRequest, "attributes must be a JSON object, not \(attributes.typeName).")
+        }
+        try content.validate()
+    }
+}
+
+/// How many live activities an app and a device already hold, and whether the app is allowed:
+/// what the rules need to know to accept a new activity.
+public struct Occupancy: Hashable, Sendable {
+    /// Whether Live Activities are on for the app on the device.
+    public var activitiesEnabled: Bool
+    /// The app's live (pending, active or stale) activities on the device.
+    public var appActivities: Int
+    /// All live activities on the device.
+    public var deviceActivities: Int
+
+    /// Creates an occupancy.
+    public init(activitiesEnabled: Bool, appActivities: Int, deviceActivities: Int) {
+        self.activitiesEnabled = activitiesEnabled
+        self.appActivities = appActivities
+        self.deviceActivities = deviceActivities
+    }
+}
+
+extension ActivityContent {
+    /// Refuses content whose state is not a JSON object or whose relevance is not a number.
+    public func validate() throws(IsletError) {
+        guard state.objectValue != nil else {
+            throw IsletError(.invalidRequest, "content.state must be a JSON object, not \(state.typeName).")
+        }
+        guard relevanceScore.isFinite else {
+            throw IsletError(.invalidRequest, "content.relevanceScore must be a finite number.")
+        }
+    }
+}

@@ -1,0 +1,61 @@
+import Foundation
+
+/// A producer of activities, named by its bundle identifier.
+public struct App: Codable, Hashable, Sendable {
+    /// The bundle identifier, such as `com.example.bike`.
+    public var bundleId: BundleID
+    /// A name for people.
+    public var name: String
+    /// When the app was created.
+    public var createdAt: Date
+
+    /// Creates an app.
+    public init(bundleId: BundleID, name: String, createdAt: Date) {
+        self.bundleId = bundleId
+        self.name = name
+        self.createdAt = createdAt
+    }
+
+    /// Refuses a bundle identifier iOS would refuse: 1 to 155 characters of letters, digits,
+    /// hyphens and periods, not starting or ending with a period.
+    public static func validate(bundleId: String) throws(IsletError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-.")
+        guard !bundleId.isEmpty, bundleId.count <= 155, bundleId.allSatisfy(allowed.contains),
+            bundleId.first != ".", bundleId.last != ".", !bundleId.contains("..")
+        else {
+            throw IsletError(
+                .invalidRequest,
+                "\"\(bundleId)\" is not a bundle identifier: use letters, digits, hyphens and periods, like com.example.bike."
+            )
+        }
+    }
+}
+
+/// A virtual iPhone: it holds activities and per-app Live Activity settings.
+public struct Device: Codable, Hashable, Sendable {
+    /// The device's identifier, used in URLs.
+    public var id: DeviceID
+    /// A name for people.
+    public var name: String
+    /// When the device was created.
+    public var createdAt: Date
+
+    /// Creates a device.
+    public init(id: DeviceID, name: String, createdAt: Date) {
+        self.id = id
+        self.name = name
+        self.createdAt = createdAt
+    }
+
+    /// Refuses a device identifier that would not read well in a URL: 1 to 64 characters of
+    /// letters, digits, hyphens, underscores and periods.
+    public static func validate(id: String) throws(IsletError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy(allowed.contains) else {
+            throw IsletError(
+                .invalidRequest,
+                "\"\(id)\" is not a device id: use 1 to 64 letters, digits, hyphens, underscores or periods."
+            )
+        }
+    }
+}

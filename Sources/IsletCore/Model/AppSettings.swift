@@ -1,0 +1,23 @@
+/// A device's Live Activity settings for one app, as in iOS Settings.
+public struct AppSettings: Codable, Hashable, Sendable {
+    /// The app.
+    public var bundleId: BundleID
+    /// The device.
+    public var deviceId: DeviceID
+    /// Whether the app may start activities on the device (`ActivityAuthorizationInfo.areActivitiesEnabled`).
+    public var activitiesEnabled: Bool
+    /// Whether the app gets the larger push budget (`frequentPushesEnabled`).
+    public var frequentUpdates: Bool
+
+    enum CodingKeys: String, CodingKey {
+        case bundleId, deviceId = "device", activitiesEnabled, frequentUpdates
+    }
+
+    /// Creates settings; an app that was never configured on a device is enabled without frequent updates.
+    public init(bundleId: BundleID, deviceId: DeviceID, activitiesEnabled: Bool = true, frequentUpdates: Bool = false) {
+        self.bundleId = bundleId
+        self.deviceId = deviceId
+        self.activitiesEnabled = activitiesEnabled
+        self.frequentUpdates = frequentUpdates
+    }
+}

@@ -1,0 +1,31 @@
+import Foundation
+
+/// How Islet writes JSON on the wire and in its store: one convention, used by every adapter.
+///
+/// All times are Unix seconds (numbers), as in APNs payloads; slashes are not escaped.
+public enum WireFormat {
+    /// A JSON encoder with Islet's conventions.
+    public static func encoder() -> JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.dateEncodingStrategy = .secondsSince1970
+        encoder.outputFormatting = [.withoutEscapingSlashes]
+        return encoder
+    }
+
+    /// A JSON decoder with Islet's conventions.
+    public static func decoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }
+
+    /// Encodes a value to a JSON string with Islet's conventions.
+    public static func string<T: Encodable>(_ value: T) throws -> String {
+        String(decoding: try encoder().encode(value), as: UTF8.self)
+    }
+
+    /// The number of bytes `value` takes once encoded: how ActivityKit's size limits are measured.
+    public static func encodedSize(_ value: JSONValue) -> Int {
+        (try? encoder().encode(value).count) ?? 0
+    }
+}

@@ -1,0 +1,4 @@
+import IsletServer
+import IsletClient
+import ArgumentParser
+print("hi")
