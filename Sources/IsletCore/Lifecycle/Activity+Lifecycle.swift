@@ -32,14 +32,15 @@ extension Activity {
     ///   - request: What the app asks for.
     ///   - id: The new activity's identifier.
     ///   - bundleId: The app asking.
+    ///   - key: The caller's stable key, for start-or-update by key.
     ///   - pushToken: The push token to issue when the request asks for one.
     ///   - occupancy: What the app and the device already hold.
     ///   - now: The current time.
     ///   - rules: The limits in force.
     /// - Returns: The activity and the events of its start.
     public static func request(
-        _ request: ActivityRequest, id: ActivityID, bundleId: BundleID, pushToken: String?, occupancy: Occupancy,
-        now: Date, rules: LifecycleRules
+        _ request: ActivityRequest, id: ActivityID, bundleId: BundleID, key: String? = nil, pushToken: String?,
+        occupancy: Occupancy, now: Date, rules: LifecycleRules
     ) throws(IsletError) -> (Activity, Transition) {
         try request.validate()
         guard occupancy.activitiesEnabled else {

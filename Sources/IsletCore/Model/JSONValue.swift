@@ -4,7 +4,7 @@ import Foundation
 ///
 /// Islet does not know an app's `ActivityAttributes` type, so it keeps both as JSON. Integers
 /// and fractional numbers stay distinct, so a content state decodes on a device exactly as it
-/// was sent; object keys are written in sorted order, so the same value always encodes to the
+/// was sent; `WireFormat` writes object keys sorted, so the same value always encodes to the
 /// same bytes (the 4 KB limit is measured on that encoding).
 public enum JSONValue: Hashable, Sendable {
     case null
@@ -83,8 +83,8 @@ extension JSONValue: Codable {
             for value in values { try container.encode(value) }
         case .object(let members):
             var container = encoder.container(keyedBy: MemberKey.self)
-            for key in members.keys.sorted() {
-                try container.encode(members[key]!, forKey: MemberKey(key))
+            for (key, value) in members {
+                try container.encode(value, forKey: MemberKey(key))
             }
         }
     }

@@ -2,13 +2,14 @@ import Foundation
 
 /// How Islet writes JSON on the wire and in its store: one convention, used by every adapter.
 ///
-/// All times are Unix seconds (numbers), as in APNs payloads; slashes are not escaped.
+/// All times are Unix seconds (numbers), as in APNs payloads; object keys are sorted, so a
+/// value always encodes to the same bytes; slashes are not escaped.
 public enum WireFormat {
     /// A JSON encoder with Islet's conventions.
     public static func encoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.dateEncodingStrategy = .secondsSince1970
-        encoder.outputFormatting = [.withoutEscapingSlashes]
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return encoder
     }
 

@@ -1,0 +1,188 @@
+import Foundation
+import GRDB
+import IsletCore
+
+extension SQLiteStore {
+    /// An activity after a change, with what the change did.
+    public struct Outcome: Sendable {
+        /// The activity as committed.
+        public var activity: Activity
+        /// The events recorded and whether the input was ignored.
+        public var transition: Transition
+        /// Whether the change created the activity.
+        public var created: Bool
+    }
+
+    /// Starts an activity for `bundleId`, or refuses it with ActivityKit's reason.
+    ///
+    /// - Parameters:
+    ///   - request: What the app asks for.
+    ///   - bundleId: The app.
+    ///   - key: A stable key for start-or-update by key.
+    ///   - now: The current time.
+    public func request(_ request: ActivityRequest, bundleId: BundleID, key: String? = nil, now: Date) async throws
+        -> Outcome
+    {
+        let rules = self.rules
+        return try await write(now: now) { db, log in
+            try Self.start(request, bundleId: bundleId, key: key, now: now, rules: rules, db: db, log: &log)
+        }
+    }
+
+    /// Applies an input to an activity by the lifecycle rules.
+    ///
+    /// - Parameters:
+    ///   - input: The update, end, dismissal or deadline.
+    ///   - id: The activity.
+    ///   - owner: The app whose key asks, or `nil` for the admin: another app's activity is not found.
+    ///   - now: The current time.
+    public func apply(_ input: Activity.Input, to id: ActivityID, owner: BundleID?, now: Date) async throws -> Outcome {
+        let rules = self.rules
+        return try await write(now: now) { db, log in
+            var activity = try ActivityRow.fetch(id: id, owner: owner, in: db)
+            let transition = try activity.handle(input, now: now, rules: rules)
+            try ActivityRow.save(activity, now: now, in: db)
+            try log.record(transition, of: activity, in: db)
+            return Outcome(activity: activity, transition: transition, created: false)
+        }
+    }
+
+    /// Starts an activity under a stable key, or updates (and optionally ends) the live one that
+    /// has it: one call per step of a pipeline.
+    ///
+    /// - Parameters:
+    ///   - key: The caller's stable key (a CI job id).
+    ///   - request: The activity to start when none is live under the key; its content is the
+    ///     update otherwise. Its attributes are kept from the start.
+    ///   - timestamp: The update's timestamp.
+    ///   - end: When set, the activity ends with this policy after the content is applied.
+    ///   - bundleId: The app.
+    ///   - now: The current time.
+    public func startOrUpdate(
+        key: String, request: ActivityRequest, timestamp: Date?, end: DismissalPolicy?, bundleId: BundleID, now: Date
+    ) async throws -> Outcome {
+        let rules = self.rules
+        return try await write(now: now) { db, log in
+            let live = try ActivityRow.fetchAll(
+                db,
+                sql: """
+                    SELECT body FROM activity WHERE bundleId = ? AND key = ? AND state IN \(ActivityRow.liveStates)
+                    ORDER BY createdAt DESC LIMIT 1
+                    """,
+                arguments: [bundleId, key]
+            ).first
+            var outcome: Outcome
+            let input: Activity.Input
+            if let live {
+                outcome = Outcome(activity: live, transition: Transition(), created: false)
+                input =
+                    if let end {
+                        .end(EndRequest(content: request.content, dismissalPolicy: end, timestamp: timestamp))
+                    } else {
+                        .update(ContentUpdate(content: request.content, alert: request.alert, timestamp: timestamp))
+                    }
+            } else {
+                outcome = try Self.start(request, bundleId: bundleId, key: key, now: now, rules: rules, db: db, log: &log)
+                guard let end else { return outcome }
+                input = .end(EndRequest(dismissalPolicy: end, timestamp: timestamp))
+            }
+            let transition = try outcome.activity.handle(input, now: now, rules: rules)
+            try ActivityRow.save(outcome.activity, now: now, in: db)
+            try log.record(transition, of: outcome.activity, in: db)
+            outcome.transition.payloads += transition.payloads
+            outcome.transition.ignored = transition.ignored
+            return outcome
+        }
+    }
+
+    /// One activity; another app's is not found.
+    public func activity(_ id: ActivityID, owner: BundleID?) async throws -> Activity {
+        try await read { db in try ActivityRow.fetch(id: id, owner: owner, in: db) }
+    }
+
+    /// The activities a filter selects, in the order a device shows them.
+    public func activities(_ filter: ActivityFilter) async throws -> [Activity] {
+        try await read { db in
+            var conditions: [String] = []
+            var arguments: [any DatabaseValueConvertible] = []
+            if let bundleId = filter.bundleId {
+                conditions.append("bundleId = ?")
+                arguments.append(bundleId)
+            }
+            if let deviceId = filter.deviceId {
+                conditions.append("deviceId = ?")
+                arguments.append(deviceId)
+            }
+            if let attributesType = filter.attributesType {
+                conditions.append("attributesType = ?")
+                arguments.append(attributesType)
+            }
+            if let states = filter.states {
+                conditions.append("state IN (\(states.map { _ in "?" }.joined(separator: ", ")))")
+                arguments += states.sorted().map(\.rawValue)
+            }
+            let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+            // The same order as Activity.relevanceOrder, so the limit keeps the most relevant.
+            return try ActivityRow.fetchAll(
+                db,
+                sql: "SELECT body FROM activity \(whereClause) ORDER BY relevanceScore DESC, startTime ASC, id ASC LIMIT ?",
+                arguments: StatementArguments(arguments + [filter.limit])
+            )
+        }
+    }
+
+    /// How many activities are in each state, for metrics.
+    public func activityCounts() async throws -> [ActivityState: Int] {
+        try await read { db in
+            var counts = Dictionary(uniqueKeysWithValues: ActivityState.allCases.map { ($0, 0) })
+            for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS count FROM activity GROUP BY state") {
+                if let state = ActivityState(rawValue: row["state"]) {
+                    counts[state] = row["count"]
+                }
+            }
+            return counts
+        }
+    }
+
+    static func start(
+        _ request: ActivityRequest, bundleId: BundleID, key: String?, now: Date, rules: LifecycleRules, db: Database,
+        log: inout EventLog
+    ) throws -> Outcome {
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM app WHERE bundleId = ?", arguments: [bundleId]) != nil else {
+            throw IsletError(.appNotFound, "No app \(bundleId).")
+        }
+        guard try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [request.deviceId]) != nil
+        else {
+            throw IsletError(.deviceNotFound, "No device \(request.deviceId).")
+        }
+        let settings = try Self.settings(deviceId: request.deviceId, bundleId: bundleId, in: db)
+        let occupancy = Occupancy(
+            activitiesEnabled: settings.activitiesEnabled,
+            appActivities: try Int.fetchOne(
+                db,
+                sql: "SELECT COUNT(*) FROM activity WHERE deviceId = ? AND bundleId = ? AND state IN \(ActivityRow.liveStates)",
+                arguments: [request.deviceId, bundleId]
+            ) ?? 0,
+            deviceActivities: try Int.fetchOne(
+                db,
+                sql: "SELECT COUNT(*) FROM activity WHERE deviceId = ? AND state IN \(ActivityRow.liveStates)",
+                arguments: [request.deviceId]
+            ) ?? 0
+        )
+        let (activity, transition) = try Activity.request(
+            request, id: UUID().uuidString, bundleId: bundleId, key: key, pushToken: PushToken.generate(),
+            occupancy: occupancy, now: now, rules: rules
+        )
+        try ActivityRow.save(activity, now: now, in: db)
+        try log.record(transition, of: activity, in: db)
+        return Outcome(activity: activity, transition: transition, created: true)
+    }
+}
+
+/// APNs-style device tokens: 32 random bytes, written as 64 hexadecimal characters.
+enum PushToken {
+    static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+    }
+}

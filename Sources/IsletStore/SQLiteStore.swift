@@ -1,0 +1,101 @@
+import Foundation
+import GRDB
+import IsletCore
+
+/// Islet's embedded store: one SQLite file in WAL mode, driven by the core's lifecycle rules.
+///
+/// Every change runs in one write transaction: the activity is loaded, the core decides, the
+/// activity and its events are written, and the transaction commits before the call returns,
+/// so a caller acknowledges only what is durable. Committed events go to `onCommit` in commit
+/// order, from the single writer, so subscribers see them in id order.
+public final class SQLiteStore: Sendable {
+    /// How hard a commit waits for the disk.
+    public enum Durability: String, Sendable, CaseIterable {
+        /// Every commit reaches the disk before it returns (`synchronous=FULL`): nothing
+        /// acknowledged is lost even on power loss.
+        case full
+        /// Commits survive a crash of the process but not of the machine (`synchronous=NORMAL`).
+        case normal
+    }
+
+    /// The lifecycle rules the store applies.
+    public let rules: LifecycleRules
+    let pool: DatabasePool
+    private let onCommit: @Sendable ([EncodedEvent]) -> Void
+
+    /// Opens (creating and migrating as needed) the store at `path`.
+    ///
+    /// - Parameters:
+    ///   - path: The SQLite file; its directory must exist.
+    ///   - rules: The lifecycle rules to apply.
+    ///   - durability: How hard commits wait for the disk.
+    ///   - onCommit: Receives each transaction's events after it commits, in commit order.
+    public init(
+        path: String, rules: LifecycleRules = LifecycleRules(), durability: Durability = .full,
+        onCommit: @escaping @Sendable ([EncodedEvent]) -> Void = { _ in }
+    ) throws {
+        var configuration = Configuration()
+        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+        }
+        configuration.busyMode = .timeout(10)
+        self.pool = try DatabasePool(path: path, configuration: configuration)
+        self.rules = rules
+        self.onCommit = onCommit
+        try Schema.migrator.migrate(pool)
+    }
+
+    /// Runs `body` in a write transaction and hands its events to `onCommit` once committed.
+    func write<T: Sendable>(
+        now: Date, _ body: @escaping @Sendable (Database, inout EventLog) throws -> T
+    ) async throws -> T {
+        let publish = onCommit
+        return try await pool.write { db in
+            var log = EventLog(now: now)
+            let value = try body(db, &log)
+            let events = log.events
+            if !events.isEmpty {
+                db.afterNextTransaction { _ in publish(events) }
+            }
+            return value
+        }
+    }
+
+    /// Runs `body` on a reader, concurrently with writes.
+    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.read(body)
+    }
+}
+
+/// The events a write transaction records, numbered as they are inserted.
+struct EventLog {
+    let now: Date
+    private(set) var events: [EncodedEvent] = []
+
+    init(now: Date) {
+        self.now = now
+    }
+
+    /// Records an activity's events.
+    mutating func record(_ transition: Transition, of activity: Activity, in db: Database) throws {
+        for payload in transition.payloads {
+            try record(payload, bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id, in: db)
+        }
+    }
+
+    /// Records one event.
+    mutating func record(
+        _ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?, in db: Database
+    ) throws {
+        let data = payload.encodedData()
+        try db.execute(
+            sql: "INSERT INTO event (time, type, bundleId, deviceId, activityId, data) VALUES (?, ?, ?, ?, ?, ?)",
+            arguments: [now.timeIntervalSince1970, payload.type.rawValue, bundleId, deviceId, activityId, data]
+        )
+        events.append(EncodedEvent(
+            id: db.lastInsertedRowID, type: payload.type, time: now, bundleId: bundleId, deviceId: deviceId,
+            activityId: activityId, dataJSON: data
+        ))
+    }
+}
