@@ -23,9 +23,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case malformedJSON
     case invalidRequest
     case payloadTooLarge
-    case unsupportedMediaType
     case routeNotFound
-    case methodNotAllowed
 
     // Who is asking.
     case unauthorized

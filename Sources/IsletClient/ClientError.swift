@@ -1,0 +1,19 @@
+import IsletCore
+
+/// Why a call to an Islet server failed.
+public enum ClientError: Error, CustomStringConvertible, Sendable {
+    /// The server refused the request with a reason.
+    case refused(status: Int, IsletError)
+    /// The server answered something that is not Islet's JSON.
+    case unexpected(status: Int, body: String)
+    /// The server could not be reached.
+    case unreachable(server: String, detail: String)
+
+    public var description: String {
+        switch self {
+        case .refused(let status, let error): "\(error.reason.rawValue) (HTTP \(status)): \(error.message)"
+        case .unexpected(let status, let body): "unexpected response (HTTP \(status)): \(body.prefix(200))"
+        case .unreachable(let server, let detail): "cannot reach \(server): \(detail)"
+        }
+    }
+}

@@ -1,0 +1,309 @@
+import AsyncHTTPClient
+import Foundation
+import IsletCore
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+
+/// A client for an Islet server's REST API and event stream: what the `islet` CLI, the tests
+/// and (later) the Swift SDK use.
+public struct IsletClient: Sendable {
+    /// The server's base URL, such as `http://127.0.0.1:8080`.
+    public let server: String
+    /// The API key sent as a bearer token.
+    public let key: String?
+    private let http: HTTPClient
+    private let timeout: TimeAmount
+
+    /// Creates a client.
+    /// - Parameters:
+    ///   - server: The server's base URL.
+    ///   - key: An app key or the admin key.
+    ///   - http: The HTTP client to use.
+    ///   - timeout: How long one request may take.
+    public init(server: String, key: String?, http: HTTPClient = .shared, timeout: TimeAmount = .seconds(30)) {
+        self.server = server.hasSuffix("/") ? String(server.dropLast()) : server
+        self.key = key
+        self.http = http
+        self.timeout = timeout
+    }
+
+    // MARK: Apps and devices
+
+    /// An app just created, with its API key: the only time the key is shown.
+    public struct CreatedApp: Decodable, Sendable {
+        /// The app.
+        public var app: App
+        /// Its API key.
+        public var apiKey: String
+    }
+
+    /// Creates an app (admin key).
+    public func createApp(bundleId: BundleID, name: String? = nil) async throws -> CreatedApp {
+        var body: [String: JSONValue] = ["bundleId": .string(bundleId)]
+        if let name { body["name"] = .string(name) }
+        return try await send(.POST, "/v1/apps", body: JSONValue.object(body), expect: CreatedApp.self)
+    }
+
+    /// The apps the key may see.
+    public func apps() async throws -> [App] {
+        try await send(.GET, "/v1/apps", expect: Wrapped<App>.self).items
+    }
+
+    /// Creates a device (admin key).
+    public func createDevice(id: DeviceID, name: String? = nil) async throws -> Device {
+        var body: [String: JSONValue] = ["id": .string(id)]
+        if let name { body["name"] = .string(name) }
+        return try await send(.POST, "/v1/devices", body: JSONValue.object(body), expect: Device.self)
+    }
+
+    /// Every device.
+    public func devices() async throws -> [Device] {
+        try await send(.GET, "/v1/devices", expect: Wrapped<Device>.self).items
+    }
+
+    /// A device's settings for the apps the key may see.
+    public func settings(device: DeviceID) async throws -> [AppSettings] {
+        try await send(.GET, "/v1/devices/\(escaped(device))/settings", expect: Wrapped<AppSettings>.self).items
+    }
+
+    /// Changes a device's settings for an app (admin key).
+    public func updateSettings(
+        device: DeviceID, bundleId: BundleID, activitiesEnabled: Bool? = nil, frequentUpdates: Bool? = nil
+    ) async throws -> AppSettings {
+        var body: [String: JSONValue] = ["bundleId": .string(bundleId)]
+        if let activitiesEnabled { body["activitiesEnabled"] = .bool(activitiesEnabled) }
+        if let frequentUpdates { body["frequentUpdates"] = .bool(frequentUpdates) }
+        return try await send(.PUT, "/v1/devices/\(escaped(device))/settings", body: JSONValue.object(body), expect: AppSettings.self)
+    }
+
+    // MARK: Activities
+
+    /// Starts an activity; with the admin key, `bundleId` names the app.
+    public func start(_ request: ActivityRequest, bundleId: BundleID? = nil) async throws -> Activity {
+        var body = try JSONValue(encoding: request)
+        if let bundleId { body = body.merging(["bundleId": .string(bundleId)]) }
+        return try await send(.POST, "/v1/activities", body: body, expect: Activity.self)
+    }
+
+    /// Starts an activity under a stable key, or updates (and with `end`, ends) the live one.
+    public func startOrUpdate(
+        key stableKey: String, _ request: ActivityRequest, bundleId: BundleID? = nil, timestamp: Date? = nil,
+        end: DismissalPolicy? = nil
+    ) async throws -> Activity {
+        var body = try JSONValue(encoding: request)
+        var extra: [String: JSONValue] = [:]
+        if let bundleId { extra["bundleId"] = .string(bundleId) }
+        if let timestamp { extra["timestamp"] = .number(timestamp.timeIntervalSince1970) }
+        if let end {
+            extra["end"] = true
+            extra["dismissalPolicy"] = try JSONValue(encoding: end)
+        }
+        body = body.merging(extra)
+        return try await send(.PUT, "/v1/activities/by-key/\(escaped(stableKey))", body: body, expect: Activity.self)
+    }
+
+    /// Updates an activity's content.
+    public func update(_ id: ActivityID, _ update: ContentUpdate) async throws -> Activity {
+        try await send(.POST, "/v1/activities/\(escaped(id))/update", body: update, expect: Activity.self)
+    }
+
+    /// Ends an activity.
+    public func end(_ id: ActivityID, _ end: EndRequest = EndRequest()) async throws -> Activity {
+        try await send(.POST, "/v1/activities/\(escaped(id))/end", body: end, expect: Activity.self)
+    }
+
+    /// Dismisses an activity as a person would from a display (admin key).
+    public func dismiss(_ id: ActivityID) async throws -> Activity {
+        try await send(.POST, "/v1/activities/\(escaped(id))/dismiss", expect: Activity.self)
+    }
+
+    /// One activity.
+    public func activity(_ id: ActivityID) async throws -> Activity {
+        try await send(.GET, "/v1/activities/\(escaped(id))", expect: Activity.self)
+    }
+
+    /// The activities a filter selects, in the order a device shows them.
+    public func activities(_ filter: ActivityFilter = ActivityFilter()) async throws -> [Activity] {
+        var query: [(String, String)] = [("limit", "\(filter.limit)")]
+        if let bundleId = filter.bundleId { query.append(("bundleId", bundleId)) }
+        if let deviceId = filter.deviceId { query.append(("device", deviceId)) }
+        if let type = filter.attributesType { query.append(("type", type)) }
+        if let states = filter.states { query.append(("state", states.sorted().map(\.rawValue).joined(separator: ","))) }
+        return try await send(.GET, "/v1/activities" + queryString(query), expect: Wrapped<Activity>.self).items
+    }
+
+    /// An activity's history, with the reason for every ignored update.
+    public func history(_ id: ActivityID) async throws -> [Event] {
+        try await send(.GET, "/v1/activities/\(escaped(id))/events", expect: Wrapped<Event>.self).items
+    }
+
+    // MARK: Events
+
+    /// Where a live event stream starts and what it carries.
+    public struct StreamOptions: Sendable {
+        /// Which events.
+        public var filter: EventFilter
+        /// Resume after this event id; `nil` for live events only.
+        public var since: EventID?
+        /// Whether a newer content update may replace an older one not yet sent.
+        public var coalesce: Bool
+
+        /// Creates stream options.
+        public init(filter: EventFilter = EventFilter(), since: EventID? = nil, coalesce: Bool = true) {
+            self.filter = filter
+            self.since = since
+            self.coalesce = coalesce
+        }
+    }
+
+    /// Live events over Server-Sent Events, on one connection: the sequence ends when the
+    /// server ends the stream and throws when the connection fails. Resume with the last
+    /// event's id as `since`.
+    ///
+    /// The connection is established before this returns, so events committed after it
+    /// returns are delivered.
+    public func events(_ options: StreamOptions = StreamOptions()) async throws -> AsyncThrowingStream<Event, any Error> {
+        var query: [(String, String)] = []
+        if let bundleId = options.filter.bundleId { query.append(("bundleId", bundleId)) }
+        if let deviceId = options.filter.deviceId { query.append(("device", deviceId)) }
+        if let activityId = options.filter.activityId { query.append(("activity", activityId)) }
+        if let since = options.since { query.append(("since", "\(since)")) }
+        if !options.coalesce { query.append(("coalesce", "false")) }
+        var request = HTTPClientRequest(url: server + "/v1/events" + queryString(query))
+        request.headers.add(name: "Accept", value: "text/event-stream")
+        if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+        let response: HTTPClientResponse
+        do {
+            // A stream has no end: it lives until the server closes it or the read timeout sees
+            // it silent (the server sends keep-alives every 15 s). Clients reconnect daily.
+            response = try await http.execute(request, deadline: .now() + .hours(24))
+        } catch {
+            throw ClientError.unreachable(server: server, detail: "\(error)")
+        }
+        guard response.status == .ok else {
+            let body = try await response.body.collect(upTo: 1 << 20)
+            throw Self.failure(status: Int(response.status.code), body: body)
+        }
+        let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream()
+        let reader = Task {
+            var parser = ServerSentEventParser()
+            let decoder = WireFormat.decoder()
+            do {
+                for try await buffer in response.body {
+                    for message in parser.feed(buffer.readableBytesView) {
+                        continuation.yield(try decoder.decode(Event.self, from: Data(message.data.utf8)))
+                    }
+                }
+                continuation.finish()
+            } catch {
+                continuation.finish(throwing: error)
+            }
+        }
+        continuation.onTermination = { _ in reader.cancel() }
+        return stream
+    }
+
+    /// The server's health.
+    public func health() async throws -> JSONValue {
+        try await send(.GET, "/healthz", expect: JSONValue.self)
+    }
+
+    // MARK: Transport
+
+    private struct Wrapped<Item: Decodable>: Decodable {
+        var items: [Item]
+
+        init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: AnyKey.self)
+            guard let key = container.allKeys.first else {
+                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Empty list response."))
+            }
+            items = try container.decode([Item].self, forKey: key)
+        }
+    }
+
+    private struct AnyKey: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    private struct ErrorBody: Decodable {
+        var error: IsletError
+
+        enum CodingKeys: CodingKey { case error }
+        enum DetailKeys: CodingKey { case reason, message }
+
+        init(from decoder: any Decoder) throws {
+            let detail = try decoder.container(keyedBy: CodingKeys.self).nestedContainer(keyedBy: DetailKeys.self, forKey: .error)
+            error = IsletError(
+                try detail.decode(ErrorReason.self, forKey: .reason), try detail.decode(String.self, forKey: .message)
+            )
+        }
+    }
+
+    private func send<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type
+    ) async throws -> Response {
+        var request = HTTPClientRequest(url: server + path)
+        request.method = method
+        if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .bytes(ByteBuffer(data: try WireFormat.encoder().encode(body)))
+        }
+        let response: HTTPClientResponse
+        let bytes: ByteBuffer
+        do {
+            response = try await http.execute(request, timeout: timeout)
+            bytes = try await response.body.collect(upTo: 64 << 20)
+        } catch {
+            throw ClientError.unreachable(server: server, detail: "\(error)")
+        }
+        let status = Int(response.status.code)
+        guard (200..<300).contains(status) else {
+            throw Self.failure(status: status, body: bytes)
+        }
+        do {
+            return try WireFormat.decoder().decode(Response.self, from: Data(buffer: bytes))
+        } catch {
+            throw ClientError.unexpected(status: status, body: String(buffer: bytes))
+        }
+    }
+
+    private static func failure(status: Int, body: ByteBuffer) -> ClientError {
+        if let error = try? WireFormat.decoder().decode(ErrorBody.self, from: Data(buffer: body)) {
+            return .refused(status: status, error.error)
+        }
+        return .unexpected(status: status, body: String(buffer: body))
+    }
+
+    private func escaped(_ component: String) -> String {
+        component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? component
+    }
+
+    private func queryString(_ items: [(String, String)]) -> String {
+        guard !items.isEmpty else { return "" }
+        var allowed = CharacterSet.urlQueryAllowed
+        allowed.remove(charactersIn: "&=+")
+        return "?" + items.map { name, value in
+            "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
+        }.joined(separator: "&")
+    }
+}
+
+extension JSONValue {
+    /// The JSON form of an encodable value, in Islet's wire format.
+    public init(encoding value: some Encodable) throws {
+        self = try WireFormat.decoder().decode(JSONValue.self, from: WireFormat.encoder().encode(value))
+    }
+
+    /// This object with `extra`'s members added (replacing any of the same name).
+    public func merging(_ extra: [String: JSONValue]) -> JSONValue {
+        guard case .object(var members) = self else { return self }
+        members.merge(extra) { _, new in new }
+        return .object(members)
+    }
+}

@@ -1,0 +1,80 @@
+import Configuration
+import Foundation
+import IsletCore
+import IsletStore
+import Logging
+
+extension IsletConfiguration {
+    /// Reads every setting from `reader`, keeping the default for each one that is not set.
+    ///
+    /// Values are checked strictly: a setting that is present but malformed is an error that
+    /// names the key, never a silent fallback to the default.
+    public init(reader: ConfigReader) throws {
+        self.init()
+        let settings = SettingsReader(reader: reader)
+        server.host = try settings.string("server.host") ?? server.host
+        server.port = try settings.int("server.port", in: 0...65535) ?? server.port
+        server.maxBodySize = try settings.int("server.maxBodySize", in: 1024...(64 << 20)) ?? server.maxBodySize
+        server.adminKey = try settings.string("server.adminKey", secret: true)
+        store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
+        store.durability = try settings.choice("store.durability", SQLiteStore.Durability.self) ?? store.durability
+        store.retention = try settings.duration("store.retention") ?? store.retention
+        lifecycle.maxActiveDuration = try settings.duration("lifecycle.maxActiveDuration") ?? lifecycle.maxActiveDuration
+        lifecycle.dismissalWindow = try settings.duration("lifecycle.dismissalWindow") ?? lifecycle.dismissalWindow
+        lifecycle.maxLifetime = try settings.duration("lifecycle.maxLifetime") ?? lifecycle.maxLifetime
+        lifecycle.maxPayloadSize = try settings.int("lifecycle.maxPayloadSize", in: 2...(1 << 20)) ?? lifecycle.maxPayloadSize
+        lifecycle.maxActivitiesPerApp = try settings.int("lifecycle.maxActivitiesPerApp", in: 1...1_000_000)
+            ?? lifecycle.maxActivitiesPerApp
+        lifecycle.maxActivitiesPerDevice = try settings.int("lifecycle.maxActivitiesPerDevice", in: 1...1_000_000)
+            ?? lifecycle.maxActivitiesPerDevice
+        lifecycle.maxTimestampLead = try settings.duration("lifecycle.maxTimestampLead") ?? lifecycle.maxTimestampLead
+        streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
+        streams.keepAliveInterval = try settings.duration("streams.keepAlive") ?? streams.keepAliveInterval
+        logLevel = try settings.choice("log.level", Logger.Level.self) ?? logLevel
+    }
+}
+
+/// An invalid configuration value, named by its key.
+public struct ConfigurationError: Error, CustomStringConvertible {
+    /// The key, such as `server.port` (`ISLET_SERVER_PORT` in the environment).
+    public var key: String
+    /// What is wrong with its value.
+    public var problem: String
+
+    public var description: String { "Configuration \(key): \(problem)" }
+}
+
+/// Reads settings as text and parses them strictly, so a typo is an error, not a default.
+private struct SettingsReader {
+    let reader: ConfigReader
+
+    func string(_ key: String, secret: Bool = false) throws -> String? {
+        reader.string(forKey: ConfigKey(key), isSecret: secret)
+    }
+
+    func int(_ key: String, in range: ClosedRange<Int>) throws -> Int? {
+        guard let text = try string(key) else { return nil }
+        guard let value = Int(text.trimmingCharacters(in: .whitespaces)), range.contains(value) else {
+            throw ConfigurationError(key: key, problem: "\"\(text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound).")
+        }
+        return value
+    }
+
+    func duration(_ key: String) throws -> TimeInterval? {
+        guard let text = try string(key) else { return nil }
+        guard let seconds = DurationText.seconds(text) else {
+            throw ConfigurationError(key: key, problem: "\"\(text)\" is not a duration; write it like 8h, 4h30m, 15m, 90s or 90.")
+        }
+        return seconds
+    }
+
+    func choice<Choice: RawRepresentable & CaseIterable>(_ key: String, _ type: Choice.Type) throws -> Choice?
+    where Choice.RawValue == String {
+        guard let text = try string(key) else { return nil }
+        guard let value = Choice(rawValue: text.trimmingCharacters(in: .whitespaces).lowercased()) else {
+            let choices = Choice.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ConfigurationError(key: key, problem: "\"\(text)\" is not one of \(choices).")
+        }
+        return value
+    }
+}

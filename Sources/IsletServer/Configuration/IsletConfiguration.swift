@@ -1,0 +1,72 @@
+import Foundation
+import IsletCore
+import IsletStore
+import Logging
+
+/// Everything `islet serve` can be told, with a default for every field: zero configuration
+/// runs a loopback server with its data in `./.islet`.
+///
+/// `islet.sample.yaml` lists every key with its default; `IsletConfiguration(reader:)` reads them
+/// from flags, `ISLET_*` environment variables and a YAML file.
+public struct IsletConfiguration: Sendable {
+    /// Where the server listens and what it accepts.
+    public var server = ServerSettings()
+    /// Where data lives and how durably.
+    public var store = StoreSettings()
+    /// ActivityKit's limits.
+    public var lifecycle = LifecycleRules()
+    /// Event stream behaviour.
+    public var streams = StreamSettings()
+    /// The least severe log level written.
+    public var logLevel: Logger.Level = .info
+
+    /// The default configuration.
+    public init() {}
+}
+
+/// Where the server listens and what it accepts.
+public struct ServerSettings: Sendable {
+    /// The address to bind; loopback by default, so nothing is exposed without asking.
+    public var host = "127.0.0.1"
+    /// The port to bind; 0 picks a free one (the server prints which).
+    public var port = 8080
+    /// The largest request body accepted, in bytes.
+    public var maxBodySize = 64 * 1024
+    /// A fixed admin key; when unset, one is generated and kept in the data directory.
+    public var adminKey: String?
+
+    /// The defaults.
+    public init() {}
+}
+
+/// Where data lives and how durably.
+public struct StoreSettings: Sendable {
+    /// The data directory: the SQLite database, the admin key and the lock file.
+    public var dataDirectory = ".islet"
+    /// How hard each commit waits for the disk.
+    public var durability = SQLiteStore.Durability.full
+    /// How long dismissed activities and events are kept.
+    public var retention: TimeInterval = 7 * 86_400
+
+    /// The defaults.
+    public init() {}
+
+    /// The database file inside the data directory.
+    public var databasePath: String { (dataDirectory as NSString).appendingPathComponent("islet.sqlite") }
+    /// The admin key file inside the data directory.
+    public var adminKeyPath: String { (dataDirectory as NSString).appendingPathComponent("admin.key") }
+}
+
+/// Event stream behaviour.
+public struct StreamSettings: Sendable {
+    /// The most events one subscriber may have queued (after coalescing) before it is
+    /// disconnected to resume from its last event id.
+    public var bufferSize = 10_000
+    /// How often an idle stream sends a keep-alive, in seconds.
+    public var keepAliveInterval: TimeInterval = 15
+    /// How many stored events a resuming stream reads per query.
+    public var replayPageSize = 500
+
+    /// The defaults.
+    public init() {}
+}

@@ -1,0 +1,133 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import IsletCore
+import Logging
+import NIOCore
+
+extension ErrorReason {
+    /// The HTTP status a REST caller receives with this reason.
+    var httpStatus: HTTPResponse.Status {
+        switch self {
+        case .malformedJSON, .invalidRequest, .unsupported: .badRequest
+        case .unauthorized: .unauthorized
+        case .forbidden, .denied: .forbidden
+        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound: .notFound
+        case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict
+        case .activityEnded, .activityDismissed, .activityPending, .olderTimestamp, .timestampTooFarAhead: .conflict
+        case .payloadTooLarge, .attributesTooLarge: .contentTooLarge
+        case .internalError: .internalServerError
+        case .unavailable: .serviceUnavailable
+        }
+    }
+}
+
+extension IsletError {
+    /// The JSON error response: `{"error": {"reason", "message"}}` with the reason's status.
+    func response() -> Response {
+        struct Body: Encodable {
+            struct Detail: Encodable {
+                var reason: ErrorReason
+                var message: String
+            }
+            var error: Detail
+        }
+        var response = (try? Response.json(Body(error: .init(reason: reason, message: message)), status: reason.httpStatus))
+            ?? Response(status: reason.httpStatus)
+        if reason == .unauthorized {
+            response.headers[.wwwAuthenticate] = "Bearer"
+        }
+        return response
+    }
+
+    /// The error a failed JSON decoding means, naming the field that is wrong.
+    init(decoding error: DecodingError) {
+        switch error {
+        case .keyNotFound(let key, let context):
+            self.init(.invalidRequest, "Missing field \(Self.path(context.codingPath + [key])).")
+        case .valueNotFound(let type, let context):
+            self.init(.invalidRequest, "\(Self.path(context.codingPath)) is null; expected \(Self.describe(type)).")
+        case .typeMismatch(let type, let context):
+            self.init(.invalidRequest, "\(Self.path(context.codingPath)) should be \(Self.describe(type)).")
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            let detail = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+            self.init(.malformedJSON, "The body is not valid JSON\(detail.map { ": \($0)" } ?? ".")")
+        case .dataCorrupted(let context):
+            self.init(.invalidRequest, "\(Self.path(context.codingPath)): \(context.debugDescription)")
+        @unknown default:
+            self.init(.invalidRequest, "The body does not have the expected shape.")
+        }
+    }
+
+    private static func path(_ codingPath: [any CodingKey]) -> String {
+        var path = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                path += "[\(index)]"
+            } else {
+                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return path.isEmpty ? "The body" : path
+    }
+
+    private static func describe(_ type: Any.Type) -> String {
+        switch type {
+        case is String.Type: "a string"
+        case is Double.Type, is Int.Type, is Int64.Type, is Date.Type: "a number"
+        case is Bool.Type: "true or false"
+        case is JSONValue.Type: "a JSON value"
+        default:
+            "\(type)".hasPrefix("Dictionary") ? "an object" : "\(type)".hasPrefix("Array") ? "an array" : "\(type)"
+        }
+    }
+}
+
+extension Response {
+    /// A JSON response in Islet's wire format.
+    static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        let data = try WireFormat.encoder().encode(value)
+        return Response(
+            status: status, headers: [.contentType: "application/json; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+        )
+    }
+}
+
+/// Turns every error into Islet's JSON error response, so no route — not even an unknown one —
+/// answers with an empty body or a bare 500.
+struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let error as IsletError {
+            return error.response()
+        } catch let error as DecodingError {
+            return IsletError(decoding: error).response()
+        } catch is NIOTooManyBytesError {
+            return IsletError(.payloadTooLarge, "The request body is too large.").response()
+        } catch let error as HTTPError {
+            return Self.translate(error, request: request).response()
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            return IsletError(.internalError, "The server failed to handle the request; its log says why.").response()
+        }
+    }
+
+    private static func translate(_ error: HTTPError, request: Request) -> IsletError {
+        switch error.status {
+        case .notFound:
+            IsletError(.routeNotFound, "No route \(request.method) \(request.uri.path). The API is described in docs/api.md.")
+        case .contentTooLarge:
+            IsletError(.payloadTooLarge, "The request body is too large.")
+        case .unauthorized:
+            IsletError(.unauthorized, error.body ?? "An API key is needed.")
+        default:
+            IsletError(.invalidRequest, error.body ?? "The request is not valid.")
+        }
+    }
+}

@@ -1,0 +1,58 @@
+import Hummingbird
+import HummingbirdWebSocket
+import IsletCore
+import IsletStore
+
+/// The context of every request: who the API key speaks for, once `Authentication` has read it.
+public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
+    public var coreContext: CoreRequestContextStorage
+    public let webSocket: WebSocketHandlerReference<Self>
+    /// Who the request's API key speaks for; `nil` when it sent none.
+    public var owner: KeyOwner?
+
+    public init(source: Source) {
+        coreContext = CoreRequestContextStorage(source: source)
+        webSocket = WebSocketHandlerReference()
+    }
+
+    /// The key's owner, or `unauthorized` when the request sent no key.
+    func requireOwner() throws -> KeyOwner {
+        guard let owner else {
+            throw IsletError(.unauthorized, "This route needs an API key: send \"Authorization: Bearer <key>\".")
+        }
+        return owner
+    }
+
+    /// Succeeds only for the admin key.
+    func requireAdmin() throws {
+        guard try requireOwner() == .admin else {
+            throw IsletError(.forbidden, "Only the admin key may do this; an app key may not.")
+        }
+    }
+
+    /// The app an app key speaks for, or `nil` for the admin (who may act for any app).
+    func appScope() throws -> BundleID? {
+        switch try requireOwner() {
+        case .admin: nil
+        case .app(let bundleId): bundleId
+        }
+    }
+
+    /// The app a request acts for: an app key's own app, or the admin's explicit choice.
+    ///
+    /// - Parameter requested: The `bundleId` the request names, if any.
+    func actingApp(requested: BundleID?) throws -> BundleID {
+        switch try requireOwner() {
+        case .admin:
+            guard let requested else {
+                throw IsletError(.invalidRequest, "With the admin key, name the app: add \"bundleId\" to the request.")
+            }
+            return requested
+        case .app(let bundleId):
+            if let requested, requested != bundleId {
+                throw IsletError(.forbidden, "This key belongs to \(bundleId); it cannot act for \(requested).")
+            }
+            return bundleId
+        }
+    }
+}

@@ -1,0 +1,47 @@
+import Crypto
+import Foundation
+import IsletCore
+import IsletStore
+import Synchronization
+
+/// API keys: generated from 32 random bytes, stored only as SHA-256 hashes, and resolved to
+/// their owner on each request (with a cache, since keys never change owner).
+final class KeyRing: Sendable {
+    private let store: SQLiteStore
+    private let cache = Mutex<[String: KeyOwner]>([:])
+
+    init(store: SQLiteStore) {
+        self.store = store
+    }
+
+    /// Who `key` speaks for, or `nil` when it is no key of this server.
+    func owner(of key: String) async throws -> KeyOwner? {
+        let hash = Self.hash(key)
+        if let owner = cache.withLock({ $0[hash] }) {
+            return owner
+        }
+        let owner = try await store.keyOwner(hash: hash)
+        if let owner {
+            cache.withLock { $0[hash] = owner }
+        }
+        return owner
+    }
+
+    /// A new key for `owner`; its prefix says whose it is (`islet_admin_…`, `islet_app_…`).
+    static func generate(for owner: KeyOwner) -> String {
+        var generator = SystemRandomNumberGenerator()
+        let bytes = (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        let secret = Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+            .replacingOccurrences(of: "=", with: "")
+        switch owner {
+        case .admin: return "islet_admin_" + secret
+        case .app: return "islet_app_" + secret
+        }
+    }
+
+    /// The hash under which a key is stored.
+    static func hash(_ key: String) -> String {
+        SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+    }
+}

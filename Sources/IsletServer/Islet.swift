@@ -1,0 +1,99 @@
+import Foundation
+import Hummingbird
+import HummingbirdWebSocket
+import IsletCore
+import IsletStore
+import Logging
+import NIOCore
+import ServiceLifecycle
+
+/// One Islet server: its store, engine, event bus, timers and HTTP application, wired together.
+///
+/// `islet serve` builds one and runs `application`; tests build one on port 0 with a
+/// `ManualClock` and drive it through real HTTP.
+public struct Islet: Sendable {
+    /// Islet's version.
+    public static let version = "0.1.0"
+
+    /// The configuration it runs with.
+    public let configuration: IsletConfiguration
+    /// The engine: every change goes through it.
+    public let engine: Engine
+    /// Its metrics registry.
+    public let metrics: ServerMetrics
+    /// The admin key: from the configuration, or the one kept in the data directory.
+    public let adminKey: String
+    /// Where the admin key is kept, when it comes from the data directory.
+    public let adminKeyPath: String?
+    /// The HTTP application, with the bus, the deadline scheduler and history retention as its
+    /// services. Run it with `runService()`.
+    public let application: Application<RouterResponder<IsletRequestContext>>
+    private let lock: DataDirectoryLock
+
+    /// Opens the data directory (creating it), the store and the admin key, and builds the server.
+    ///
+    /// - Parameters:
+    ///   - configuration: What to run.
+    ///   - clock: The time source; the system clock unless a test moves time by hand.
+    ///   - logger: Where logs go.
+    ///   - onListening: Called with the bound port once the server listens.
+    public init(
+        configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger,
+        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+    ) async throws {
+        let settings = configuration.store
+        try DataDirectoryLock.createDirectory(settings.dataDirectory)
+        lock = try DataDirectoryLock(directory: settings.dataDirectory)
+
+        let metrics = ServerMetrics()
+        let bus = EventBus(settings: configuration.streams, metrics: metrics, clock: clock)
+        let store = try SQLiteStore(
+            path: settings.databasePath, rules: configuration.lifecycle, durability: settings.durability,
+            onCommit: { events in bus.publish(events) }
+        )
+        let engine = Engine(store: store, bus: bus, clock: clock, metrics: metrics)
+        try await store.ensureDefaultDevice(now: clock.now())
+
+        let (adminKey, adminKeyPath) = try AdminKey.resolve(configuration: configuration)
+        try await store.replaceAdminKey(hash: KeyRing.hash(adminKey), now: clock.now())
+
+        let keys = KeyRing(store: store)
+        let router = Router(context: IsletRequestContext.self)
+        let webSocketRouter = Router(context: IsletRequestContext.self)
+        for router in [router, webSocketRouter] {
+            router.add(middleware: ErrorMiddleware())
+            router.add(middleware: Authentication(keys: keys))
+        }
+        router.add(middleware: MetricsMiddleware())
+        let maxBodySize = configuration.server.maxBodySize
+        OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
+        AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)
+        ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
+        EventRoutes(engine: engine, settings: configuration.streams).add(to: router, webSocketRouter: webSocketRouter)
+
+        self.configuration = configuration
+        self.engine = engine
+        self.metrics = metrics
+        self.adminKey = adminKey
+        self.adminKeyPath = adminKeyPath
+        self.application = Application(
+            router: router,
+            server: .http1WebSocketUpgrade(
+                webSocketRouter: webSocketRouter,
+                configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(configuration.streams.keepAliveInterval))))
+            ),
+            configuration: ApplicationConfiguration(
+                address: .hostname(configuration.server.host, port: configuration.server.port), serverName: "Islet"
+            ),
+            services: [
+                bus,
+                DeadlineScheduler(engine: engine, logger: logger),
+                HistoryRetention(engine: engine, retention: settings.retention, logger: logger),
+            ],
+            onServerRunning: { channel in
+                await onListening(channel.localAddress?.port ?? configuration.server.port)
+            },
+            logger: logger
+        )
+    }
+}

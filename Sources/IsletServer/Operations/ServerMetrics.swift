@@ -1,0 +1,81 @@
+import IsletCore
+import Prometheus
+
+/// Islet's own Prometheus metrics, in a registry per server (tests run many servers in one
+/// process). `GET /metrics` emits this registry.
+public final class ServerMetrics: Sendable {
+    /// The registry `GET /metrics` emits.
+    public let registry: PrometheusCollectorRegistry
+    private let activities: [ActivityState: Gauge]
+    private let updatesApplied: Counter
+    private let updatesIgnored: [IgnoreReason: Counter]
+    private let eventsPublished: [EventType: Counter]
+    private let subscribers: Gauge
+    private let coalesced: Counter
+    private let overflows: Counter
+    private let deadlinesFired: Counter
+
+    /// Creates the metrics in `registry`.
+    public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
+        self.registry = registry
+        activities = Dictionary(uniqueKeysWithValues: ActivityState.allCases.map { state in
+            (state, registry.makeGauge(
+                descriptor: .islet("activities", help: "Activities by lifecycle state."), labels: [("state", state.rawValue)]
+            ))
+        })
+        updatesApplied = registry.makeCounter(
+            descriptor: .islet("updates_applied", unit: "total", help: "Content updates applied (REST, CLI, SDK and pushes).")
+        )
+        updatesIgnored = Dictionary(uniqueKeysWithValues: IgnoreReason.allCases.map { reason in
+            (reason, registry.makeCounter(
+                descriptor: .islet("updates_ignored", unit: "total", help: "Updates ignored by the lifecycle rules, by reason."),
+                labels: [("reason", reason.rawValue)]
+            ))
+        })
+        eventsPublished = Dictionary(uniqueKeysWithValues: EventType.allCases.map { type in
+            (type, registry.makeCounter(
+                descriptor: .islet("events", unit: "total", help: "Events committed, by type."), labels: [("type", type.rawValue)]
+            ))
+        })
+        subscribers = registry.makeGauge(descriptor: .islet("subscribers", help: "Connected event stream subscribers."))
+        coalesced = registry.makeCounter(descriptor: .islet(
+            "events_coalesced", unit: "total",
+            help: "Queued content updates a slow subscriber skipped because a newer one replaced them."
+        ))
+        overflows = registry.makeCounter(descriptor: .islet(
+            "subscriber_overflows", unit: "total",
+            help: "Subscribers disconnected because their queue filled up; they resume from their last event id."
+        ))
+        deadlinesFired = registry.makeCounter(descriptor: .islet(
+            "deadlines_fired", unit: "total", help: "Activities changed by their deadlines (start, stale, end, dismissal)."
+        ))
+    }
+
+    func record(_ transition: Transition) {
+        for payload in transition.payloads {
+            switch payload {
+            case .contentUpdated: updatesApplied.increment()
+            case .updateIgnored(let ignored): updatesIgnored[ignored.reason]?.increment()
+            default: break
+            }
+        }
+    }
+
+    func recordPublished(_ type: EventType) { eventsPublished[type]?.increment() }
+    func subscriberCountChanged(by delta: Int) { subscribers.increment(by: Double(delta)) }
+    func eventCoalesced() { coalesced.increment() }
+    func subscriberOverflowed() { overflows.increment() }
+    func deadlinesFired(_ count: Int) { deadlinesFired.increment(by: Int64(count)) }
+
+    func setActivityCounts(_ counts: [ActivityState: Int]) {
+        for (state, gauge) in activities {
+            gauge.set(Double(counts[state] ?? 0))
+        }
+    }
+}
+
+extension MetricNameDescriptor {
+    static func islet(_ name: String, unit: String = "", help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(namespace: "islet", metricName: name, unitName: unit, helpText: help)
+    }
+}

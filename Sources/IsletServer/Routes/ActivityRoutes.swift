@@ -1,0 +1,105 @@
+import Foundation
+import Hummingbird
+import IsletCore
+import IsletStore
+
+/// `/v1/activities`: start, read, update, end, dismiss and list activities, and read their history.
+struct ActivityRoutes {
+    let engine: Engine
+    let maxBodySize: Int
+
+    func add(to router: Router<IsletRequestContext>) {
+        let activities = router.group("v1/activities")
+        activities.post(use: start)
+        activities.get(use: list)
+        activities.put("by-key/:key", use: startOrUpdate)
+        activities.get(":id", use: get)
+        activities.post(":id/update", use: update)
+        activities.post(":id/end", use: end)
+        activities.post(":id/dismiss", use: dismiss)
+        activities.get(":id/events", use: history)
+    }
+
+    @Sendable func start(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        _ = try context.requireOwner()
+        let body = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize)
+        let bundleId = try context.actingApp(requested: body.bundleId)
+        let outcome = try await engine.request(body.request, bundleId: bundleId)
+        return try Response.json(outcome.activity, status: .created)
+    }
+
+    @Sendable func startOrUpdate(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        _ = try context.requireOwner()
+        let key = try context.parameters.require("key")
+        guard !key.isEmpty, key.count <= 256 else {
+            throw IsletError(.invalidRequest, "The key must be 1 to 256 characters.")
+        }
+        let body = try await request.decodeJSON(StartOrUpdateBody.self, limit: maxBodySize)
+        let bundleId = try context.actingApp(requested: body.bundleId)
+        let outcome = try await engine.startOrUpdate(
+            key: key, request: body.request, timestamp: body.timestamp, end: body.end, bundleId: bundleId
+        )
+        return try respond(with: outcome, status: outcome.created ? .created : .ok)
+    }
+
+    @Sendable func list(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        var filter = ActivityFilter()
+        filter.bundleId = try context.appScope() ?? request.query("bundleId")
+        filter.deviceId = request.query("device")
+        filter.attributesType = request.query("type")
+        if let states = request.query("state") {
+            filter.states = Set(try states.split(separator: ",").map { name in
+                guard let state = ActivityState(rawValue: String(name)) else {
+                    throw IsletError(.invalidRequest, "Unknown state \"\(name)\"; use pending, active, stale, ended or dismissed.")
+                }
+                return state
+            })
+        }
+        if let limit = request.query("limit") {
+            guard let value = Int(limit), (1...1000).contains(value) else {
+                throw IsletError(.invalidRequest, "limit must be a whole number from 1 to 1000.")
+            }
+            filter.limit = value
+        }
+        return try Response.json(["activities": try await engine.store.activities(filter)])
+    }
+
+    @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let activity = try await engine.store.activity(try context.parameters.require("id"), owner: try context.appScope())
+        return try Response.json(activity)
+    }
+
+    @Sendable func update(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let owner = try context.appScope()
+        let update = try await request.decodeJSON(ContentUpdate.self, limit: maxBodySize)
+        let outcome = try await engine.apply(.update(update), to: try context.parameters.require("id"), owner: owner)
+        return try respond(with: outcome)
+    }
+
+    @Sendable func end(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let owner = try context.appScope()
+        let end = try await request.decodeJSON(EndRequest.self, limit: maxBodySize, emptyAs: EndRequest())
+        let outcome = try await engine.apply(.end(end), to: try context.parameters.require("id"), owner: owner)
+        return try respond(with: outcome)
+    }
+
+    @Sendable func dismiss(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let outcome = try await engine.apply(.userDismissal, to: try context.parameters.require("id"), owner: nil)
+        return try respond(with: outcome)
+    }
+
+    @Sendable func history(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let events = try await engine.store.history(of: try context.parameters.require("id"), owner: try context.appScope())
+        return try Response.json(["events": try events.map { try $0.decoded() }])
+    }
+
+    /// The activity, or — when the rules ignored the input — the reason, with `409 Conflict`.
+    /// The ignored input is in the activity's history either way.
+    private func respond(with outcome: SQLiteStore.Outcome, status: HTTPResponse.Status = .ok) throws -> Response {
+        if let ignored = outcome.transition.ignored {
+            return ignored.error.response()
+        }
+        return try Response.json(outcome.activity, status: status)
+    }
+}

@@ -1,0 +1,88 @@
+import Foundation
+import Hummingbird
+import IsletCore
+import IsletStore
+
+/// `/v1/apps` and `/v1/devices`: the admin's management of producers and virtual devices, and
+/// per-app Live Activity settings on each device.
+struct AppRoutes {
+    let engine: Engine
+    let keys: KeyRing
+    let maxBodySize: Int
+
+    func add(to router: Router<IsletRequestContext>) {
+        router.post("v1/apps", use: createApp)
+        router.get("v1/apps", use: listApps)
+        router.get("v1/apps/:bundleId", use: getApp)
+        router.post("v1/devices", use: createDevice)
+        router.get("v1/devices", use: listDevices)
+        router.get("v1/devices/:id/settings", use: getSettings)
+        router.put("v1/devices/:id/settings", use: putSettings)
+    }
+
+    /// The response to creating an app: the only time its API key is shown.
+    struct CreatedApp: Encodable {
+        var app: App
+        var apiKey: String
+    }
+
+    @Sendable func createApp(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let body = try await request.decodeJSON(CreateAppBody.self, limit: maxBodySize)
+        let app = App(bundleId: body.bundleId, name: body.name ?? body.bundleId, createdAt: engine.clock.now())
+        let key = KeyRing.generate(for: .app(app.bundleId))
+        try await engine.store.createApp(app, keyHash: KeyRing.hash(key))
+        return try Response.json(CreatedApp(app: app, apiKey: key), status: .created)
+    }
+
+    @Sendable func listApps(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let apps: [App] =
+            if let own = try context.appScope() {
+                [try await engine.store.app(own)]
+            } else {
+                try await engine.store.apps()
+            }
+        return try Response.json(["apps": apps])
+    }
+
+    @Sendable func getApp(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try context.parameters.require("bundleId")
+        if let own = try context.appScope(), own != bundleId {
+            throw IsletError(.appNotFound, "No app \(bundleId).")
+        }
+        return try Response.json(try await engine.store.app(bundleId))
+    }
+
+    @Sendable func createDevice(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let body = try await request.decodeJSON(CreateDeviceBody.self, limit: maxBodySize)
+        let device = Device(id: body.id, name: body.name ?? body.id, createdAt: engine.clock.now())
+        try await engine.store.createDevice(device)
+        return try Response.json(device, status: .created)
+    }
+
+    @Sendable func listDevices(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        _ = try context.requireOwner()
+        return try Response.json(["devices": try await engine.store.devices()])
+    }
+
+    @Sendable func getSettings(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let settings = try await engine.store.settings(
+            deviceId: try context.parameters.require("id"), bundleId: try context.appScope() ?? request.query("bundleId")
+        )
+        return try Response.json(["settings": settings])
+    }
+
+    @Sendable func putSettings(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let body = try await request.decodeJSON(SettingsBody.self, limit: maxBodySize)
+        guard let bundleId = body.bundleId else {
+            throw IsletError(.invalidRequest, "Name the app whose settings change: add \"bundleId\".")
+        }
+        let settings = try await engine.updateSettings(
+            deviceId: try context.parameters.require("id"), bundleId: bundleId,
+            activitiesEnabled: body.activitiesEnabled, frequentUpdates: body.frequentUpdates
+        )
+        return try Response.json(settings)
+    }
+}

@@ -1,0 +1,127 @@
+import Foundation
+import HTTPTypes
+import NIOWebSocket
+import Hummingbird
+import HummingbirdWebSocket
+import IsletCore
+import IsletStore
+import NIOCore
+import ServiceLifecycle
+
+/// `GET /v1/events` (Server-Sent Events) and `GET /v1/events/ws` (WebSocket): live events,
+/// filterable by app, device and activity, resumable from an event id.
+struct EventRoutes {
+    let engine: Engine
+    let settings: StreamSettings
+
+    func add(to router: Router<IsletRequestContext>, webSocketRouter: Router<IsletRequestContext>) {
+        router.get("v1/events", use: serverSentEvents)
+        // Reached when a request to the WebSocket path was not upgraded: say why.
+        router.get("v1/events/ws") { request, context -> Response in
+            _ = try self.streamRequest(request, context: context)
+            throw IsletError(.invalidRequest, "This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).")
+        }
+        webSocketRouter.ws("v1/events/ws") { request, context in
+            _ = try self.streamRequest(request, context: context)
+            return .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            try await self.webSocket(inbound: inbound, outbound: outbound, context: context)
+        }
+    }
+
+    @Sendable func serverSentEvents(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let stream = EventStream(engine: engine, settings: settings, request: try streamRequest(request, context: context))
+        let subscription = stream.subscribe()
+        let headers: HTTPFields = [
+            .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
+            HTTPField.Name("X-Accel-Buffering")!: "no",
+        ]
+        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            let reason = try await request.body.consumeWithCancellationOnInboundClose { _ in
+                try await withGracefulShutdownHandler {
+                    try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n"))
+                    return try await stream.run(subscription) { events in
+                        try await writer.write(Self.serverSentEventFrames(events))
+                    } keepAlive: {
+                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                    }
+                } onGracefulShutdown: {
+                    subscription.finish(.shutdown)
+                }
+            }
+            if reason != .cancelled {
+                try? await writer.write(ByteBuffer(string: ": stream ended (\(reason.rawValue)); reconnect with Last-Event-ID\n\n"))
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    func webSocket(
+        inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
+        context: WebSocketRouterContext<IsletRequestContext>
+    ) async throws {
+        let stream = EventStream(
+            engine: engine, settings: settings,
+            request: try streamRequest(context.request, context: context.requestContext)
+        )
+        let subscription = stream.subscribe()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            group.addTask {
+                let reason = try await stream.run(subscription) { events in
+                    for event in events {
+                        try await outbound.write(.text(event.json))
+                    }
+                } keepAlive: {
+                    // WebSocket pings keep the connection alive.
+                }
+                switch reason {
+                case .overflow:
+                    try await outbound.close(.unknown(4008), reason: "subscriber fell behind; reconnect with since=<last id>")
+                case .shutdown:
+                    try await outbound.close(.goingAway, reason: "server shutting down")
+                case .cancelled:
+                    break
+                }
+            }
+            // Client messages carry nothing; reading them lets the close handshake complete.
+            for try await _ in inbound {}
+            subscription.finish(.cancelled)
+            group.cancelAll()
+        }
+    }
+
+    /// Reads a stream's filter and starting point, and checks the key may see it.
+    func streamRequest(_ request: Request, context: IsletRequestContext) throws -> StreamRequest {
+        var filter = EventFilter(
+            bundleId: request.query("bundleId"), deviceId: request.query("device"), activityId: request.query("activity")
+        )
+        if let own = try context.appScope() {
+            if let asked = filter.bundleId, asked != own {
+                throw IsletError(.forbidden, "This key belongs to \(own); it cannot watch \(asked).")
+            }
+            filter.bundleId = own
+        }
+        var since: EventID?
+        if let text = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("since") {
+            guard let id = EventID(text.trimmingCharacters(in: .whitespaces)), id >= 0 else {
+                throw IsletError(.invalidRequest, "since (or Last-Event-ID) must be an event id, a whole number ≥ 0.")
+            }
+            since = id
+        }
+        let coalesce = request.query("coalesce")
+        guard coalesce == nil || ["true", "false"].contains(coalesce!) else {
+            throw IsletError(.invalidRequest, "coalesce must be true or false.")
+        }
+        return StreamRequest(filter: filter, since: since, coalesces: coalesce != "false")
+    }
+
+    static func serverSentEventFrames(_ events: [EncodedEvent]) -> ByteBuffer {
+        var buffer = ByteBuffer()
+        for event in events {
+            buffer.writeString("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ")
+            buffer.writeString(event.json)
+            buffer.writeString("\n\n")
+        }
+        return buffer
+    }
+}

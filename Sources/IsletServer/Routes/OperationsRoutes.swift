@@ -1,0 +1,46 @@
+import Foundation
+import Hummingbird
+import IsletCore
+import IsletStore
+import Prometheus
+import NIOCore
+
+/// `GET /healthz` and `GET /metrics`: what an operator's probes and Prometheus read. Neither
+/// needs a key.
+struct OperationsRoutes {
+    let engine: Engine
+    let metrics: ServerMetrics
+    let startedAt: Date
+
+    func add(to router: Router<IsletRequestContext>) {
+        router.get("healthz", use: health)
+        router.get("metrics", use: prometheus)
+    }
+
+    struct Health: Encodable {
+        var status: String
+        var version: String
+        var uptime: Double
+        var lastEventId: EventID
+    }
+
+    @Sendable func health(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        do {
+            let lastEventId = try await engine.store.lastEventID()
+            let uptime = engine.clock.now().timeIntervalSince(startedAt)
+            return try Response.json(Health(status: "ok", version: Islet.version, uptime: uptime, lastEventId: lastEventId))
+        } catch {
+            throw IsletError(.unavailable, "The store cannot be read: \(error)")
+        }
+    }
+
+    @Sendable func prometheus(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        metrics.setActivityCounts(try await engine.store.activityCounts())
+        var bytes: [UInt8] = []
+        metrics.registry.emit(into: &bytes)
+        return Response(
+            status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
+        )
+    }
+}
