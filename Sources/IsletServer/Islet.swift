@@ -1,5 +1,6 @@
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import HummingbirdWebSocket
 import IsletCore
 import IsletStore
@@ -29,6 +30,12 @@ public struct Islet: Sendable {
     /// services. Run it with `runService()`.
     public let application: Application<RouterResponder<IsletRequestContext>>
     private let lock: DataDirectoryLock
+
+    /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully: streams end, the
+    /// timers stop, and in-flight requests finish.
+    public func run() async throws {
+        try await application.runService()
+    }
 
     /// Opens the data directory (creating it), the store and the admin key, and builds the server.
     ///
@@ -78,10 +85,7 @@ public struct Islet: Sendable {
         self.adminKeyPath = adminKeyPath
         self.application = Application(
             router: router,
-            server: .http1WebSocketUpgrade(
-                webSocketRouter: webSocketRouter,
-                configuration: .init(ws: .init(autoPing: .enabled(timePeriod: .seconds(configuration.streams.keepAliveInterval))))
-            ),
+            server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.server.host, port: configuration.server.port), serverName: "Islet"
             ),
@@ -95,5 +99,25 @@ public struct Islet: Sendable {
             },
             logger: logger
         )
+    }
+
+    /// HTTP/1.1 with WebSocket upgrades on the event stream path; idle connections close after a
+    /// minute, and a connection must send its first request within ten seconds.
+    private static func server(
+        webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration
+    ) -> HTTPServerBuilder {
+        let webSocketResponder = webSocketRouter.buildResponder()
+        let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
+            http1: .init(idleTimeout: .seconds(60)),
+            ws: .init(autoPing: .enabled(timePeriod: .seconds(configuration.streams.keepAliveInterval)))
+        )
+        return HTTPServerBuilder { responder in
+            GuardedChildChannel(
+                inner: HTTP1WebSocketUpgradeChannel(
+                    responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration
+                ),
+                firstRequestTimeout: .seconds(10)
+            )
+        }
     }
 }

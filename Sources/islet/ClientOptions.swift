@@ -1,0 +1,69 @@
+import ArgumentParser
+import Foundation
+import IsletClient
+import IsletCore
+
+/// The options every command that talks to a server shares.
+struct ClientOptions: ParsableArguments {
+    @Option(help: "The server's URL (env ISLET_URL; default http://127.0.0.1:8080).")
+    var server: String?
+
+    @Option(help: "An API key (env ISLET_KEY; default: the admin key in the data directory).")
+    var key: String?
+
+    @Option(name: .customLong("data"), help: "The server's data directory, to find the admin key (default .islet).")
+    var dataDirectory: String?
+
+    @Flag(help: "Print JSON instead of tables, for scripts.")
+    var json = false
+
+    var environment: [String: String] { ProcessInfo.processInfo.environment }
+
+    var serverURL: String {
+        server ?? environment["ISLET_URL"] ?? "http://127.0.0.1:8080"
+    }
+
+    /// The key to send: explicit, from the environment, or the local admin key.
+    var resolvedKey: String? {
+        if let key { return key }
+        if let key = environment["ISLET_KEY"], !key.isEmpty { return key }
+        return try? String(contentsOfFile: adminKeyPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    var adminKeyPath: String {
+        let directory = dataDirectory ?? environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet"
+        return (directory as NSString).appendingPathComponent("admin.key")
+    }
+
+    func client() -> IsletClient {
+        IsletClient(server: serverURL, key: resolvedKey)
+    }
+
+    /// Runs a call against the server, printing a refusal and exiting with its exit code.
+    func run<T>(_ body: (IsletClient) async throws -> T) async throws -> T {
+        do {
+            return try await body(client())
+        } catch let error as ClientError {
+            let output = Output(json: json)
+            output.fail(error, keyHint: resolvedKey == nil ? adminKeyPath : nil)
+            throw ExitCode(error.exitCode)
+        }
+    }
+}
+
+extension ClientError {
+    /// The exit code scripts can switch on (documented in `islet --help`).
+    var exitCode: Int32 {
+        switch self {
+        case .refused(let status, _), .unexpected(let status, _):
+            switch status {
+            case 401, 403: 3
+            case 404: 4
+            case 409: 5
+            case 500...: 6
+            default: 1
+            }
+        case .unreachable: 7
+        }
+    }
+}

@@ -1,0 +1,128 @@
+import Foundation
+import IsletClient
+import IsletCore
+
+/// Prints results as tables for people or JSON for scripts.
+struct Output {
+    let json: Bool
+
+    func print(_ value: some Encodable) {
+        guard let data = try? WireFormat.encoder().encode(value) else { return }
+        FileHandle.standardOutput.write(data + Data("\n".utf8))
+    }
+
+    func activities(_ activities: [Activity]) {
+        if json { return print(["activities": activities]) }
+        if activities.isEmpty { return Swift.print("No activities.") }
+        table(
+            ["ID", "APP", "TYPE", "STATE", "DEVICE", "CONTENT"],
+            activities.map { activity in
+                [activity.id, activity.bundleId, activity.attributesType, activity.state.rawValue, activity.deviceId,
+                 Self.compact(activity.content.state, limit: 48)]
+            }
+        )
+    }
+
+    func activity(_ activity: Activity) {
+        if json { return print(activity) }
+        var rows: [(String, String)] = [
+            ("id", activity.id), ("app", activity.bundleId), ("device", activity.deviceId),
+            ("type", activity.attributesType), ("state", activity.state.rawValue),
+            ("attributes", Self.compact(activity.attributes, limit: 200)),
+            ("content", Self.compact(activity.content.state, limit: 200)),
+            ("relevance", "\(activity.content.relevanceScore)"),
+        ]
+        let dates: [(String, Date?)] = [
+            ("stale at", activity.content.staleDate), ("starts at", activity.scheduledStart),
+            ("started at", activity.startedAt), ("ends by", activity.autoEndAt), ("ended at", activity.endedAt),
+            ("dismissed at", activity.dismissedAt ?? activity.dismissAt),
+        ]
+        rows += dates.compactMap { name, date in date.map { (name, Self.time($0)) } }
+        if let key = activity.key { rows.append(("key", key)) }
+        if let token = activity.pushToken { rows.append(("push token", token)) }
+        let width = rows.map(\.0.count).max() ?? 0
+        for (name, value) in rows {
+            Swift.print(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value)
+        }
+    }
+
+    func events(_ events: [Event]) {
+        if json { return print(["events": events]) }
+        for event in events { self.event(event) }
+    }
+
+    /// One event as a line: time, id, type, activity and what happened.
+    func event(_ event: Event) {
+        if json { return print(event) }
+        let activity = event.activityId.map { String($0.prefix(8)) } ?? "-"
+        let type = event.type.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
+        let line = "\(Self.time(event.time))  #\(event.id)  \(type)  \(activity)  \(Self.summary(of: event))\n"
+        // Unbuffered, so a pipe sees each event as it happens.
+        FileHandle.standardOutput.write(Data(line.utf8))
+    }
+
+    func fail(_ error: ClientError, keyHint: String?) {
+        if json, case .refused(_, let refusal) = error {
+            struct Body: Encodable {
+                struct Detail: Encodable { var reason: String; var message: String }
+                var error: Detail
+            }
+            print(Body(error: .init(reason: refusal.reason.rawValue, message: refusal.message)))
+        } else {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+        }
+        if case .refused(401, _) = error, let keyHint {
+            FileHandle.standardError.write(Data(
+                "hint: no API key was found; pass --key, set ISLET_KEY, or run on the server's machine (\(keyHint)).\n".utf8
+            ))
+        }
+    }
+
+    func table(_ header: [String], _ rows: [[String]]) {
+        let widths = header.indices.map { column in
+            ([header[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0
+        }
+        for row in [header] + rows {
+            let cells = row.enumerated().map { column, cell in
+                column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
+            }
+            Swift.print(cells.joined(separator: "  "))
+        }
+    }
+
+    static func compact(_ value: JSONValue, limit: Int) -> String {
+        let text = (try? WireFormat.string(value)) ?? "?"
+        return text.count > limit ? String(text.prefix(limit - 1)) + "…" : text
+    }
+
+    static func time(_ date: Date) -> String {
+        let formatter = DateFormatter()
+        formatter.dateFormat = "yyyy-MM-dd HH:mm:ss"
+        return formatter.string(from: date)
+    }
+
+    static func summary(of event: Event) -> String {
+        let data = event.data
+        switch event.type {
+        case .started:
+            return "\(event.bundleId) \(data["attributesType"].map { compact($0, limit: 40) } ?? "")"
+        case .contentUpdated:
+            return data["content"]?["state"].map { compact($0, limit: 80) } ?? ""
+        case .stateChanged:
+            return "\(string(data["from"])) → \(string(data["to"])) (\(string(data["reason"])))"
+        case .alert:
+            return "\(string(data["title"])): \(string(data["body"]))"
+        case .updateIgnored:
+            return "\(string(data["action"])) ignored: \(string(data["reason"]))"
+        case .pushTokenUpdated:
+            return string(data["pushToken"])
+        case .settingsChanged:
+            return "\(event.bundleId) on \(event.deviceId): activities \(data["activitiesEnabled"] == true ? "on" : "off"), frequent updates \(data["frequentUpdates"] == true ? "on" : "off")"
+        }
+    }
+
+    private static func string(_ value: JSONValue?) -> String {
+        if case .string(let text) = value { return text }
+        return value.map { compact($0, limit: 40) } ?? ""
+    }
+}

@@ -1,0 +1,108 @@
+import ArgumentParser
+import Configuration
+import Foundation
+import IsletServer
+import Logging
+import Metrics
+import Prometheus
+import SystemPackage
+
+/// `islet serve`: runs a server until SIGTERM or Ctrl-C.
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run an Islet server (embedded SQLite, zero configuration).",
+        discussion: """
+            Settings come from these flags, then ISLET_* environment variables (ISLET_SERVER_PORT,
+            ISLET_LIFECYCLE_MAX_ACTIVE_DURATION, …), then the YAML file given with --config.
+            islet.sample.yaml lists every setting with its default.
+            """
+    )
+
+    @Option(help: "The address to listen on (default 127.0.0.1).")
+    var host: String?
+
+    @Option(help: "The port to listen on; 0 picks a free one (default 8080).")
+    var port: Int?
+
+    @Option(name: .customLong("data"), help: "The data directory (default ./.islet).")
+    var dataDirectory: String?
+
+    @Option(help: "A YAML configuration file (env ISLET_CONFIG).")
+    var config: String?
+
+    @Option(help: "The log level: trace, debug, info, notice, warning, error or critical.")
+    var logLevel: String?
+
+    func run() async throws {
+        let configuration: IsletConfiguration
+        do {
+            configuration = try IsletConfiguration(reader: try await reader())
+        } catch let error as ConfigurationError {
+            throw ValidationError(error.description)
+        }
+        let level = configuration.logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
+        let logger = Logger(label: "islet")
+        let announcement = Self.announcement(for: configuration)
+        let islet: Islet
+        do {
+            islet = try await Islet(configuration: configuration, logger: logger) { port in
+                FileHandle.standardOutput.write(Data((announcement(port) + "\n").utf8))
+            }
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
+        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: islet.metrics.registry))
+        try await islet.run()
+    }
+
+    /// The settings, from flags first, then the environment, then the YAML file.
+    private func reader() async throws -> ConfigReader {
+        var flags: [AbsoluteConfigKey: ConfigValue] = [:]
+        func set(_ key: String, _ value: String?) {
+            if let value { flags[AbsoluteConfigKey(key.split(separator: ".").map(String.init))] = .init(.string(value), isSecret: false) }
+        }
+        set("server.host", host)
+        set("server.port", port.map(String.init))
+        set("store.dataDirectory", dataDirectory)
+        set("log.level", logLevel)
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(name: "flags", values: flags),
+            EnvironmentVariablesProvider(secretsSpecifier: .specific(["ISLET_SERVER_ADMIN_KEY"])).prefixKeys(with: "islet"),
+        ]
+        if let path = config ?? ProcessInfo.processInfo.environment["ISLET_CONFIG"] {
+            guard FileManager.default.fileExists(atPath: path) else {
+                throw ValidationError("The configuration file \(path) does not exist.")
+            }
+            providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(path)))
+        }
+        return ConfigReader(providers: providers)
+    }
+
+    /// What the server prints once it listens: where, where its data is, where the admin key is.
+    private static func announcement(for configuration: IsletConfiguration) -> @Sendable (Int) -> String {
+        let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+        let data = absolute(configuration.store.dataDirectory)
+        let key =
+            configuration.server.adminKey == nil
+            ? "\(absolute(configuration.store.adminKeyPath)) (the islet CLI on this machine reads it)"
+            : "set by the configuration (server.adminKey)"
+        return { port in
+            """
+            Islet \(Islet.version) listening on http://\(host):\(port)
+              data:       \(data)
+              admin key:  \(key)
+              stop with Ctrl-C or SIGTERM
+            """
+        }
+    }
+
+    private static func absolute(_ path: String) -> String {
+        URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+}

@@ -1,4 +1,0 @@
-import IsletServer
-import IsletClient
-import ArgumentParser
-print("hi")
