@@ -67,7 +67,7 @@ extension Activity {
             id: id, bundleId: bundleId, deviceId: request.deviceId, attributesType: request.attributesType,
             attributes: request.attributes, content: request.content, state: scheduledStart == nil ? .active : .pending,
             style: request.style, pushType: request.pushType, pushToken: request.pushType == .token ? pushToken : nil,
-            createdAt: now, scheduledStart: scheduledStart, startAlert: scheduledStart == nil ? nil : request.alert,
+            key: key, createdAt: now, scheduledStart: scheduledStart, startAlert: scheduledStart == nil ? nil : request.alert,
             startedAt: scheduledStart == nil ? now : nil,
             autoEndAt: scheduledStart == nil ? now.addingTimeInterval(rules.maxActiveDuration) : nil
         )
