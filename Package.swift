@@ -5,6 +5,9 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
     .enableUpcomingFeature("MemberImportVisibility"),
 ]
+let testSwiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+]
 
 let package = Package(
     name: "islet",
@@ -92,12 +95,12 @@ let package = Package(
         .testTarget(
             name: "IsletCoreTests",
             dependencies: ["IsletCore"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "IsletStoreTests",
             dependencies: ["IsletCore", "IsletStore"],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "IsletServerTests",
@@ -105,10 +108,16 @@ let package = Package(
                 "IsletCore",
                 "IsletServer",
                 "IsletClient",
+                "IsletStore",
                 .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
         .testTarget(
             name: "IsletIntegrationTests",
@@ -118,7 +127,7 @@ let package = Package(
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: testSwiftSettings
         ),
     ]
 )

@@ -67,16 +67,15 @@ public struct Islet: Sendable {
         let keys = KeyRing(store: store)
         let router = Router(context: IsletRequestContext.self)
         let webSocketRouter = Router(context: IsletRequestContext.self)
-        for router in [router, webSocketRouter] {
-            router.add(middleware: ErrorMiddleware())
-            router.add(middleware: Authentication(keys: keys))
-        }
+        webSocketRouter.add(middleware: ErrorMiddleware())
+        router.add(middleware: ErrorMiddleware())
+        router.add(middleware: Authentication(keys: keys))
         router.add(middleware: MetricsMiddleware())
         let maxBodySize = configuration.server.maxBodySize
         OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
-        EventRoutes(engine: engine, settings: configuration.streams).add(to: router, webSocketRouter: webSocketRouter)
+        EventRoutes(engine: engine, settings: configuration.streams, keys: keys).add(to: router, webSocketRouter: webSocketRouter)
 
         self.configuration = configuration
         self.engine = engine

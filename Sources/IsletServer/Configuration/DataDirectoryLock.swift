@@ -12,8 +12,14 @@ final class DataDirectoryLock: Sendable {
     private let descriptor: Int32
 
     init(directory: String) throws {
+        // The descriptor is stored only once the lock is held: a failed init must not leave
+        // deinit a descriptor to close a second time (by then it may be another file's).
+        descriptor = try Self.lock(directory: directory)
+    }
+
+    private static func lock(directory: String) throws -> Int32 {
         let path = (directory as NSString).appendingPathComponent("islet.lock")
-        descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else {
             throw IsletError(.internalError, "Cannot open \(path): \(String(cString: strerror(errno))).")
         }
@@ -23,6 +29,7 @@ final class DataDirectoryLock: Sendable {
                 .unavailable, "Another islet server is using the data directory \(directory); stop it or pass another --data."
             )
         }
+        return descriptor
     }
 
     deinit {

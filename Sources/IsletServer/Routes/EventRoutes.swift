@@ -10,9 +10,14 @@ import ServiceLifecycle
 
 /// `GET /v1/events` (Server-Sent Events) and `GET /v1/events/ws` (WebSocket): live events,
 /// filterable by app, device and activity, resumable from an event id.
+///
+/// A WebSocket client that cannot be served (a wrong key, a bad parameter) is upgraded and then
+/// closed with code 4000 + the HTTP status it would have had (4401, 4403, 4400) and the reason:
+/// browsers see close codes, never a refused handshake's status.
 struct EventRoutes {
     let engine: Engine
     let settings: StreamSettings
+    let keys: KeyRing
 
     func add(to router: Router<IsletRequestContext>, webSocketRouter: Router<IsletRequestContext>) {
         router.get("v1/events", use: serverSentEvents)
@@ -21,9 +26,8 @@ struct EventRoutes {
             _ = try self.streamRequest(request, context: context)
             throw IsletError(.invalidRequest, "This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket).")
         }
-        webSocketRouter.ws("v1/events/ws") { request, context in
-            _ = try self.streamRequest(request, context: context)
-            return .upgrade([:])
+        webSocketRouter.ws("v1/events/ws") { _, _ in
+            .upgrade([:])
         } onUpgrade: { inbound, outbound, context in
             try await self.webSocket(inbound: inbound, outbound: outbound, context: context)
         }
@@ -60,10 +64,22 @@ struct EventRoutes {
         inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter,
         context: WebSocketRouterContext<IsletRequestContext>
     ) async throws {
-        let stream = EventStream(
-            engine: engine, settings: settings,
-            request: try streamRequest(context.request, context: context.requestContext)
-        )
+        let request: StreamRequest
+        do {
+            var requestContext = context.requestContext
+            if let key = Authentication.key(in: context.request) {
+                guard let owner = try await keys.owner(of: key) else {
+                    throw IsletError(.unauthorized, "The API key is not valid for this server.")
+                }
+                requestContext.owner = owner
+            }
+            request = try streamRequest(context.request, context: requestContext)
+        } catch let error as IsletError {
+            let code = UInt16(4000 + Int(error.reason.httpStatus.code))
+            try await outbound.close(.unknown(code), reason: String("\(error.reason.rawValue): \(error.message)".utf8.prefix(120))!)
+            return
+        }
+        let stream = EventStream(engine: engine, settings: settings, request: request)
         let subscription = stream.subscribe()
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask {

@@ -1,0 +1,294 @@
+import Foundation
+import NIOHTTP1
+import IsletClient
+import IsletCore
+import IsletServer
+import Testing
+
+@Suite("Activity routes")
+struct ActivityRouteTests {
+    @Test func startReadUpdateEndAndHistory() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key, state: ["speed": 10])
+            #expect(activity.state == .active)
+            #expect(activity.bundleId == "com.example.bike")
+            #expect(activity.deviceId == "default")
+            #expect(activity.createdAt == t0)
+
+            let fetched = try await islet.request(.GET, "/v1/activities/\(activity.id)", key: key)
+            #expect(fetched.status == 200)
+            #expect(fetched.json["content"]?["state"] == ["speed": 10])
+
+            islet.clock.advance(by: 5)
+            let updated = try await islet.request(.POST, "/v1/activities/\(activity.id)/update", key: key,
+                body: #"{"content":{"state":{"speed":12},"staleDate":1700000600,"relevanceScore":50},"alert":{"title":"Fast","body":"12 km/h"}}"#
+            )
+            #expect(updated.status == 200)
+            #expect(updated.json["content"] == ["state": ["speed": 12], "staleDate": 1_700_000_600, "relevanceScore": 50])
+            #expect(updated.json["lastUpdateTimestamp"] == 1_700_000_005)
+
+            let ended = try await islet.request(.POST, "/v1/activities/\(activity.id)/end", key: key,
+                body: #"{"content":{"state":{"speed":0}},"dismissalPolicy":{"after":1700000900}}"#
+            )
+            #expect(ended.status == 200)
+            #expect(ended.json["activityState"] == "ended")
+            #expect(ended.json["dismissAt"] == 1_700_000_900)
+
+            let history = try await islet.request(.GET, "/v1/activities/\(activity.id)/events", key: key)
+            let types = history.json["events"].flatMap { events -> [String]? in
+                guard case .array(let list) = events else { return nil }
+                return list.compactMap { $0["type"]?.stringValue }
+            }
+            #expect(types == ["started", "contentUpdated", "alert", "contentUpdated", "stateChanged"])
+        }
+    }
+
+    @Test func endWithoutBodyUsesTheDefaultPolicy() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            let ended = try await islet.request(.POST, "/v1/activities/\(activity.id)/end", key: key)
+            #expect(ended.status == 200)
+            #expect(ended.json["dismissAt"] == .integer(Int64(t0.timeIntervalSince1970) + 4 * 3600))
+        }
+    }
+
+    @Test func listIsScopedFilteredAndInRelevanceOrder() async throws {
+        try await withIslet { islet in
+            let bike = try await islet.createApp("com.example.bike")
+            let ci = try await islet.createApp("com.example.ci")
+            let low = try await islet.start(key: bike, extra: #","device":"default""#)
+            let high = try await islet.start(key: bike, state: ["speed": 2])
+            _ = try await islet.request(.POST, "/v1/activities/\(high.id)/update", key: bike, body: #"{"content":{"state":{"speed":2},"relevanceScore":90}}"#
+            )
+            islet.clock.advance(by: 1)
+            let build = try await islet.start(key: ci)
+            _ = try await islet.request(.POST, "/v1/activities/\(build.id)/end", key: ci)
+
+            func ids(_ path: String, key: String) async throws -> [String] {
+                let reply = try await islet.request(.GET, path, key: key)
+                guard case .array(let list) = reply.json["activities"] else { return [] }
+                return list.compactMap { $0["id"]?.stringValue }
+            }
+            #expect(try await ids("/v1/activities", key: bike) == [high.id, low.id])
+            #expect(try await ids("/v1/activities", key: islet.admin) == [high.id, low.id, build.id])
+            #expect(try await ids("/v1/activities?bundleId=com.example.bike", key: ci) == [build.id])
+            #expect(try await ids("/v1/activities?state=ended", key: islet.admin) == [build.id])
+            #expect(try await ids("/v1/activities?state=active,stale&limit=1", key: islet.admin) == [high.id])
+            #expect(try await ids("/v1/activities?type=Other", key: islet.admin) == [])
+            #expect(try await ids("/v1/activities?device=default", key: bike) == [high.id, low.id])
+        }
+    }
+
+    @Test func adminActsForANamedApp() async throws {
+        try await withIslet { islet in
+            _ = try await islet.createApp("com.example.bike")
+            let body = #"{"bundleId":"com.example.bike","attributesType":"T","content":{"state":{}}}"#
+            let started = try await islet.request(.POST, "/v1/activities", key: islet.admin, body: body)
+            #expect(started.status == 201)
+            #expect(started.json["bundleId"] == "com.example.bike")
+            let unnamed = try await islet.request(.POST, "/v1/activities", key: islet.admin, body: #"{"attributesType":"T","content":{"state":{}}}"#
+            )
+            #expect(unnamed.status == 400)
+            #expect(unnamed.reason == "invalidRequest")
+            let unknown = try await islet.request(.POST, "/v1/activities", key: islet.admin,
+                body: #"{"bundleId":"com.example.none","attributesType":"T","content":{"state":{}}}"#
+            )
+            #expect(unknown.status == 404)
+            #expect(unknown.reason == "appNotFound")
+        }
+    }
+
+    @Test func appKeyCannotActForAnotherApp() async throws {
+        try await withIslet { islet in
+            let bike = try await islet.createApp("com.example.bike")
+            let ci = try await islet.createApp("com.example.ci")
+            let reply = try await islet.request(.POST, "/v1/activities", key: bike, body: #"{"bundleId":"com.example.ci","attributesType":"T","content":{"state":{}}}"#
+            )
+            #expect(reply.status == 403)
+            #expect(reply.reason == "forbidden")
+            // Another app's activity does not exist for this key, whatever the route.
+            let theirs = try await islet.start(key: ci)
+            for (method, path, body) in [
+                (HTTPMethod.GET, "/v1/activities/\(theirs.id)", nil),
+                (.POST, "/v1/activities/\(theirs.id)/update", #"{"content":{"state":{"speed":9}}}"#),
+                (.POST, "/v1/activities/\(theirs.id)/end", nil),
+                (.GET, "/v1/activities/\(theirs.id)/events", nil),
+            ] as [(HTTPMethod, String, String?)] {
+                let reply = try await islet.request(method, path, key: bike, body: body)
+                #expect(reply.status == 404, "\(path)")
+                #expect(reply.reason == "activityNotFound")
+            }
+            let untouched = try await islet.request(.GET, "/v1/activities/\(theirs.id)", key: ci)
+            #expect(untouched.json["content"]?["state"] == ["speed": 1])
+            #expect(untouched.json["activityState"] == "active")
+        }
+    }
+
+    @Test func startOrUpdateByKey() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.ci")
+            let step = { (state: String, extra: String) in
+                try await islet.request(.PUT, "/v1/activities/by-key/pipeline-42", key: key,
+                    body: #"{"attributesType":"Build","attributes":{"job":42},"content":{"state":{"status":"\#(state)"}}\#(extra)}"#
+                )
+            }
+            let first = try await step("pending", "")
+            #expect(first.status == 201)
+            let second = try await step("running", "")
+            #expect(second.status == 200)
+            #expect(second.json["id"] == first.json["id"])
+            #expect(second.json["key"] == "pipeline-42")
+            let last = try await step("succeeded", #","end":true,"dismissalPolicy":"immediate""#)
+            #expect(last.status == 200)
+            #expect(last.json["activityState"] == "dismissed")
+            #expect(last.json["content"]?["state"] == ["status": "succeeded"])
+            let rerun = try await step("pending", "")
+            #expect(rerun.status == 201)
+            #expect(rerun.json["id"] != first.json["id"])
+
+            let lonePolicy = try await step("x", #","dismissalPolicy":"immediate""#)
+            #expect(lonePolicy.status == 400)
+        }
+    }
+
+    @Test func dismissIsTheAdminsAndEndsTheActivity() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            let refused = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", key: key)
+            #expect(refused.status == 403)
+            #expect(refused.reason == "forbidden")
+            let dismissed = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", key: islet.admin)
+            #expect(dismissed.status == 200)
+            #expect(dismissed.json["activityState"] == "dismissed")
+            let again = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", key: islet.admin)
+            #expect(again.status == 409)
+            #expect(again.reason == "activityDismissed")
+        }
+    }
+
+    @Test func lifecycleRefusalsAreConflictsAndRecorded() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            let path = "/v1/activities/\(activity.id)"
+            _ = try await islet.request(.POST, path + "/update", key: key, body: #"{"content":{"state":{"speed":5}},"timestamp":1700000100}"#)
+
+            let older = try await islet.request(.POST, path + "/update", key: key, body: #"{"content":{"state":{"speed":3}},"timestamp":1700000050}"#)
+            #expect(older.status == 409)
+            #expect(older.reason == "olderTimestamp")
+
+            let ahead = try await islet.request(.POST, path + "/update", key: key, body: #"{"content":{"state":{"speed":3}},"timestamp":1800000000}"#)
+            #expect(ahead.status == 409)
+            #expect(ahead.reason == "timestampTooFarAhead")
+
+            _ = try await islet.request(.POST, path + "/end", key: key)
+            let afterEnd = try await islet.request(.POST, path + "/update", key: key, body: #"{"content":{"state":{"speed":3}}}"#)
+            #expect(afterEnd.status == 409)
+            #expect(afterEnd.reason == "activityEnded")
+            let endAgain = try await islet.request(.POST, path + "/end", key: key)
+            #expect(endAgain.reason == "activityEnded")
+
+            let current = try await islet.request(.GET, path, key: key)
+            #expect(current.json["content"]?["state"] == ["speed": 5])
+            let history = try await islet.isletClient(key: key).history(activity.id)
+            let ignored = history.filter { $0.type == .updateIgnored }.compactMap { $0.data["reason"]?.stringValue }
+            #expect(ignored == ["olderTimestamp", "timestampTooFarAhead", "activityEnded", "activityEnded"])
+
+            _ = try await islet.request(.POST, path + "/dismiss", key: islet.admin)
+            let afterDismiss = try await islet.request(.POST, path + "/update", key: key, body: #"{"content":{"state":{"speed":3}}}"#)
+            #expect(afterDismiss.reason == "activityDismissed")
+        }
+    }
+
+    @Test func scheduledActivityIsPendingUntilItsStartAndCannotBeDismissed() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(
+                key: key, extra: #","start":1700000600,"alert":{"title":"Ride","body":"Starting soon"}"#
+            )
+            #expect(activity.state == .pending)
+            let dismiss = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", key: islet.admin)
+            #expect(dismiss.status == 409)
+            #expect(dismiss.reason == "activityPending")
+
+            let noAlert = try await islet.request(.POST, "/v1/activities", key: key,
+                body: #"{"attributesType":"T","content":{"state":{}},"start":1700000600}"#
+            )
+            #expect(noAlert.reason == "invalidRequest")
+
+            let stream = try await islet.isletClient(key: key).events(.init(filter: EventFilter(activityId: activity.id)))
+            islet.clock.advance(by: 600)
+            let events = try await within { try await collect(stream, count: 2) }
+            #expect(events.map(\.type) == [.stateChanged, .alert])
+            #expect(events[0].data["to"] == "active")
+            #expect(try await islet.isletClient(key: key).activity(activity.id).state == .active)
+        }
+    }
+
+    @Test func tokenPushTypeGetsAPushToken() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key, extra: #","pushType":"token""#)
+            let token = try #require(activity.pushToken)
+            #expect(token.count == 64)
+            #expect(token.allSatisfy { $0.isHexDigit })
+            let channel = try await islet.request(.POST, "/v1/activities", key: key, body: #"{"attributesType":"T","content":{"state":{}},"pushType":{"channel":"abc="}}"#
+            )
+            #expect(channel.status == 400)
+            #expect(channel.reason == "unsupported")
+        }
+    }
+
+    @Test func limitsAndSizeAreRefusedAndChangeNothing() async throws {
+        try await withIslet({ configuration in
+            configuration.lifecycle.maxActivitiesPerApp = 1
+            configuration.lifecycle.maxActivitiesPerDevice = 2
+        }) { islet in
+            let bike = try await islet.createApp("com.example.bike")
+            let ci = try await islet.createApp("com.example.ci")
+            let news = try await islet.createApp("com.example.news")
+            let first = try await islet.start(key: bike)
+            let second = try await islet.request(.POST, "/v1/activities", key: bike, body: #"{"attributesType":"T","content":{"state":{}}}"#
+            )
+            #expect(second.status == 409)
+            #expect(second.reason == "targetMaximumExceeded")
+            _ = try await islet.start(key: ci)
+            let third = try await islet.request(.POST, "/v1/activities", key: news, body: #"{"attributesType":"T","content":{"state":{}}}"#
+            )
+            #expect(third.status == 409)
+            #expect(third.reason == "globalMaximumExceeded")
+
+            let big = String(repeating: "x", count: 4100)
+            let tooLarge = try await islet.request(.POST, "/v1/activities/\(first.id)/update", key: bike, body: #"{"content":{"state":{"note":"\#(big)"}}}"#
+            )
+            #expect(tooLarge.status == 413)
+            #expect(tooLarge.reason == "attributesTooLarge")
+            let list = try await islet.isletClient(key: islet.admin).activities()
+            #expect(list.count == 2)
+            #expect(list.first { $0.id == first.id }?.content.state == ["speed": 1])
+            #expect(try await islet.isletClient(key: bike).history(first.id).count == 1)
+        }
+    }
+
+    @Test func disabledAppIsDenied() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let running = try await islet.start(key: key)
+            let off = try await islet.request(.PUT, "/v1/devices/default/settings", key: islet.admin,
+                body: #"{"bundleId":"com.example.bike","activitiesEnabled":false}"#
+            )
+            #expect(off.status == 200)
+            #expect(off.json["activitiesEnabled"] == false)
+            let denied = try await islet.request(.POST, "/v1/activities", key: key, body: #"{"attributesType":"T","content":{"state":{}}}"#
+            )
+            #expect(denied.status == 403)
+            #expect(denied.reason == "denied")
+            #expect(try await islet.isletClient(key: key).activity(running.id).state == .dismissed)
+        }
+    }
+}
+
+

@@ -1,0 +1,206 @@
+import Foundation
+import GRDB
+import NIOHTTP1
+import IsletCore
+import IsletServer
+import Logging
+import Testing
+
+@Suite("Bad input")
+struct BadInputTests {
+    @Test func malformedJSONIsNamedAndChangesNothing() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let reply = try await islet.request(.POST, "/v1/activities", key: key, body: #"{"attributesType": "T", "content": "#)
+            #expect(reply.status == 400)
+            #expect(reply.reason == "malformedJSON")
+            let notObject = try await islet.request(.POST, "/v1/activities", key: key, body: "[1,2]")
+            #expect(notObject.status == 400)
+            #expect(try await islet.isletClient(key: key).activities().isEmpty)
+        }
+    }
+
+    @Test func missingWrongAndUnknownFieldsAreNamed() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let cases: [(String, String)] = [
+                (#"{"attributesType":"T"}"#, "Missing field content."),
+                (#"{"attributesType":"T","content":{}}"#, "Missing field content.state."),
+                (#"{"attributesType":7,"content":{"state":{}}}"#, "attributesType should be a string."),
+                (#"{"attributesType":"T","content":{"state":{},"relevanceScore":"high"}}"#, "content.relevanceScore should be a number."),
+                (#"{"attributesType":"T","content":{"state":{},"staleDate":null}}"#, ""),
+                (#"{"attributesType":"T","content":{"state":{}},"stateDate":1}"#, "Unknown field \"stateDate\" in the body"),
+                (#"{"attributesType":"T","content":{"state":{},"stale":1}}"#, "Unknown field \"stale\" in content"),
+                (#"{"attributesType":"T","content":{"state":[1]}}"#, "content.state must be a JSON object"),
+                (#"{"attributesType":"","content":{"state":{}}}"#, "attributesType must be"),
+                (#"{"attributesType":"T","content":{"state":{}},"pushType":"email"}"#, "pushType"),
+                (#"{"attributesType":"T","content":{"state":{}},"style":"loud"}"#, "style"),
+            ]
+            for (body, message) in cases {
+                let reply = try await islet.request(.POST, "/v1/activities", key: key, body: body)
+                if message.isEmpty {
+                    #expect(reply.status == 201, "\(body)")
+                    continue
+                }
+                #expect(reply.status == 400, "\(body)")
+                #expect(reply.reason == "invalidRequest", "\(body)")
+                let text = reply.json["error"]?["message"]?.stringValue ?? ""
+                #expect(text.contains(message), "\(body): \(text)")
+            }
+            #expect(try await islet.isletClient(key: key).activities().count == 1)
+        }
+    }
+
+    @Test func emptyBodyWhereOneIsNeeded() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            let reply = try await islet.request(.POST, "/v1/activities/\(activity.id)/update", key: key)
+            #expect(reply.status == 400)
+            #expect(reply.reason == "invalidRequest")
+        }
+    }
+
+    @Test func oversizedBodyIsRefused() async throws {
+        try await withIslet({ $0.server.maxBodySize = 2048 }) { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let body = #"{"attributesType":"T","content":{"state":{"x":"\#(String(repeating: "y", count: 3000))"}}}"#
+            let reply = try await islet.request(.POST, "/v1/activities", key: key, body: body)
+            #expect(reply.status == 413)
+            #expect(reply.reason == "payloadTooLarge")
+        }
+    }
+
+    @Test func unknownRoutesAndMethods() async throws {
+        try await withIslet { islet in
+            for (method, path) in [
+                (HTTPMethod.GET, "/v2/activities"), (.DELETE, "/v1/activities"), (.GET, "/"),
+                (.PATCH, "/v1/apps"),
+            ] {
+                let reply = try await islet.request(method, path, key: islet.admin)
+                #expect(reply.status == 404, "\(method) \(path)")
+                #expect(reply.reason == "routeNotFound")
+            }
+        }
+    }
+
+    @Test func missingAndWrongKeys() async throws {
+        try await withIslet { islet in
+            let none = try await islet.request(.GET, "/v1/activities")
+            #expect(none.status == 401)
+            #expect(none.reason == "unauthorized")
+            #expect(none.headers.first(name: "WWW-Authenticate") == "Bearer")
+            let wrong = try await islet.request(.GET, "/v1/activities", key: "islet_app_nope")
+            #expect(wrong.status == 401)
+            #expect(wrong.reason == "unauthorized")
+            let health = try await islet.request(.GET, "/healthz", key: "islet_app_nope")
+            #expect(health.status == 401)
+            #expect(try await islet.request(.GET, "/healthz").status == 200)
+        }
+    }
+
+    @Test func appKeysCannotManage() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            for (method, path, body) in [
+                (HTTPMethod.POST, "/v1/apps", #"{"bundleId":"com.example.other"}"#),
+                (.POST, "/v1/devices", #"{"id":"phone"}"#),
+                (.PUT, "/v1/devices/default/settings", #"{"bundleId":"com.example.bike","activitiesEnabled":false}"#),
+            ] {
+                let reply = try await islet.request(method, path, key: key, body: body)
+                #expect(reply.status == 403, "\(path)")
+                #expect(reply.reason == "forbidden")
+            }
+            #expect(try await islet.isletClient(key: islet.admin).apps().count == 1)
+            #expect(try await islet.isletClient(key: islet.admin).devices().count == 1)
+        }
+    }
+
+    @Test func unknownThingsAreNotFound() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let cases: [(HTTPMethod, String, String?, String)] = [
+                (.GET, "/v1/apps/com.example.none", nil, "appNotFound"),
+                (.GET, "/v1/devices/phone-9/settings", nil, "deviceNotFound"),
+                (.GET, "/v1/activities/NOPE", nil, "activityNotFound"),
+                (.POST, "/v1/activities/NOPE/update", #"{"content":{"state":{}}}"#, "activityNotFound"),
+                (.POST, "/v1/activities/NOPE/end", nil, "activityNotFound"),
+                (.POST, "/v1/activities/NOPE/dismiss", nil, "activityNotFound"),
+                (.GET, "/v1/activities/NOPE/events", nil, "activityNotFound"),
+                (.POST, "/v1/activities", #"{"attributesType":"T","content":{"state":{}},"device":"phone-9"}"#, "deviceNotFound"),
+            ]
+            for (method, path, body, reason) in cases {
+                let reply = try await islet.request(method, path, key: path.hasSuffix("dismiss") ? islet.admin : key, body: body)
+                #expect(reply.status == 404, "\(path)")
+                #expect(reply.reason == reason, "\(path)")
+            }
+            let settings = try await islet.request(.PUT, "/v1/devices/default/settings", key: islet.admin, body: #"{"bundleId":"com.example.none","activitiesEnabled":false}"#
+            )
+            #expect(settings.reason == "appNotFound")
+        }
+    }
+
+    @Test func duplicatesAreConflicts() async throws {
+        try await withIslet { islet in
+            _ = try await islet.createApp("com.example.bike")
+            let app = try await islet.request(.POST, "/v1/apps", key: islet.admin, body: #"{"bundleId":"com.example.bike"}"#)
+            #expect(app.status == 409)
+            #expect(app.reason == "appAlreadyExists")
+            let device = try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"default"}"#)
+            #expect(device.status == 409)
+            #expect(device.reason == "deviceAlreadyExists")
+            let badBundle = try await islet.request(.POST, "/v1/apps", key: islet.admin, body: #"{"bundleId":"com example"}"#)
+            #expect(badBundle.reason == "invalidRequest")
+            let badDevice = try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"a/b"}"#)
+            #expect(badDevice.reason == "invalidRequest")
+        }
+    }
+
+    @Test func badQueryParameters() async throws {
+        try await withIslet { islet in
+            for path in [
+                "/v1/activities?state=running", "/v1/activities?limit=0", "/v1/activities?limit=abc",
+                "/v1/events?since=abc", "/v1/events?coalesce=maybe",
+            ] {
+                let reply = try await islet.request(.GET, path, key: islet.admin)
+                #expect(reply.status == 400, "\(path)")
+                #expect(reply.reason == "invalidRequest", "\(path)")
+            }
+        }
+    }
+
+    @Test func storeFailureIsAnInternalErrorAndHealthSaysUnavailable() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            // Break the database behind the server's back.
+            let queue = try DatabaseQueue(path: islet.directory.appendingPathComponent("islet.sqlite").path)
+            try await queue.write { db in try db.execute(sql: "DROP TABLE event") }
+            let reply = try await islet.request(.POST, "/v1/activities", key: key, body: #"{"attributesType":"T","content":{"state":{}}}"#
+            )
+            #expect(reply.status == 500)
+            #expect(reply.reason == "internalError")
+            let health = try await islet.request(.GET, "/healthz")
+            #expect(health.status == 503)
+            #expect(health.reason == "unavailable")
+        }
+    }
+
+    @Test func secondServerOnTheSameDataIsRefused() async throws {
+        try await withIslet { islet in
+            var configuration = islet.islet.configuration
+            configuration.server.port = 0
+            await #expect(throws: IsletError.self) {
+                _ = try await Islet(configuration: configuration, logger: Logger(label: "second"))
+            }
+        }
+    }
+
+    @Test func malformedHTTPIsAnsweredAndClosed() async throws {
+        try await withIslet { islet in
+            let reply = try await RawHTTP.exchange(port: islet.port, bytes: Array("GET / HTTP/1.1\r\nBad Header\r\n\r\n".utf8))
+            #expect(reply.hasPrefix("HTTP/1.1 400"))
+            #expect(reply.contains("invalidRequest"))
+            #expect(try await islet.request(.GET, "/healthz").status == 200)
+        }
+    }
+}

@@ -1,0 +1,95 @@
+import Configuration
+import Foundation
+import IsletCore
+import IsletServer
+import IsletStore
+import Testing
+
+@Suite("Operations")
+struct OperationsTests {
+    @Test func healthReportsTheStore() async throws {
+        try await withIslet { islet in
+            let health = try await islet.request(.GET, "/healthz")
+            #expect(health.status == 200)
+            #expect(health.json["status"] == "ok")
+            #expect(health.json["lastEventId"] == 0)
+        }
+    }
+
+    @Test func metricsCountActivitiesUpdatesAndSubscribers() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let client = islet.isletClient(key: key)
+            let stream = try await client.events()
+            let activity = try await islet.start(key: key)
+            _ = try await client.update(activity.id, ContentUpdate(content: ActivityContent(state: ["speed": 2]), timestamp: t0))
+            _ = try? await client.update(activity.id, ContentUpdate(content: ActivityContent(state: ["speed": 1]), timestamp: t0.addingTimeInterval(-9)))
+            _ = try await islet.start(key: key)
+            _ = try await within { try await collect(stream, count: 4) }
+            let reply = try await islet.request(.GET, "/metrics")
+            #expect(reply.headers.first(name: "Content-Type")?.hasPrefix("text/plain") == true)
+            let text = reply.text
+            for line in [
+                #"islet_activities{state="active"} 2"#, #"islet_activities{state="ended"} 0"#,
+                "islet_updates_applied_total 1", #"islet_updates_ignored_total{reason="olderTimestamp"} 1"#,
+                "islet_subscribers 1", #"islet_events_total{type="started"} 2"#,
+            ] {
+                #expect(text.contains(line), "\(line)")
+            }
+        }
+    }
+
+    @Test func configurationReadsEveryKeyStrictly() async throws {
+        let values: [AbsoluteConfigKey: ConfigValue] = [
+            "server.host": "0.0.0.0", "server.port": "9090", "server.maxBodySize": "2048",
+            "store.dataDirectory": "/tmp/x", "store.durability": "normal", "store.retention": "2d",
+            "lifecycle.maxActiveDuration": "2h", "lifecycle.dismissalWindow": "30m", "lifecycle.maxLifetime": "3h",
+            "lifecycle.maxPayloadSize": "8192", "lifecycle.maxActivitiesPerApp": "50",
+            "lifecycle.maxActivitiesPerDevice": "100", "lifecycle.maxTimestampLead": "1h",
+            "streams.bufferSize": "64", "streams.keepAlive": "5s", "log.level": "debug",
+        ]
+        let configuration = try IsletConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: values)))
+        #expect(configuration.server.host == "0.0.0.0")
+        #expect(configuration.server.port == 9090)
+        #expect(configuration.server.maxBodySize == 2048)
+        #expect(configuration.store.dataDirectory == "/tmp/x")
+        #expect(configuration.store.durability == .normal)
+        #expect(configuration.store.retention == 2 * 86_400)
+        #expect(configuration.lifecycle.maxActiveDuration == 7200)
+        #expect(configuration.lifecycle.dismissalWindow == 1800)
+        #expect(configuration.lifecycle.maxLifetime == 3 * 3600)
+        #expect(configuration.lifecycle.maxPayloadSize == 8192)
+        #expect(configuration.lifecycle.maxActivitiesPerApp == 50)
+        #expect(configuration.lifecycle.maxActivitiesPerDevice == 100)
+        #expect(configuration.lifecycle.maxTimestampLead == 3600)
+        #expect(configuration.streams.bufferSize == 64)
+        #expect(configuration.streams.keepAliveInterval == 5)
+        #expect(configuration.logLevel == .debug)
+    }
+
+    @Test func defaultsAreApplesAndZeroConfiguration() throws {
+        let configuration = try IsletConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: [:])))
+        #expect(configuration.server.host == "127.0.0.1")
+        #expect(configuration.server.port == 8080)
+        #expect(configuration.store.dataDirectory == ".islet")
+        #expect(configuration.lifecycle == LifecycleRules())
+        #expect(configuration.lifecycle.maxActiveDuration == 8 * 3600)
+        #expect(configuration.lifecycle.dismissalWindow == 4 * 3600)
+        #expect(configuration.lifecycle.maxLifetime == 12 * 3600)
+        #expect(configuration.lifecycle.maxPayloadSize == 4096)
+    }
+
+    @Test func malformedSettingsNameTheirKey() {
+        for (key, value) in [
+            ("server.port", "eighty"), ("server.port", "70000"), ("store.durability", "sometimes"),
+            ("lifecycle.maxActiveDuration", "8 hours"), ("log.level", "loud"), ("streams.bufferSize", "-1"),
+        ] {
+            let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
+            #expect {
+                _ = try IsletConfiguration(reader: reader)
+            } throws: { error in
+                (error as? ConfigurationError)?.key == key
+            }
+        }
+    }
+}

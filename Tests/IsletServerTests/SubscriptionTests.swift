@@ -1,0 +1,97 @@
+import Foundation
+import IsletCore
+@testable import IsletServer
+import Testing
+
+@Suite("Subscriber queues")
+struct SubscriptionTests {
+    func event(_ id: EventID, _ type: EventType, activity: String = "A") -> EncodedEvent {
+        EncodedEvent(
+            id: id, type: type, time: t0, bundleId: "com.example.bike", deviceId: "default", activityId: activity,
+            dataJSON: "{}"
+        )
+    }
+
+    func subscription(capacity: Int = 100, coalesces: Bool = true) -> Subscription {
+        Subscription(id: 1, filter: EventFilter(), coalesces: coalesces, capacity: capacity, onCoalesce: {})
+    }
+
+    @Test func newerContentReplacesOlderQueuedContentAndIdsStayIncreasing() async {
+        let queue = subscription()
+        queue.offer(event(1, .contentUpdated, activity: "A"))
+        queue.offer(event(2, .stateChanged, activity: "A"))
+        queue.offer(event(3, .contentUpdated, activity: "B"))
+        queue.offer(event(4, .contentUpdated, activity: "A"))
+        queue.offer(event(5, .alert, activity: "A"))
+        queue.offer(event(6, .contentUpdated, activity: "A"))
+        #expect(await queue.next() == .events([
+            event(2, .stateChanged), event(3, .contentUpdated, activity: "B"), event(5, .alert), event(6, .contentUpdated),
+        ]))
+    }
+
+    @Test func withoutCoalescingEveryEventIsKept() async {
+        let queue = subscription(coalesces: false)
+        for id in 1...5 { queue.offer(event(EventID(id), .contentUpdated)) }
+        #expect(await queue.next() == .events((1...5).map { event(EventID($0), .contentUpdated) }))
+    }
+
+    @Test func aFullQueueFinishesWithOverflowAndLetsGoOfItsEvents() async {
+        let queue = subscription(capacity: 3, coalesces: false)
+        #expect(queue.offer(event(1, .started)))
+        #expect(queue.offer(event(2, .alert)))
+        #expect(queue.offer(event(3, .alert)))
+        #expect(!queue.offer(event(4, .alert)))
+        #expect(queue.queuedCount == 0)
+        #expect(await queue.next() == .finished(.overflow))
+    }
+
+    @Test func coalescingKeepsASlowReadersQueueAtOneEntryPerActivity() async {
+        let queue = subscription(capacity: 50)
+        var id: EventID = 0
+        for _ in 0..<1000 {
+            for activity in ["A", "B", "C"] {
+                id += 1
+                #expect(queue.offer(event(id, .contentUpdated, activity: activity)))
+            }
+        }
+        #expect(queue.queuedCount == 3)
+        #expect(await queue.next() == .events([
+            event(2998, .contentUpdated, activity: "A"), event(2999, .contentUpdated, activity: "B"),
+            event(3000, .contentUpdated, activity: "C"),
+        ]))
+    }
+
+    @Test func idleMarkAndFinishReachAWaitingReader() async {
+        let queue = subscription()
+        async let delivery = queue.next()
+        queue.markIdle()
+        #expect(await delivery == .idle)
+        queue.offer(event(1, .started))
+        queue.finish(.shutdown)
+        #expect(await queue.next() == .events([event(1, .started)]))
+        #expect(await queue.next() == .finished(.shutdown))
+    }
+
+    @Test func cancellingTheReaderFinishesTheSubscription() async {
+        let queue = subscription()
+        let reader = Task { await queue.next() }
+        reader.cancel()
+        #expect(await reader.value == .finished(.cancelled))
+    }
+
+    @Test func busDeliversOnlyMatchingEventsAndForgetsOverflowedSubscribers() async {
+        let metrics = ServerMetrics()
+        var settings = StreamSettings()
+        settings.bufferSize = 16
+        let bus = EventBus(settings: settings, metrics: metrics, clock: ManualClock(now: t0))
+        let everything = bus.subscribe(filter: EventFilter(), coalesces: false)
+        let onlyB = bus.subscribe(filter: EventFilter(activityId: "B"))
+        #expect(bus.subscriberCount == 2)
+        bus.publish((1...20).map { event(EventID($0), .alert, activity: $0 == 20 ? "B" : "A") })
+        #expect(await everything.next() == .finished(.overflow))
+        #expect(await onlyB.next() == .events([event(20, .alert, activity: "B")]))
+        #expect(bus.subscriberCount == 1)
+        bus.remove(onlyB)
+        #expect(bus.subscriberCount == 0)
+    }
+}
