@@ -54,6 +54,7 @@ public final class Subscription: Sendable {
     public let capacity: Int
     private let state = Mutex(State())
     private let onCoalesce: @Sendable () -> Void
+    private let finishHandler = Mutex<(@Sendable (FinishReason) -> Void)?>(nil)
 
     init(id: UInt64, filter: EventFilter, coalesces: Bool, capacity: Int, onCoalesce: @escaping @Sendable () -> Void) {
         self.id = id
@@ -93,6 +94,7 @@ public final class Subscription: Sendable {
         }
         if coalesced { onCoalesce() }
         waiter?.resume()
+        if !accepted { notifyFinished(.overflow) }
         return accepted
     }
 
@@ -107,11 +109,34 @@ public final class Subscription: Sendable {
 
     /// Ends the subscription; the reader gets what is queued, then `.finished(reason)`.
     public func finish(_ reason: FinishReason) {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.finished == nil { state.finished = reason }
-            return state.takeWaiter()
+        let (waiter, finishedNow) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
+            let finishedNow = state.finished == nil
+            if finishedNow { state.finished = reason }
+            return (state.takeWaiter(), finishedNow)
         }
         waiter?.resume()
+        if finishedNow { notifyFinished(reason) }
+    }
+
+    /// Calls `handler` once when the subscription finishes (at once if it already has), so a
+    /// transport can act on it even while its reader is blocked writing.
+    public func onFinish(_ handler: @escaping @Sendable (FinishReason) -> Void) {
+        let finished = state.withLock { $0.finished }
+        if let finished {
+            return handler(finished)
+        }
+        finishHandler.withLock { $0 = handler }
+        // It may have finished in between; the handler runs at most once either way.
+        if let finished = state.withLock({ $0.finished }) {
+            notifyFinished(finished)
+        }
+    }
+
+    private func notifyFinished(_ reason: FinishReason) {
+        finishHandler.withLock { handler in
+            defer { handler = nil }
+            return handler
+        }?(reason)
     }
 
     /// The number of events waiting to be read.

@@ -2,6 +2,7 @@ import Hummingbird
 import HummingbirdWebSocket
 import IsletCore
 import IsletStore
+import NIOCore
 
 /// The context of every request: who the API key speaks for, once `Authentication` has read it.
 public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
@@ -9,10 +10,13 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
     public let webSocket: WebSocketHandlerReference<Self>
     /// Who the request's API key speaks for; `nil` when it sent none.
     public var owner: KeyOwner?
+    /// The connection, so a stream whose reader stopped reading can be cut off.
+    let channel: any Channel
 
     public init(source: Source) {
         coreContext = CoreRequestContextStorage(source: source)
         webSocket = WebSocketHandlerReference()
+        channel = source.channel
     }
 
     /// The key's owner, or `unauthorized` when the request sent no key.

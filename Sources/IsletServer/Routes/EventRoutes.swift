@@ -36,11 +36,14 @@ struct EventRoutes {
     @Sendable func serverSentEvents(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let stream = EventStream(engine: engine, settings: settings, request: try streamRequest(request, context: context))
         let subscription = stream.subscribe()
+        let stallGuard = StalledStreamGuard(channel: context.channel)
+        stallGuard.watch(subscription)
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
             HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+            defer { stallGuard.streamEnded() }
             let reason = try await request.body.consumeWithCancellationOnInboundClose { _ in
                 try await withGracefulShutdownHandler {
                     try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n"))
@@ -76,33 +79,41 @@ struct EventRoutes {
             request = try streamRequest(context.request, context: requestContext)
         } catch let error as IsletError {
             let code = UInt16(4000 + Int(error.reason.httpStatus.code))
-            try await outbound.close(.unknown(code), reason: String("\(error.reason.rawValue): \(error.message)".utf8.prefix(120))!)
+            let reason = String(decoding: "\(error.reason.rawValue): \(error.message)".utf8.prefix(120), as: UTF8.self)
+            try await outbound.close(.unknown(code), reason: reason)
             return
         }
         let stream = EventStream(engine: engine, settings: settings, request: request)
         let subscription = stream.subscribe()
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            group.addTask {
-                let reason = try await stream.run(subscription) { events in
-                    for event in events {
-                        try await outbound.write(.text(event.json))
+        let stallGuard = StalledStreamGuard(channel: context.requestContext.channel)
+        stallGuard.watch(subscription)
+        defer { stallGuard.streamEnded() }
+        try await withGracefulShutdownHandler {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    let reason = try await stream.run(subscription) { events in
+                        for event in events {
+                            try await outbound.write(.text(event.json))
+                        }
+                    } keepAlive: {
+                        // WebSocket pings keep the connection alive.
                     }
-                } keepAlive: {
-                    // WebSocket pings keep the connection alive.
+                    switch reason {
+                    case .overflow:
+                        try await outbound.close(.unknown(4008), reason: "subscriber fell behind; reconnect with since=<last id>")
+                    case .shutdown:
+                        try await outbound.close(.goingAway, reason: "server shutting down")
+                    case .cancelled:
+                        break
+                    }
                 }
-                switch reason {
-                case .overflow:
-                    try await outbound.close(.unknown(4008), reason: "subscriber fell behind; reconnect with since=<last id>")
-                case .shutdown:
-                    try await outbound.close(.goingAway, reason: "server shutting down")
-                case .cancelled:
-                    break
-                }
+                // Client messages carry nothing; reading them lets the close handshake complete.
+                for try await _ in inbound {}
+                subscription.finish(.cancelled)
+                group.cancelAll()
             }
-            // Client messages carry nothing; reading them lets the close handshake complete.
-            for try await _ in inbound {}
-            subscription.finish(.cancelled)
-            group.cancelAll()
+        } onGracefulShutdown: {
+            subscription.finish(.shutdown)
         }
     }
 

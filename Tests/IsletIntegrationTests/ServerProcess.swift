@@ -1,0 +1,128 @@
+import AsyncHTTPClient
+import Foundation
+import IsletClient
+import IsletCore
+import Synchronization
+import Testing
+
+/// The real `islet` binary, built next to the test bundle (or named by ISLET_BINARY).
+let isletBinary: URL = {
+    if let path = ProcessInfo.processInfo.environment["ISLET_BINARY"] {
+        return URL(fileURLWithPath: path)
+    }
+    return URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("islet")
+}()
+
+/// A temporary data directory, deleted when the value goes away.
+final class DataDirectory: Sendable {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("islet-it-\(UUID().uuidString)")
+    var path: String { url.path }
+    var adminKey: String {
+        (try? String(contentsOf: url.appendingPathComponent("admin.key"), encoding: .utf8))?
+            .trimmingCharacters(in: .whitespacesAndNewlines) ?? ""
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(at: url)
+    }
+}
+
+/// One `islet serve` process on a free port.
+final class ServerProcess: Sendable {
+    let process: Process
+    let port: Int
+    /// Everything the server printed.
+    let log: OutputBox
+
+    /// Starts `islet serve --port 0 --data <directory>` and waits until it says where it listens.
+    init(data: DataDirectory, environment: [String: String] = [:]) async throws {
+        #expect(FileManager.default.isExecutableFile(atPath: isletBinary.path), "build the islet binary first: swift build")
+        let process = Process()
+        process.executableURL = isletBinary
+        process.arguments = ["serve", "--port", "0", "--data", data.path]
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        let (lines, continuation) = AsyncStream<String>.makeStream()
+        let box = OutputBox()
+        pipe.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                handle.readabilityHandler = nil
+                continuation.finish()
+                return
+            }
+            let text = String(decoding: data, as: UTF8.self)
+            box.output.withLock { $0 += text }
+            continuation.yield(text)
+        }
+        try process.run()
+        var seen = ""
+        var port: Int?
+        for await chunk in lines {
+            seen += chunk
+            if let range = seen.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = Int(seen[range].split(separator: ":").last!)
+                break
+            }
+        }
+        guard let port else {
+            throw ServerFailed(output: seen)
+        }
+        self.process = process
+        self.port = port
+        self.log = box
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+    var pid: Int32 { process.processIdentifier }
+
+    /// Sends a signal and waits for the process to exit; returns its exit status.
+    @discardableResult
+    func stop(signal: Int32) async -> Int32 {
+        kill(pid, signal)
+        await Task.detached { [process] in process.waitUntilExit() }.value
+        return process.terminationStatus
+    }
+
+    /// The process's resident memory, in kilobytes.
+    func residentKilobytes() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "") ?? 0
+    }
+
+    deinit {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+    }
+}
+
+final class OutputBox: Sendable {
+    let output = Mutex("")
+}
+
+struct ServerFailed: Error, CustomStringConvertible {
+    var output: String
+    var description: String { "islet serve did not start:\n\(output)" }
+}
+
+/// Runs the `islet` CLI and returns its exit status and output.
+func runCLI(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+    let process = Process()
+    process.executableURL = isletBinary
+    process.arguments = arguments
+    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+    let out = Pipe()
+    let err = Pipe()
+    process.standardOutput = out
+    process.standardError = err
+    try process.run()
+    let (stdout, stderr) = await Task.detached {
+        let stdout = out.fileHandleForReading.readDataToEndOfFile()
+        let stderr = err.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return (String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
+    }.value
+    return (process.terminationStatus, stdout, stderr)
+}
