@@ -1,7 +1,9 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import IsletClient
 import IsletCore
+import NIOCore
 
 /// The options every command that talks to a server shares.
 struct ClientOptions: ParsableArguments {
@@ -35,17 +37,26 @@ struct ClientOptions: ParsableArguments {
         return (directory as NSString).appendingPathComponent("admin.key")
     }
 
-    func client() -> IsletClient {
-        IsletClient(server: serverURL, key: resolvedKey)
-    }
-
     /// Runs a call against the server, printing a refusal and exiting with its exit code.
+    ///
+    /// A server that cannot be reached fails at once rather than being retried: the CLI
+    /// answers within the connect timeout, and `watch` does its own reconnecting.
     func run<T>(_ body: (IsletClient) async throws -> T) async throws -> T {
+        var configuration = HTTPClient.Configuration()
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(60))
+        configuration.connectionPool.retryConnectionEstablishment = false
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let result: Result<T, any Error>
         do {
-            return try await body(client())
+            result = .success(try await body(IsletClient(server: serverURL, key: resolvedKey, http: http)))
+        } catch {
+            result = .failure(error)
+        }
+        try? await http.shutdown()
+        do {
+            return try result.get()
         } catch let error as ClientError {
-            let output = Output(json: json)
-            output.fail(error, keyHint: resolvedKey == nil ? adminKeyPath : nil)
+            Output(json: json).fail(error, keyHint: resolvedKey == nil ? adminKeyPath : nil)
             throw ExitCode(error.exitCode)
         }
     }

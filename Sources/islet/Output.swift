@@ -71,6 +71,11 @@ struct Output {
         } else {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
         }
+        if case .unreachable = error {
+            FileHandle.standardError.write(Data(
+                "hint: start a server with `islet serve`, or point --server (ISLET_URL) at a running one.\n".utf8
+            ))
+        }
         if case .refused(401, _) = error, let keyHint {
             FileHandle.standardError.write(Data(
                 "hint: no API key was found; pass --key, set ISLET_KEY, or run on the server's machine (\(keyHint)).\n".utf8
@@ -105,7 +110,7 @@ struct Output {
         let data = event.data
         switch event.type {
         case .started:
-            return "\(event.bundleId) \(data["attributesType"].map { compact($0, limit: 40) } ?? "")"
+            return "\(event.bundleId) \(string(data["attributesType"]))"
         case .contentUpdated:
             return data["content"]?["state"].map { compact($0, limit: 80) } ?? ""
         case .stateChanged:

@@ -231,12 +231,7 @@ final class EventReader: Sendable {
 
 struct StreamEnded: Error {}
 
-extension JSONValue {
-    var stringValue: String? {
-        if case .string(let value) = self { return value }
-        return nil
-    }
-}
+
 
 func debugTrace(_ text: String) {
     if ProcessInfo.processInfo.environment["ISLET_TEST_TRACE"] != nil {

@@ -21,6 +21,12 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
+    /// The value's text, or `nil` when it is not a string.
+    public var stringValue: String? {
+        if case .string(let text) = self { return text }
+        return nil
+    }
+
     /// The JSON type's name as people say it (`"object"`, `"string"`, …), for error messages.
     public var typeName: String {
         switch self {

@@ -1,0 +1,72 @@
+import Foundation
+import IsletCore
+import Testing
+
+extension DurabilityTests {
+    @Test func cliCommandsAndExitCodes() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        // On the server's machine the CLI finds the admin key in the data directory.
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+
+        let created = try await runCLI(["apps", "create", "com.example.ci", "--name", "CI", "--json"], environment: local)
+        #expect(created.status == 0, "\(created.stderr)")
+        let apiKey = try #require(try WireFormat.decoder().decode(JSONValue.self, from: Data(created.stdout.utf8))["apiKey"]?.stringValue)
+        let app = local.merging(["ISLET_KEY": apiKey]) { _, new in new }
+
+        let started = try await runCLI(
+            ["start", "BuildAttributes", "--attributes", #"{"buildId":"42"}"#, "--state", #"{"status":"pending"}"#, "-q"],
+            environment: app
+        )
+        #expect(started.status == 0, "\(started.stderr)")
+        let id = started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(UUID(uuidString: id) != nil)
+
+        let updated = try await runCLI(["update", id, "--state", #"{"status":"running"}"#, "--relevance", "50", "--json"], environment: app)
+        #expect(updated.status == 0)
+        #expect(updated.stdout.contains(#""relevanceScore":50"#))
+
+        let listed = try await runCLI(["list"], environment: app)
+        #expect(listed.status == 0)
+        #expect(listed.stdout.contains(id) && listed.stdout.contains("BuildAttributes") && listed.stdout.contains("active"))
+
+        let got = try await runCLI(["get", id], environment: app)
+        #expect(got.stdout.contains(#"{"status":"running"}"#))
+
+        // Exit codes scripts can switch on.
+        let older = try await runCLI(["update", id, "--state", "{}", "--timestamp", "1"], environment: app)
+        #expect(older.status == 5)
+        #expect(older.stderr.contains("olderTimestamp"))
+        #expect(try await runCLI(["get", "NOPE"], environment: app).status == 4)
+        #expect(try await runCLI(["list", "--key", "islet_app_wrong"], environment: local).status == 3)
+        #expect(try await runCLI(["list", "--server", "http://127.0.0.1:1"], environment: app).status == 7)
+        #expect(try await runCLI(["start", "T"], environment: app).status == 64)
+        let invalid = try await runCLI(["start", "T", "--state", "[1]"], environment: app)
+        #expect(invalid.status == 1)
+        #expect(invalid.stderr.contains("invalidRequest"))
+        let noKey = try await runCLI(["list"], environment: ["ISLET_URL": server.url, "ISLET_KEY": "", "ISLET_STORE_DATA_DIRECTORY": "/nonexistent"])
+        #expect(noKey.status == 3)
+        #expect(noKey.stderr.contains("hint:"))
+
+        // Watch replays and follows, then history explains.
+        let watched = try await runCLI(["watch", "--since", "0", "--count", "2"], environment: app)
+        #expect(watched.status == 0)
+        #expect(watched.stdout.contains("started") && watched.stdout.contains("contentUpdated"))
+        let ended = try await runCLI(["end", id, "--state", #"{"status":"succeeded"}"#, "--dismiss", "immediate", "-q"], environment: app)
+        #expect(ended.status == 0)
+        let history = try await runCLI(["history", id], environment: app)
+        #expect(history.stdout.contains("update ignored: olderTimestamp"))
+        #expect(history.stdout.contains("active → ended (endedByApp)"))
+
+        // Start-or-update by key: one call per pipeline step.
+        let first = try await runCLI(["start", "Build", "--by-key", "job-7", "--state", #"{"step":1}"#, "-q"], environment: app)
+        let second = try await runCLI(["start", "Build", "--by-key", "job-7", "--state", #"{"step":2}"#, "--end", "-q"], environment: app)
+        #expect(first.stdout == second.stdout)
+        #expect(try await runCLI(["get", first.stdout.trimmingCharacters(in: .whitespacesAndNewlines)], environment: app).stdout.contains("ended"))
+
+        // The admin acts for a named app.
+        let adminStart = try await runCLI(["start", "T", "--app", "com.example.ci", "--state", "{}", "-q"], environment: local)
+        #expect(adminStart.status == 0, "\(adminStart.stderr)")
+        await server.stop(signal: SIGTERM)
+    }
+}
