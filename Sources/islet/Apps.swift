@@ -19,10 +19,14 @@ struct Apps: AsyncParsableCommand {
         @Option(help: "A name for people.")
         var name: String?
 
+        @Flag(name: .shortAndLong, help: "Print only the API key.")
+        var quiet = false
+
         @OptionGroup var options: ClientOptions
 
         func run() async throws {
             let created = try await options.run { try await $0.createApp(bundleId: bundleId, name: name) }
+            if quiet { return print(created.apiKey) }
             if options.json {
                 struct Created: Encodable { var app: App; var apiKey: String }
                 return Output(json: true).print(Created(app: created.app, apiKey: created.apiKey))

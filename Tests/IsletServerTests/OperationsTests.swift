@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import SystemPackage
 import IsletCore
 import IsletServer
 import IsletStore
@@ -77,6 +78,34 @@ struct OperationsTests {
         #expect(configuration.lifecycle.dismissalWindow == 4 * 3600)
         #expect(configuration.lifecycle.maxLifetime == 12 * 3600)
         #expect(configuration.lifecycle.maxPayloadSize == 4096)
+    }
+
+    @Test func sampleConfigurationListsEveryDefault() async throws {
+        let sample = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../islet.sample.yaml").standardizedFileURL
+        let provider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(sample.path))
+        let fromSample = try IsletConfiguration(reader: ConfigReader(provider: provider))
+        #expect(fromSample == IsletConfiguration())
+        // The same file with values changed is read, so the comparison above means something.
+        let edited = FileManager.default.temporaryDirectory.appendingPathComponent("islet-\(UUID().uuidString).yaml")
+        defer { try? FileManager.default.removeItem(at: edited) }
+        try String(contentsOf: sample, encoding: .utf8)
+            .replacingOccurrences(of: "port: 8080", with: "port: 9999")
+            .replacingOccurrences(of: "maxActiveDuration: 8h", with: "maxActiveDuration: 2h30m")
+            .write(to: edited, atomically: true, encoding: .utf8)
+        let editedProvider = try await FileProvider<YAMLSnapshot>(filePath: FilePath(edited.path))
+        let fromEdited = try IsletConfiguration(reader: ConfigReader(provider: editedProvider))
+        #expect(fromEdited.server.port == 9999)
+        #expect(fromEdited.lifecycle.maxActiveDuration == 2.5 * 3600)
+        // Every key the server reads is in the sample (the admin key as a comment).
+        let text = try String(contentsOf: sample, encoding: .utf8)
+        for key in [
+            "host", "port", "maxBodySize", "adminKey", "dataDirectory", "durability", "retention", "maxActiveDuration",
+            "dismissalWindow", "maxLifetime", "maxPayloadSize", "maxActivitiesPerApp", "maxActivitiesPerDevice",
+            "maxTimestampLead", "bufferSize", "keepAlive", "level",
+        ] {
+            #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
+        }
     }
 
     @Test func malformedSettingsNameTheirKey() {

@@ -8,7 +8,7 @@ import Logging
 ///
 /// `islet.sample.yaml` lists every key with its default; `IsletConfiguration(reader:)` reads them
 /// from flags, `ISLET_*` environment variables and a YAML file.
-public struct IsletConfiguration: Sendable {
+public struct IsletConfiguration: Equatable, Sendable {
     /// Where the server listens and what it accepts.
     public var server = ServerSettings()
     /// Where data lives and how durably.
@@ -25,7 +25,7 @@ public struct IsletConfiguration: Sendable {
 }
 
 /// Where the server listens and what it accepts.
-public struct ServerSettings: Sendable {
+public struct ServerSettings: Equatable, Sendable {
     /// The address to bind; loopback by default, so nothing is exposed without asking.
     public var host = "127.0.0.1"
     /// The port to bind; 0 picks a free one (the server prints which).
@@ -40,7 +40,7 @@ public struct ServerSettings: Sendable {
 }
 
 /// Where data lives and how durably.
-public struct StoreSettings: Sendable {
+public struct StoreSettings: Equatable, Sendable {
     /// The data directory: the SQLite database, the admin key and the lock file.
     public var dataDirectory = ".islet"
     /// How hard each commit waits for the disk.
@@ -58,7 +58,7 @@ public struct StoreSettings: Sendable {
 }
 
 /// Event stream behaviour.
-public struct StreamSettings: Sendable {
+public struct StreamSettings: Equatable, Sendable {
     /// The most events one subscriber may have queued (after coalescing) before it is
     /// disconnected to resume from its last event id.
     public var bufferSize = 10_000
