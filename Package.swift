@@ -94,6 +94,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            name: "IsletTestSupport",
+            path: "Tests/IsletTestSupport",
+            swiftSettings: testSwiftSettings
+        ),
         .testTarget(
             name: "IsletCoreTests",
             dependencies: ["IsletCore"],
@@ -111,7 +116,7 @@ let package = Package(
                 "IsletServer",
                 "IsletClient",
                 "IsletStore",
-                .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "IsletTestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Configuration", package: "swift-configuration"),
@@ -127,6 +132,7 @@ let package = Package(
             dependencies: [
                 "IsletCore",
                 "IsletClient",
+                "IsletTestSupport",
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

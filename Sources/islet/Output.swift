@@ -35,7 +35,7 @@ struct Output {
         let dates: [(String, Date?)] = [
             ("stale at", activity.content.staleDate), ("starts at", activity.scheduledStart),
             ("started at", activity.startedAt), ("ends by", activity.autoEndAt), ("ended at", activity.endedAt),
-            ("dismissed at", activity.dismissedAt ?? activity.dismissAt),
+            activity.dismissedAt == nil ? ("dismissed by", activity.dismissAt) : ("dismissed at", activity.dismissedAt),
         ]
         rows += dates.compactMap { name, date in date.map { (name, Self.time($0)) } }
         if let key = activity.key { rows.append(("key", key)) }

@@ -5,6 +5,7 @@ import IsletClient
 import IsletCore
 import Logging
 import Synchronization
+import IsletTestSupport
 import Testing
 
 /// What one stream subscriber received, in order.
@@ -217,20 +218,3 @@ func readWebSocket(port: Int, key: String, since: EventID, through last: EventID
     return received.events.withLock { $0 }
 }
 
-/// Fails instead of hanging when the server does not deliver within `seconds` of real time.
-func within<T: Sendable>(_ seconds: Double, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw TimedOut()
-        }
-        return value
-    }
-}
-
-struct TimedOut: Error {}

@@ -3,6 +3,7 @@ import Foundation
 import IsletClient
 import IsletCore
 import Synchronization
+import IsletTestSupport
 import Testing
 
 /// The newest content each subscriber has seen, by activity.

@@ -3,6 +3,7 @@ import NIOHTTP1
 import IsletClient
 import IsletCore
 import IsletServer
+import IsletTestSupport
 import Testing
 
 @Suite("Activity routes")

@@ -2,6 +2,7 @@ import Foundation
 import IsletClient
 import IsletCore
 import IsletServer
+import IsletTestSupport
 import Testing
 
 @Suite("App and device routes")

@@ -4,6 +4,7 @@ import NIOHTTP1
 import IsletCore
 import IsletServer
 import Logging
+import IsletTestSupport
 import Testing
 
 @Suite("Bad input")

@@ -8,6 +8,7 @@ import IsletServer
 import Logging
 import Synchronization
 import NIOCore
+import IsletTestSupport
 import Testing
 
 let t0 = Date(timeIntervalSince1970: 1_700_000_000)
@@ -110,7 +111,7 @@ func withIslet<T: Sendable>(
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await services.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw TimedOut() }
+        guard let port = await iterator.next() else { throw ServerDidNotStart() }
         debugTrace("\(tag) running on \(port)")
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let result: Result<T, any Error>
@@ -127,27 +128,6 @@ func withIslet<T: Sendable>(
         debugTrace("\(tag) server stopped")
         return try result.get()
     }
-}
-
-/// Fails instead of hanging when something that should happen does not, within `seconds` of
-/// real time. A guard against a broken build, not a way to wait for a rule.
-func within<T: Sendable>(_ seconds: Double = 10, _ body: @escaping @Sendable () async throws -> T) async throws -> T {
-    try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
-        }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw TimedOut()
-        }
-        return value
-    }
-}
-
-struct TimedOut: Error, CustomStringConvertible {
-    var description: String { "Timed out waiting for the server." }
 }
 
 /// Reads events from a stream until `count` have arrived.
@@ -238,3 +218,5 @@ func debugTrace(_ text: String) {
         FileHandle.standardError.write(Data("TRACE \(text)\n".utf8))
     }
 }
+
+struct ServerDidNotStart: Error {}

@@ -4,6 +4,7 @@ import SystemPackage
 import IsletCore
 import IsletServer
 import IsletStore
+import IsletTestSupport
 import Testing
 
 @Suite("Operations")

@@ -8,6 +8,7 @@ import IsletServer
 import Logging
 import NIOCore
 import NIOWebSocket
+import IsletTestSupport
 import Testing
 
 @Suite("Event streams")

@@ -4,11 +4,11 @@ import Glibc
 #endif
 
 /// A bare TCP client, for requests no HTTP library would send and for readers that never read.
-final class RawSocket: Sendable {
-    let descriptor: Int32
+public final class RawSocket: Sendable {
+    private let descriptor: Int32
 
     /// Connects to 127.0.0.1:`port`, with a small receive buffer when asked.
-    init(port: Int, receiveBuffer: Int32? = nil) throws {
+    public init(port: Int, receiveBuffer: Int32? = nil) throws {
         descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         if var size = receiveBuffer {
             setsockopt(descriptor, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
@@ -28,12 +28,13 @@ final class RawSocket: Sendable {
         }
     }
 
-    func send(_ bytes: [UInt8]) {
+    /// Sends bytes as they are.
+    public func send(_ bytes: [UInt8]) {
         _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }
     }
 
     /// Reads until the peer closes or `seconds` pass.
-    func readAll(seconds: Int = 5) -> String {
+    public func readAll(seconds: Int = 5) -> String {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var data = [UInt8]()
@@ -51,3 +52,11 @@ final class RawSocket: Sendable {
     }
 }
 
+public enum RawHTTP {
+    /// Sends raw bytes and returns everything the server answers before closing.
+    public static func exchange(port: Int, bytes: [UInt8]) async throws -> String {
+        let socket = try RawSocket(port: port)
+        socket.send(bytes)
+        return await Task.detached { socket.readAll() }.value
+    }
+}
