@@ -30,7 +30,7 @@ struct Output {
             ("type", activity.attributesType), ("state", activity.state.rawValue),
             ("attributes", Self.compact(activity.attributes, limit: 200)),
             ("content", Self.compact(activity.content.state, limit: 200)),
-            ("relevance", "\(activity.content.relevanceScore)"),
+            ("relevance", String(format: "%g", activity.content.relevanceScore)),
         ]
         let dates: [(String, Date?)] = [
             ("stale at", activity.content.staleDate), ("starts at", activity.scheduledStart),

@@ -32,29 +32,39 @@ struct Watch: AsyncParsableCommand {
 
     func run() async throws {
         let output = Output(json: options.json)
-        var cursor = since
-        var printed = 0
-        var retry: Duration = .milliseconds(250)
-        while true {
-            let stream = try await options.run { client in
-                try await client.events(.init(
-                    filter: EventFilter(bundleId: app, deviceId: device, activityId: activity), since: cursor,
-                    coalesce: !noCoalesce
-                ))
-            }
-            retry = .milliseconds(250)
-            do {
-                for try await event in stream {
-                    output.event(event)
-                    cursor = event.id
-                    printed += 1
-                    if let count, printed >= count { return }
+        let filter = EventFilter(bundleId: app, deviceId: device, activityId: activity)
+        try await options.run { client in
+            var cursor = since
+            var printed = 0
+            var connected = false
+            var retry: Duration = .milliseconds(250)
+            while true {
+                do {
+                    let stream = try await client.events(.init(filter: filter, since: cursor, coalesce: !noCoalesce))
+                    connected = true
+                    retry = .milliseconds(250)
+                    for try await event in stream {
+                        output.event(event)
+                        cursor = event.id
+                        printed += 1
+                        if let count, printed >= count { return }
+                    }
+                    Self.note("the server ended the stream; reconnecting")
+                } catch let error as ClientError {
+                    // A refusal will not change by retrying, nor a server that was never there.
+                    if case .refused = error { throw error }
+                    if !connected { throw error }
+                    Self.note("connection lost (\(error)); reconnecting")
+                } catch {
+                    Self.note("connection lost (\(error)); reconnecting")
                 }
-            } catch {
-                FileHandle.standardError.write(Data("watch: connection lost (\(error)); reconnecting\n".utf8))
+                try await Task.sleep(for: retry)
+                retry = min(retry * 2, .seconds(5))
             }
-            try await Task.sleep(for: retry)
-            retry = min(retry * 2, .seconds(5))
         }
+    }
+
+    private static func note(_ text: String) {
+        FileHandle.standardError.write(Data("watch: \(text)\n".utf8))
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import IsletCore
+import IsletTestSupport
 import Testing
 
 extension DurabilityTests {
@@ -52,6 +53,21 @@ extension DurabilityTests {
         let watched = try await runCLI(["watch", "--since", "0", "--count", "2"], environment: app)
         #expect(watched.status == 0)
         #expect(watched.stdout.contains("started") && watched.stdout.contains("contentUpdated"))
+        // Watch follows live events too.
+        let following = Task { try await runCLI(["watch", "--activity", id, "--count", "1"], environment: app) }
+        try await withHTTPClient { http in
+            try await within(20) {
+                // The watcher is listening once the server counts its stream.
+                while metricValue(try await metricsText(server.url, http: http), "islet_subscribers") != 1 {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+        _ = try await runCLI(["update", id, "--state", #"{"status":"testing"}"#, "-q"], environment: app)
+        let followed = try await following.value
+        #expect(followed.status == 0)
+        #expect(followed.stdout.contains(#"{"status":"testing"}"#))
+
         let ended = try await runCLI(["end", id, "--state", #"{"status":"succeeded"}"#, "--dismiss", "immediate", "-q"], environment: app)
         #expect(ended.status == 0)
         let history = try await runCLI(["history", id], environment: app)

@@ -107,8 +107,11 @@ struct ServerFailed: Error, CustomStringConvertible {
     var description: String { "islet serve did not start:\n\(output)" }
 }
 
-/// Runs the `islet` CLI and returns its exit status and output.
-func runCLI(_ arguments: [String], environment: [String: String] = [:]) async throws -> (status: Int32, stdout: String, stderr: String) {
+/// Runs the `islet` CLI and returns its exit status and output; a run that takes longer than
+/// `timeout` seconds is killed (status 9), so a broken command fails the test instead of hanging it.
+func runCLI(
+    _ arguments: [String], environment: [String: String] = [:], timeout: Double = 30
+) async throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
     process.executableURL = isletBinary
     process.arguments = arguments
@@ -118,6 +121,12 @@ func runCLI(_ arguments: [String], environment: [String: String] = [:]) async th
     process.standardOutput = out
     process.standardError = err
     try process.run()
+    let pid = process.processIdentifier
+    let watchdog = Task.detached {
+        try await Task.sleep(for: .seconds(timeout))
+        kill(pid, SIGKILL)
+    }
+    defer { watchdog.cancel() }
     let (stdout, stderr) = await Task.detached {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()

@@ -86,7 +86,8 @@ extension IsletError {
 extension Response {
     /// A JSON response in Islet's wire format.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
-        let data = try WireFormat.encoder().encode(value)
+        // A final newline, so `curl` output ends where a terminal expects it.
+        let data = try WireFormat.encoder().encode(value) + Data("\n".utf8)
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
