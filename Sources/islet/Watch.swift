@@ -37,11 +37,14 @@ struct Watch: AsyncParsableCommand {
             var cursor = since
             var printed = 0
             var connected = false
+            var lost = false
             var retry: Duration = .milliseconds(250)
             while true {
                 do {
                     let stream = try await client.events(.init(filter: filter, since: cursor, coalesce: !noCoalesce))
+                    if lost { Self.note("reconnected; resuming after event \(cursor.map(String.init) ?? "-")") }
                     connected = true
+                    lost = false
                     retry = .milliseconds(250)
                     for try await event in stream {
                         output.event(event)
@@ -50,13 +53,16 @@ struct Watch: AsyncParsableCommand {
                         if let count, printed >= count { return }
                     }
                     Self.note("the server ended the stream; reconnecting")
+                    lost = true
                 } catch let error as ClientError {
                     // A refusal will not change by retrying, nor a server that was never there.
                     if case .refused = error { throw error }
                     if !connected { throw error }
-                    Self.note("connection lost (\(error)); reconnecting")
+                    if !lost { Self.note("connection lost (\(error)); reconnecting until the server is back") }
+                    lost = true
                 } catch {
-                    Self.note("connection lost (\(error)); reconnecting")
+                    if !lost { Self.note("connection lost (\(error)); reconnecting until the server is back") }
+                    lost = true
                 }
                 try await Task.sleep(for: retry)
                 retry = min(retry * 2, .seconds(5))

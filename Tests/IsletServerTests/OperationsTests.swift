@@ -109,6 +109,20 @@ struct OperationsTests {
         }
     }
 
+    @Test func docsListEveryReasonTheCodeGives() throws {
+        let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs")
+        let errors = try String(contentsOf: docs.appendingPathComponent("errors.md"), encoding: .utf8)
+        let documented = Set(errors.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("| `") else { return nil }
+            return line.dropFirst(3).split(separator: "`").first.map(String.init)
+        })
+        #expect(documented == Set(ErrorReason.allCases.map(\.rawValue)))
+        let api = try String(contentsOf: docs.appendingPathComponent("api.md"), encoding: .utf8)
+        for reason in StateChangeReason.allCases.map(\.rawValue) + EventType.allCases.map(\.rawValue) {
+            #expect(api.contains("`\(reason)`"), "docs/api.md does not mention \(reason)")
+        }
+    }
+
     @Test func malformedSettingsNameTheirKey() {
         for (key, value) in [
             ("server.port", "eighty"), ("server.port", "70000"), ("store.durability", "sometimes"),
