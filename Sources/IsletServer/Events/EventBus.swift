@@ -82,9 +82,12 @@ public final class EventBus: Service, Sendable {
 
     public func run() async throws {
         await cancelWhenGracefulShutdown {
+            // Keep-alives on a fixed beat from the start, so a late wake-up does not shift it.
+            var beat = self.clock.now()
             while !Task.isCancelled {
+                beat = max(beat.addingTimeInterval(self.settings.keepAliveInterval), self.clock.now())
                 do {
-                    try await self.clock.sleep(until: self.clock.now().addingTimeInterval(self.settings.keepAliveInterval))
+                    try await self.clock.sleep(until: beat)
                 } catch {
                     break
                 }

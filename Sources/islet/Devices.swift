@@ -1,0 +1,96 @@
+import ArgumentParser
+import IsletClient
+import IsletCore
+
+/// `islet devices`: virtual devices and their per-app settings.
+struct Devices: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create and list devices; show and change per-app settings.",
+        subcommands: [Create.self, ListDevices.self, Settings.self], defaultSubcommand: ListDevices.self
+    )
+
+    struct Create: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "create", abstract: "Create a device.")
+
+        @Argument(help: "The device's id, used in URLs.")
+        var id: String
+
+        @Option(help: "A name for people.")
+        var name: String?
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let device = try await options.run { try await $0.createDevice(id: id, name: name) }
+            if options.json { return Output(json: true).print(device) }
+            print("Created device \(device.id).")
+        }
+    }
+
+    struct ListDevices: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(commandName: "list", abstract: "List devices.")
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let devices = try await options.run { try await $0.devices() }
+            let output = Output(json: options.json)
+            if options.json { return output.print(["devices": devices]) }
+            output.table(["ID", "NAME", "CREATED"], devices.map { [$0.id, $0.name, Output.time($0.createdAt)] })
+        }
+    }
+
+    struct Settings: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "settings",
+            abstract: "Show a device's per-app settings, or change one app's.",
+            discussion: "Turning Live Activities off for an app ends and dismisses its activities on the device."
+        )
+
+        @Argument(help: "The device.")
+        var device = DeviceID.defaultDevice
+
+        @Option(help: "The app whose settings change.")
+        var app: String?
+
+        @Option(help: "Live Activities for the app: on or off.")
+        var activities: Toggle?
+
+        @Option(help: "Frequent updates for the app: on or off.")
+        var frequentUpdates: Toggle?
+
+        @OptionGroup var options: ClientOptions
+
+        enum Toggle: String, ExpressibleByArgument {
+            case on, off
+        }
+
+        func validate() throws {
+            if (activities != nil || frequentUpdates != nil) && app == nil {
+                throw ValidationError("Name the app to change with --app.")
+            }
+        }
+
+        func run() async throws {
+            let output = Output(json: options.json)
+            if let app, activities != nil || frequentUpdates != nil {
+                let settings = try await options.run {
+                    try await $0.updateSettings(
+                        device: device, bundleId: app, activitiesEnabled: activities.map { $0 == .on },
+                        frequentUpdates: frequentUpdates.map { $0 == .on }
+                    )
+                }
+                if options.json { return output.print(settings) }
+                return output.table(["APP", "ACTIVITIES", "FREQUENT UPDATES"], [Self.row(settings)])
+            }
+            var settings = try await options.run { try await $0.settings(device: device) }
+            if let app { settings = settings.filter { $0.bundleId == app } }
+            if options.json { return output.print(["settings": settings]) }
+            output.table(["APP", "ACTIVITIES", "FREQUENT UPDATES"], settings.map(Self.row))
+        }
+
+        static func row(_ settings: AppSettings) -> [String] {
+            [settings.bundleId, settings.activitiesEnabled ? "on" : "off", settings.frequentUpdates ? "on" : "off"]
+        }
+    }
+}

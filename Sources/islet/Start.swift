@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import IsletClient
+import IsletCore
+
+/// `islet start`: request an activity.
+struct Start: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Start an activity.",
+        discussion: """
+            With --by-key, starts the activity or, if one is live under that key, updates it (one
+            call per step of a pipeline); add --end to end it with that content.
+            """
+    )
+
+    @Argument(help: "The attributes type, like an ActivityAttributes type's name.")
+    var attributesType: String
+
+    @Option(help: "The app (needed with the admin key; env ISLET_APP).")
+    var app: String?
+
+    @Option(help: "The static attributes as JSON (inline, @file or -).")
+    var attributes = "{}"
+
+    @OptionGroup var content: ContentOptions
+    @OptionGroup var alert: AlertOptions
+
+    @Option(help: "The device to show it on (default: default).")
+    var device: String?
+
+    @Flag(help: "Give the activity a push token.")
+    var pushToken = false
+
+    @Flag(help: "A transient activity (expanded Dynamic Island only).")
+    var transient = false
+
+    @Option(help: "Start later: pending until this long from now (needs an alert).")
+    var startIn: String?
+
+    @Option(help: "Start or update under this stable key (a CI job id).")
+    var byKey: String?
+
+    @Flag(help: "With --by-key: end the activity after applying the content.")
+    var end = false
+
+    @Option(help: "With --end: default, immediate, a duration (30m) or at:<Unix time>.")
+    var dismiss: String?
+
+    @Flag(name: .shortAndLong, help: "Print only the activity's id.")
+    var quiet = false
+
+    @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        if content.state == nil { throw ValidationError("Give the content state with --state '{…}'.") }
+        if end && byKey == nil { throw ValidationError("--end works with --by-key; to end an activity, use islet end.") }
+        if dismiss != nil && !end { throw ValidationError("--dismiss needs --end.") }
+    }
+
+    func run() async throws {
+        guard let initial = try content.content() else { return }
+        let request = ActivityRequest(
+            attributesType: attributesType, attributes: try parseJSON(attributes, option: "--attributes"),
+            content: initial, pushType: pushToken ? .token : nil, style: transient ? .transient : .standard,
+            alert: try alert.alert(), start: try startIn.map { Date().addingTimeInterval(try parseDuration($0, option: "--start-in")) },
+            deviceId: device ?? .defaultDevice
+        )
+        let bundleId = app ?? options.environment["ISLET_APP"]
+        let ending = try end ? parseDismissal(dismiss ?? "default") : nil
+        let activity = try await options.run { client in
+            if let byKey {
+                try await client.startOrUpdate(key: byKey, request, bundleId: bundleId, end: ending)
+            } else {
+                try await client.start(request, bundleId: bundleId)
+            }
+        }
+        quiet ? print(activity.id) : Output(json: options.json).activity(activity)
+    }
+}
