@@ -49,7 +49,10 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
         switch try requireOwner() {
         case .admin:
             guard let requested else {
-                throw IsletError(.invalidRequest, "With the admin key, name the app: add \"bundleId\" to the request.")
+                throw IsletError(
+                    .invalidRequest,
+                    "With the admin key, name the app: add \"bundleId\" to the request (islet start --app), or use the app's key."
+                )
             }
             return requested
         case .app(let bundleId):
