@@ -161,8 +161,8 @@ public struct IsletClient: Sendable {
     /// server ends the stream and throws when the connection fails. Resume with the last
     /// event's id as `since`.
     ///
-    /// The connection is established before this returns, so events committed after it
-    /// returns are delivered.
+    /// It returns once the server has confirmed the subscription, so every event committed
+    /// after it returns is delivered.
     public func events(_ options: StreamOptions = StreamOptions()) async throws -> AsyncThrowingStream<Event, any Error> {
         var query: [(String, String)] = []
         if let bundleId = options.filter.bundleId { query.append(("bundleId", bundleId)) }
@@ -186,12 +186,19 @@ public struct IsletClient: Sendable {
             throw Self.failure(status: Int(response.status.code), body: body)
         }
         let (stream, continuation) = AsyncThrowingStream<Event, any Error>.makeStream()
+        let (subscribed, confirm) = AsyncStream<Void>.makeStream()
         let reader = Task {
+            defer { confirm.finish() }
             var parser = ServerSentEventParser()
             let decoder = WireFormat.decoder()
             do {
                 for try await buffer in response.body {
-                    for message in parser.feed(buffer.readableBytesView) {
+                    let messages = parser.feed(buffer.readableBytesView)
+                    // The server's first words (": connected") confirm the subscription.
+                    if !parser.takeComments().isEmpty || !messages.isEmpty {
+                        confirm.finish()
+                    }
+                    for message in messages {
                         continuation.yield(try decoder.decode(Event.self, from: Data(message.data.utf8)))
                     }
                 }
@@ -201,6 +208,7 @@ public struct IsletClient: Sendable {
             }
         }
         continuation.onTermination = { _ in reader.cancel() }
+        for await _ in subscribed {}
         return stream
     }
 

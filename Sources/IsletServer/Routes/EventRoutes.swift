@@ -35,15 +35,21 @@ struct EventRoutes {
 
     @Sendable func serverSentEvents(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let stream = EventStream(engine: engine, settings: settings, request: try streamRequest(request, context: context))
-        let subscription = stream.subscribe()
-        let stallGuard = StalledStreamGuard(channel: context.channel)
-        stallGuard.watch(subscription)
+        let channel = context.channel
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
             HTTPField.Name("X-Accel-Buffering")!: "no",
         ]
         return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            defer { stallGuard.streamEnded() }
+            // Subscribed only once the response is being written, so a client that is gone
+            // before then leaves nothing registered; ": connected" tells it events now flow.
+            let subscription = stream.subscribe()
+            let stallGuard = StalledStreamGuard(channel: channel)
+            stallGuard.watch(subscription)
+            defer {
+                stallGuard.streamEnded()
+                engine.bus.remove(subscription)
+            }
             let reason = try await request.body.consumeWithCancellationOnInboundClose { _ in
                 try await withGracefulShutdownHandler {
                     try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n"))
