@@ -71,7 +71,7 @@ public struct Islet: Sendable {
         router.add(middleware: ErrorMiddleware())
         router.add(middleware: Authentication(keys: keys))
         router.add(middleware: MetricsMiddleware())
-        router.add(middleware: LogRequestsMiddleware(.debug))
+        router.add(middleware: RequestLogging())
         let maxBodySize = configuration.server.maxBodySize
         OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)

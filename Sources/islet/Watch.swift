@@ -34,7 +34,12 @@ struct Watch: AsyncParsableCommand {
         let output = Output(json: options.json)
         let filter = EventFilter(bundleId: app, deviceId: device, activityId: activity)
         try await options.run { client in
+            // Without --since, start from the newest event, so a reconnect resumes from there
+            // rather than skipping what happened while the connection was down.
             var cursor = since
+            if cursor == nil, case .integer(let newest) = try await client.health()["lastEventId"] {
+                cursor = newest
+            }
             var printed = 0
             var connected = false
             var lost = false

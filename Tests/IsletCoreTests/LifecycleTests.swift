@@ -30,6 +30,8 @@ struct LifecycleTests {
         #expect(activity.autoEndAt == at(600 + 8 * hour))
         #expect(transition.stateChanges.map(\.reason) == [.scheduledStart])
         #expect(transition.types == [.stateChanged, .alert])
+        #expect(activity.scheduledStart == nil)
+        #expect(activity.startAlert == nil)
     }
 
     @Test func scheduledStartNeedsAnAlert() {
@@ -65,6 +67,15 @@ struct LifecycleTests {
         _ = try activity.handle(.advance, now: at(301), rules: rules)
         _ = try activity.handle(.update(ContentUpdate(content: content(2, staleDate: at(305)))), now: at(310), rules: rules)
         #expect(activity.state == .stale)
+    }
+
+    @Test func contentArrivingAlreadyStaleIsStaleFromItsArrival() throws {
+        var activity = try started()
+        let transition = try activity.handle(
+            .update(ContentUpdate(content: content(2, staleDate: at(100)))), now: at(300), rules: rules
+        )
+        #expect(activity.state == .stale)
+        #expect(transition.stateChanges == [StateChange(from: .active, to: .stale, reason: .staleDateReached, at: at(300))])
     }
 
     @Test func updateArrivingAfterStaleDateSeesTheStaleStateFirst() throws {

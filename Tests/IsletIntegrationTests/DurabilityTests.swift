@@ -128,7 +128,7 @@ struct DurabilityTests {
         #expect(newest == lastStored + 10)
         for (name, received) in [("SSE", sse), ("WebSocket", ws)] {
             let events = received.events.withLock { $0 }
-            #expect(!events.isEmpty, "\(name) received nothing before the kill")
+            try #require(!events.isEmpty, "\(name) received nothing before the kill")
             try checkPrefix(events, against: storedByID, name: name)
             let resumeAfter = events.last?.id ?? 0
             let resumed: [Event]

@@ -78,11 +78,18 @@ final class ServerProcess: Sendable {
     var url: String { "http://127.0.0.1:\(port)" }
     var pid: Int32 { process.processIdentifier }
 
-    /// Sends a signal and waits for the process to exit; returns its exit status.
+    /// Sends a signal and waits for the process to exit; returns its exit status. A server
+    /// still running 30 s later is killed, so a shutdown that hangs fails the test (status 9).
     @discardableResult
     func stop(signal: Int32) async -> Int32 {
         kill(pid, signal)
+        let pid = self.pid
+        let watchdog = Task.detached {
+            try await Task.sleep(for: .seconds(30))
+            kill(pid, SIGKILL)
+        }
         await Task.detached { [process] in process.waitUntilExit() }.value
+        watchdog.cancel()
         return process.terminationStatus
     }
 

@@ -28,6 +28,8 @@ extension DurabilityTests {
             let data = DataDirectory()
             let server = try await ServerProcess(data: data, environment: [
                 "ISLET_STORE_DURABILITY": "normal",
+                // Long enough that the stuck subscriber stays connected for the whole test.
+                "ISLET_STREAMS_WRITE_TIMEOUT": "10m",
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "100",
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "100",
             ])
@@ -129,5 +131,39 @@ extension Sequence {
         var results: [T] = []
         for element in self { results.append(try await transform(element)) }
         return results
+    }
+}
+
+extension DurabilityTests {
+    @Test func aReaderThatStopsReadingIsCutOff() async throws {
+        try await withHTTPClient { http in
+            let data = DataDirectory()
+            let server = try await ServerProcess(data: data, environment: [
+                "ISLET_STORE_DURABILITY": "normal", "ISLET_STREAMS_WRITE_TIMEOUT": "2s",
+            ])
+            let admin = IsletClient(server: server.url, key: data.adminKey, http: http)
+            let app = try await admin.createApp(bundleId: "com.example.fleet")
+            let client = IsletClient(server: server.url, key: app.apiKey, http: http)
+            let padding = JSONValue.string(String(repeating: "x", count: 3800))
+            let id = try await client.start(ActivityRequest(attributesType: "Truck", content: ActivityContent(state: [:]))).id
+            let stuck = try RawSocket(port: server.port, receiveBuffer: 4096)
+            stuck.send(Array("GET /v1/events?coalesce=false HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(app.apiKey)\r\n\r\n".utf8))
+            try await within(20) {
+                while metricValue(try await metricsText(server.url, http: http), "islet_subscribers") != 1 {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            // Enough to fill the socket buffers on both sides, so the server's write blocks.
+            for seq in 1...1500 {
+                _ = try await client.update(id, ContentUpdate(content: ActivityContent(state: ["seq": .integer(Int64(seq)), "padding": padding])))
+            }
+            // Two seconds into a blocked write, the server closes the connection.
+            try await within(30) {
+                while metricValue(try await metricsText(server.url, http: http), "islet_subscribers") != 0 {
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            await server.stop(signal: SIGTERM)
+        }
     }
 }

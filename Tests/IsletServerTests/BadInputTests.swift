@@ -186,6 +186,16 @@ struct BadInputTests {
         }
     }
 
+    @Test func adminKeyFileIsTheOwnersOnly() async throws {
+        try await withIslet { islet in
+            let path = islet.directory.appendingPathComponent("admin.key").path
+            let attributes = try FileManager.default.attributesOfItem(atPath: path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            let stored = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(stored == islet.admin)
+        }
+    }
+
     @Test func secondServerOnTheSameDataIsRefused() async throws {
         try await withIslet { islet in
             var configuration = islet.islet.configuration

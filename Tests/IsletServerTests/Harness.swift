@@ -190,13 +190,20 @@ final class EventReader: Sendable {
                 return nil
             }
             if let ready { return try ready.get() }
-            await withCheckedContinuation { continuation in
-                let resume = box.state.withLock { state -> Bool in
-                    if state.events.count - state.consumed >= count || state.end != nil { return true }
-                    state.waiter = continuation
-                    return false
+            try Task.checkCancellation()
+            await withTaskCancellationHandler {
+                await withCheckedContinuation { continuation in
+                    let resume = box.state.withLock { state -> Bool in
+                        if state.events.count - state.consumed >= count || state.end != nil || Task.isCancelled {
+                            return true
+                        }
+                        state.waiter = continuation
+                        return false
+                    }
+                    if resume { continuation.resume() }
                 }
-                if resume { continuation.resume() }
+            } onCancel: {
+                Self.wake(box)
             }
         }
     }

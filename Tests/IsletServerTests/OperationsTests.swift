@@ -48,7 +48,7 @@ struct OperationsTests {
             "lifecycle.maxActiveDuration": "2h", "lifecycle.dismissalWindow": "30m", "lifecycle.maxLifetime": "3h",
             "lifecycle.maxPayloadSize": "8192", "lifecycle.maxActivitiesPerApp": "50",
             "lifecycle.maxActivitiesPerDevice": "100", "lifecycle.maxTimestampLead": "1h",
-            "streams.bufferSize": "64", "streams.keepAlive": "5s", "log.level": "debug",
+            "streams.bufferSize": "64", "streams.keepAlive": "5s", "streams.writeTimeout": "1m", "log.level": "debug",
         ]
         let configuration = try IsletConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: values)))
         #expect(configuration.server.host == "0.0.0.0")
@@ -66,6 +66,7 @@ struct OperationsTests {
         #expect(configuration.lifecycle.maxTimestampLead == 3600)
         #expect(configuration.streams.bufferSize == 64)
         #expect(configuration.streams.keepAliveInterval == 5)
+        #expect(configuration.streams.writeTimeout == 60)
         #expect(configuration.logLevel == .debug)
     }
 
@@ -103,7 +104,7 @@ struct OperationsTests {
         for key in [
             "host", "port", "maxBodySize", "adminKey", "dataDirectory", "durability", "retention", "maxActiveDuration",
             "dismissalWindow", "maxLifetime", "maxPayloadSize", "maxActivitiesPerApp", "maxActivitiesPerDevice",
-            "maxTimestampLead", "bufferSize", "keepAlive", "level",
+            "maxTimestampLead", "bufferSize", "keepAlive", "writeTimeout", "level",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }

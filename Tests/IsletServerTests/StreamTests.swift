@@ -79,14 +79,33 @@ struct StreamTests {
         }
     }
 
+    @Test func anIdAheadOfTheNewestCountsAsTheNewest() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            // A client that remembers id 500 from a server whose data was reset.
+            let stream = try await islet.isletClient(key: key).events(.init(since: 500))
+            _ = try await islet.isletClient(key: key).end(activity.id)
+            let events = try await within { try await collect(stream, count: 1) }
+            #expect(events.map(\.id) == [2])
+        }
+    }
+
     @Test func keepAliveCommentsWhenIdle() async throws {
         try await withIslet { islet in
             let key = try await islet.createApp("com.example.bike")
             let reading = Task { try await SSE.read(islet, key: key, until: ": keep-alive") }
             // Wait until the stream is registered, then let 15 seconds pass on the server's clock.
-            try await within { while islet.engine.bus.subscriberCount == 0 { await Task.yield() } }
+            try await within {
+                while islet.engine.bus.subscriberCount == 0 {
+                    try Task.checkCancellation()
+                    await Task.yield()
+                }
+            }
             islet.clock.advance(by: 15)
-            let reply = try await within { try await reading.value }
+            let reply = try await within {
+                try await withTaskCancellationHandler { try await reading.value } onCancel: { reading.cancel() }
+            }
             #expect(reply.text.contains(": keep-alive"))
         }
     }

@@ -55,9 +55,26 @@ struct SubscriptionTests {
             }
         }
         #expect(queue.queuedCount == 3)
+        // Replaced events give their slots back: the queue's memory stays bounded too.
+        #expect(queue.slotCount <= 2 * 3 + 32)
         #expect(await queue.next() == .events([
             event(2998, .contentUpdated, activity: "A"), event(2999, .contentUpdated, activity: "B"),
             event(3000, .contentUpdated, activity: "C"),
+        ]))
+    }
+
+    @Test func compactionKeepsOrderAndLaterReplacements() async {
+        let queue = subscription(capacity: 1000)
+        queue.offer(event(1, .started, activity: "A"))
+        for id in 2...200 {
+            queue.offer(event(EventID(id), .contentUpdated, activity: id % 2 == 0 ? "A" : "B"))
+        }
+        queue.offer(event(201, .alert, activity: "A"))
+        queue.offer(event(202, .contentUpdated, activity: "B"))
+        #expect(queue.slotCount < 40)
+        #expect(await queue.next() == .events([
+            event(1, .started, activity: "A"), event(200, .contentUpdated, activity: "A"), event(201, .alert, activity: "A"),
+            event(202, .contentUpdated, activity: "B"),
         ]))
     }
 

@@ -158,8 +158,13 @@ extension Activity {
         if let alert, state != .pending {
             transition.payloads.append(.alert(alert))
         }
-        if state == .stale, newContent.staleDate.map({ $0 > now }) ?? true {
+        let freshNow = newContent.staleDate.map { $0 > now } ?? true
+        if state == .stale, freshNow {
             move(to: .active, reason: .contentUpdated, at: now, into: &transition)
+        } else if state == .active, !freshNow {
+            // Content that arrives already stale makes the activity stale as it arrives, not
+            // at the past date it carries.
+            move(to: .stale, reason: .staleDateReached, at: now, into: &transition)
         }
     }
 
@@ -223,6 +228,8 @@ extension Activity {
                 if let alert = startAlert {
                     transition.payloads.append(.alert(alert))
                 }
+                scheduledStart = nil
+                startAlert = nil
             case .active where autoEndAt.map({ $0 > deadline }) ?? true:
                 move(to: .stale, reason: .staleDateReached, at: max(deadline, startedAt ?? deadline), into: &transition)
             case .active, .stale:

@@ -1,4 +1,9 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import IsletCore
 import IsletStore
 
@@ -21,10 +26,15 @@ enum AdminKey {
             return (existing, path)
         }
         let key = KeyRing.generate(for: .admin)
-        guard FileManager.default.createFile(
-            atPath: path, contents: Data((key + "\n").utf8), attributes: [.posixPermissions: 0o600]
-        ) else {
-            throw IsletError(.internalError, "Cannot write the admin key to \(path).")
+        // Created readable by its owner only from the first byte, whatever the umask.
+        let descriptor = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else {
+            throw IsletError(.internalError, "Cannot create the admin key file \(path): \(String(cString: strerror(errno))).")
+        }
+        defer { close(descriptor) }
+        let bytes = Array((key + "\n").utf8)
+        guard write(descriptor, bytes, bytes.count) == bytes.count else {
+            throw IsletError(.internalError, "Cannot write the admin key to \(path): \(String(cString: strerror(errno))).")
         }
         return (key, path)
     }

@@ -30,6 +30,7 @@ extension IsletConfiguration {
         lifecycle.maxTimestampLead = try settings.duration("lifecycle.maxTimestampLead") ?? lifecycle.maxTimestampLead
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
         streams.keepAliveInterval = try settings.duration("streams.keepAlive") ?? streams.keepAliveInterval
+        streams.writeTimeout = try settings.duration("streams.writeTimeout") ?? streams.writeTimeout
         logLevel = try settings.choice("log.level", Logger.Level.self) ?? logLevel
     }
 }

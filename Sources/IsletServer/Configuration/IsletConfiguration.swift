@@ -64,6 +64,9 @@ public struct StreamSettings: Equatable, Sendable {
     public var bufferSize = 10_000
     /// How often an idle stream sends a keep-alive, in seconds.
     public var keepAliveInterval: TimeInterval = 15
+    /// How long one write to a stream may take before its reader is taken for gone and the
+    /// connection is closed, in seconds.
+    public var writeTimeout: TimeInterval = 30
     /// How many stored events a resuming stream reads per query.
     public var replayPageSize = 500
 

@@ -32,7 +32,13 @@ struct EventStream {
     ) async throws -> Subscription.FinishReason {
         defer { engine.bus.remove(subscription) }
         var cursor = request.since
-        if var after = request.since {
+        if let since = request.since {
+            // An id ahead of the newest event (a client that outlived a reset data directory)
+            // means "from now": holding live events back until ids catch up would lose them.
+            let newest = try await engine.store.lastEventID()
+            cursor = min(since, newest)
+        }
+        if var after = cursor {
             while true {
                 let page = try await engine.store.events(after: after, filter: request.filter, limit: settings.replayPageSize)
                 if page.isEmpty { break }

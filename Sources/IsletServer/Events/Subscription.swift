@@ -77,6 +77,7 @@ public final class Subscription: Sendable {
                 state.queue[position - state.head] = nil
                 state.queued -= 1
                 coalesced = true
+                state.compactIfSparse()
             }
             if state.queued >= capacity {
                 state.finished = .overflow
@@ -142,6 +143,9 @@ public final class Subscription: Sendable {
     /// The number of events waiting to be read.
     public var queuedCount: Int { state.withLock { $0.queued } }
 
+    /// The number of queue slots held, replaced ones included: what the queue costs in memory.
+    var slotCount: Int { state.withLock { $0.queue.count } }
+
     /// Waits for the next events, a keep-alive moment or the end. Cancelling the waiting task
     /// finishes the subscription with `.cancelled`.
     public func next() async -> Delivery {
@@ -167,6 +171,21 @@ public final class Subscription: Sendable {
 }
 
 extension Subscription.State {
+    /// Drops the slots of replaced events once they outnumber the live ones, so a reader that
+    /// never reads costs at most twice its live events, however many updates are coalesced.
+    mutating func compactIfSparse() {
+        guard queue.count > 2 * queued + 32 else { return }
+        let live = queue.compactMap { $0 }
+        head += queue.count - live.count
+        queue = Deque(live.map(Optional.some))
+        contentPositions.removeAll(keepingCapacity: true)
+        for (offset, event) in live.enumerated() where event.type.isSupersededByNewer {
+            if let activityId = event.activityId {
+                contentPositions[activityId] = head + offset
+            }
+        }
+    }
+
     mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
         defer { waiter = nil }
         return waiter

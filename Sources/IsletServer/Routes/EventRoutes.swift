@@ -36,6 +36,7 @@ struct EventRoutes {
     @Sendable func serverSentEvents(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let stream = EventStream(engine: engine, settings: settings, request: try streamRequest(request, context: context))
         let channel = context.channel
+        let writeTimeout = TimeAmount.nanoseconds(Int64(settings.writeTimeout * 1_000_000_000))
         let headers: HTTPFields = [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
             HTTPField.Name("X-Accel-Buffering")!: "no",
@@ -44,7 +45,7 @@ struct EventRoutes {
             // Subscribed only once the response is being written, so a client that is gone
             // before then leaves nothing registered; ": connected" tells it events now flow.
             let subscription = stream.subscribe()
-            let stallGuard = StalledStreamGuard(channel: channel)
+            let stallGuard = StalledStreamGuard(channel: channel, writeTimeout: writeTimeout)
             stallGuard.watch(subscription)
             defer {
                 stallGuard.streamEnded()
@@ -52,11 +53,11 @@ struct EventRoutes {
             }
             let reason = try await request.body.consumeWithCancellationOnInboundClose { _ in
                 try await withGracefulShutdownHandler {
-                    try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n"))
+                    try await stallGuard.write { try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n")) }
                     return try await stream.run(subscription) { events in
-                        try await writer.write(Self.serverSentEventFrames(events))
+                        try await stallGuard.write { try await writer.write(Self.serverSentEventFrames(events)) }
                     } keepAlive: {
-                        try await writer.write(ByteBuffer(string: ": keep-alive\n\n"))
+                        try await stallGuard.write { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
                     }
                 } onGracefulShutdown: {
                     subscription.finish(.shutdown)
@@ -91,15 +92,20 @@ struct EventRoutes {
         }
         let stream = EventStream(engine: engine, settings: settings, request: request)
         let subscription = stream.subscribe()
-        let stallGuard = StalledStreamGuard(channel: context.requestContext.channel)
+        let stallGuard = StalledStreamGuard(
+            channel: context.requestContext.channel,
+            writeTimeout: .nanoseconds(Int64(settings.writeTimeout * 1_000_000_000))
+        )
         stallGuard.watch(subscription)
         defer { stallGuard.streamEnded() }
         try await withGracefulShutdownHandler {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 group.addTask {
                     let reason = try await stream.run(subscription) { events in
-                        for event in events {
-                            try await outbound.write(.text(event.json))
+                        try await stallGuard.write {
+                            for event in events {
+                                try await outbound.write(.text(event.json))
+                            }
                         }
                     } keepAlive: {
                         // WebSocket pings keep the connection alive.
