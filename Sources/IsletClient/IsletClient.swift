@@ -77,6 +77,43 @@ public struct IsletClient: Sendable {
         return try await send(.PUT, "/v1/devices/\(escaped(device))/settings", body: JSONValue.object(body), expect: AppSettings.self)
     }
 
+    /// Registers a provider's public key (ES256) for an app's APNs-style JWTs.
+    public func addProviderKey(bundleId: BundleID, keyId: String, teamId: String, publicKey: String) async throws -> ProviderKey {
+        let body: JSONValue = ["keyId": .string(keyId), "teamId": .string(teamId), "publicKey": .string(publicKey)]
+        return try await send(.POST, "/v1/apps/\(escaped(bundleId))/keys", body: body, expect: ProviderKey.self)
+    }
+
+    /// Turns strict pushes on or off for an app.
+    public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
+        try await send(.PATCH, "/v1/apps/\(escaped(bundleId))", body: JSONValue.object(["strictPushes": .bool(strict)]), expect: App.self)
+    }
+
+    /// Registers an activity type's shapes (see `Shape` for the compact form).
+    public func putActivityType(bundleId: BundleID, name: String, attributes: JSONValue?, contentState: JSONValue?) async throws
+        -> ActivityType
+    {
+        var body: [String: JSONValue] = [:]
+        if let attributes { body["attributes"] = attributes }
+        if let contentState { body["contentState"] = contentState }
+        return try await send(
+            .PUT, "/v1/apps/\(escaped(bundleId))/activity-types/\(escaped(name))", body: JSONValue.object(body),
+            expect: ActivityType.self
+        )
+    }
+
+    /// Creates a broadcast channel through the REST API.
+    public func createChannel(bundleId: BundleID, storagePolicy: Int) async throws -> BroadcastChannel {
+        try await send(
+            .POST, "/v1/apps/\(escaped(bundleId))/channels", body: JSONValue.object(["storagePolicy": .integer(Int64(storagePolicy))]),
+            expect: BroadcastChannel.self
+        )
+    }
+
+    /// Gives an activity a new push token (admin key).
+    public func rotatePushToken(_ id: ActivityID) async throws -> Activity {
+        try await send(.POST, "/v1/activities/\(escaped(id))/rotate-push-token", expect: Activity.self)
+    }
+
     // MARK: Activities
 
     /// Starts an activity; with the admin key, `bundleId` names the app.

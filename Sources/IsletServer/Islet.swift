@@ -2,11 +2,20 @@ import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdWebSocket
+import IsletAPNs
 import IsletCore
 import IsletStore
 import Logging
 import NIOCore
 import ServiceLifecycle
+
+/// Which of the server's listeners started.
+public enum Endpoint: Sendable, Hashable {
+    /// The REST API, streams and (later) the display: HTTP/1.1.
+    case http
+    /// The APNs-compatible endpoint: HTTP/2 over TLS.
+    case apns
+}
 
 /// One Islet server: its store, engine, event bus, timers and HTTP application, wired together.
 ///
@@ -26,6 +35,9 @@ public struct Islet: Sendable {
     public let adminKey: String
     /// Where the admin key is kept, when it comes from the data directory.
     public let adminKeyPath: String?
+    /// The certificate authority a provider trusts to reach the APNs endpoint, when Islet made
+    /// its certificate.
+    public let authorityPath: String?
     /// The HTTP application, with the bus, the deadline scheduler and history retention as its
     /// services. Run it with `runService()`.
     public let application: Application<RouterResponder<IsletRequestContext>>
@@ -43,10 +55,10 @@ public struct Islet: Sendable {
     ///   - configuration: What to run.
     ///   - clock: The time source; the system clock unless a test moves time by hand.
     ///   - logger: Where logs go.
-    ///   - onListening: Called with the bound port once the server listens.
+    ///   - onListening: Called with each listener and its bound port once it listens.
     public init(
         configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger,
-        onListening: @escaping @Sendable (Int) async -> Void = { _ in }
+        onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
     ) async throws {
         let settings = configuration.store
         try DataDirectoryLock.createDirectory(settings.dataDirectory)
@@ -78,27 +90,72 @@ public struct Islet: Sendable {
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         EventRoutes(engine: engine, settings: configuration.streams, keys: keys).add(to: router, webSocketRouter: webSocketRouter)
 
+        var services: [any Service] = [
+            bus,
+            DeadlineScheduler(engine: engine, logger: logger),
+            HistoryRetention(engine: engine, retention: settings.retention, logger: logger),
+        ]
+        let verifier = ProviderTokenVerifier()
+        PushRoutes(engine: engine, verifier: verifier, apns: configuration.apns, maxBodySize: maxBodySize).add(to: router)
+        var authorityPath: String?
+        if configuration.apns.enabled {
+            let (endpoint, identity) = try Self.apnsEndpoint(
+                engine: engine, verifier: verifier, configuration: configuration, logger: logger, onListening: onListening
+            )
+            services.append(endpoint)
+            authorityPath = identity.authorityPath
+        }
+        if configuration.apns.tokenRotation > 0 {
+            services.append(TokenRotation(engine: engine, interval: configuration.apns.tokenRotation, logger: logger))
+        }
+
         self.configuration = configuration
         self.engine = engine
         self.metrics = metrics
         self.adminKey = adminKey
         self.adminKeyPath = adminKeyPath
+        self.authorityPath = authorityPath
         self.application = Application(
             router: router,
             server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.server.host, port: configuration.server.port), serverName: "Islet"
             ),
-            services: [
-                bus,
-                DeadlineScheduler(engine: engine, logger: logger),
-                HistoryRetention(engine: engine, retention: settings.retention, logger: logger),
-            ],
+            services: services,
             onServerRunning: { channel in
-                await onListening(channel.localAddress?.port ?? configuration.server.port)
+                await onListening(.http, channel.localAddress?.port ?? configuration.server.port)
             },
             logger: logger
         )
+    }
+
+    /// The APNs-compatible endpoint: its own application (router, TLS, HTTP/2) on its own port,
+    /// run as one of the main application's services.
+    private static func apnsEndpoint(
+        engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, logger: Logger,
+        onListening: @escaping @Sendable (Endpoint, Int) async -> Void
+    ) throws -> (any Service, TLSIdentity) {
+        let settings = configuration.apns
+        let host = settings.host ?? configuration.server.host
+        let identity: TLSIdentity =
+            if let certificate = settings.certificate, let privateKey = settings.privateKey {
+                try TLSIdentity.load(certificate: certificate, privateKey: privateKey)
+            } else {
+                try TLSIdentity.development(in: configuration.store.tlsDirectory, host: host)
+            }
+        let router = Router(context: APNsRequestContext.self)
+        router.add(middleware: APNsErrorMiddleware())
+        APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
+        let application = Application(
+            router: router,
+            server: HTTPServerBuilder { responder in try APNsChildChannel(responder: responder, identity: identity) },
+            configuration: ApplicationConfiguration(address: .hostname(host, port: settings.port), serverName: nil),
+            onServerRunning: { channel in
+                await onListening(.apns, channel.localAddress?.port ?? settings.port)
+            },
+            logger: logger
+        )
+        return (application, identity)
     }
 
     /// HTTP/1.1 with WebSocket upgrades on the event stream path; idle connections close after a

@@ -40,7 +40,8 @@ extension SQLiteStore {
         let rules = self.rules
         return try await write(now: now) { db, log in
             var activity = try ActivityRow.fetch(id: id, owner: owner, in: db)
-            let transition = try activity.handle(input, now: now, rules: rules)
+            let type = try ActivityTypes.fetch(bundleId: activity.bundleId, name: activity.attributesType, db: db)
+            let transition = try activity.handle(input, now: now, rules: rules, type: type)
             try ActivityRow.save(activity, now: now, in: db)
             try log.record(transition, of: activity, in: db)
             return Outcome(activity: activity, transition: transition, created: false)
@@ -86,7 +87,8 @@ extension SQLiteStore {
                 guard let end else { return outcome }
                 input = .end(EndRequest(dismissalPolicy: end, timestamp: timestamp))
             }
-            let transition = try outcome.activity.handle(input, now: now, rules: rules)
+            let type = try ActivityTypes.fetch(bundleId: bundleId, name: outcome.activity.attributesType, db: db)
+            let transition = try outcome.activity.handle(input, now: now, rules: rules, type: type)
             try ActivityRow.save(outcome.activity, now: now, in: db)
             try log.record(transition, of: outcome.activity, in: db)
             outcome.transition.payloads += transition.payloads
@@ -169,20 +171,26 @@ extension SQLiteStore {
                 arguments: [request.deviceId]
             ) ?? 0
         )
-        let (activity, transition) = try Activity.request(
-            request, id: UUID().uuidString, bundleId: bundleId, key: key, pushToken: PushToken.generate(),
-            occupancy: occupancy, now: now, rules: rules
+        var channel: BroadcastChannel?
+        if case .channel(let channelId) = request.pushType {
+            channel = try Channels.fetch(channelId, bundleId: bundleId, db: db)
+            guard channel != nil else {
+                throw IsletError(.channelNotFound, "No broadcast channel \(channelId) for \(bundleId); an invalid channel makes a start fail.")
+            }
+        }
+        let type = try ActivityTypes.fetch(bundleId: bundleId, name: request.attributesType, db: db)
+        var (activity, transition) = try Activity.request(
+            request, id: UUID().uuidString, bundleId: bundleId, key: key, pushToken: PushTokens.generate(),
+            occupancy: occupancy, now: now, rules: rules, type: type
         )
+        // A channel that keeps its most recent message hands it to activities that join later.
+        if let channel, let message = try Channels.storedMessage(of: channel, now: now, db: db) {
+            let delivered = try activity.handle(.push(message, Activity.PushDelivery(budgetPerHour: nil)), now: now, rules: rules, type: type)
+            transition.payloads += delivered.payloads
+        }
         try ActivityRow.save(activity, now: now, in: db)
+        try PushTokens.recordActivityToken(activity, db: db)
         try log.record(transition, of: activity, in: db)
         return Outcome(activity: activity, transition: transition, created: true)
-    }
-}
-
-/// APNs-style device tokens: 32 random bytes, written as 64 hexadecimal characters.
-enum PushToken {
-    static func generate() -> String {
-        var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
     }
 }

@@ -6,7 +6,7 @@ extension SQLiteStore {
     /// Creates an app with its first API key (stored as a hash only).
     public func createApp(_ app: App, keyHash: String) async throws {
         try App.validate(bundleId: app.bundleId)
-        try await write(now: app.createdAt) { db, _ in
+        try await write(now: app.createdAt) { db, log in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM app WHERE bundleId = ?", arguments: [app.bundleId]) != nil {
                 throw IsletError(.appAlreadyExists, "An app \(app.bundleId) already exists.")
             }
@@ -18,6 +18,11 @@ extension SQLiteStore {
                 sql: "INSERT INTO apiKey (hash, bundleId, createdAt) VALUES (?, ?, ?)",
                 arguments: [keyHash, app.bundleId, app.createdAt.timeIntervalSince1970]
             )
+            for deviceId in try String.fetchAll(db, sql: "SELECT id FROM device ORDER BY id") {
+                try PushTokens.issuePushToStart(
+                    deviceId: deviceId, bundleId: app.bundleId, now: app.createdAt, db: db, log: &log, announce: false
+                )
+            }
         }
     }
 
@@ -60,7 +65,23 @@ extension SQLiteStore {
         }
     }
 
+    /// Turns strict pushes on or off for an app.
+    public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
+        try await write(now: Date()) { db, _ in
+            try db.execute(sql: "UPDATE app SET strictPushes = ? WHERE bundleId = ?", arguments: [strict, bundleId])
+            guard db.changesCount > 0,
+                let row = try Row.fetchOne(db, sql: "SELECT * FROM app WHERE bundleId = ?", arguments: [bundleId])
+            else {
+                throw IsletError(.appNotFound, "No app \(bundleId).")
+            }
+            return Self.app(from: row)
+        }
+    }
+
     private static func app(from row: Row) -> App {
-        App(bundleId: row["bundleId"], name: row["name"], createdAt: Date(timeIntervalSince1970: row["createdAt"]))
+        App(
+            bundleId: row["bundleId"], name: row["name"], createdAt: Date(timeIntervalSince1970: row["createdAt"]),
+            strictPushes: row["strictPushes"]
+        )
     }
 }

@@ -16,7 +16,7 @@ extension SQLiteStore {
     /// Creates a device.
     public func createDevice(_ device: Device) async throws {
         try Device.validate(id: device.id)
-        try await write(now: device.createdAt) { db, _ in
+        try await write(now: device.createdAt) { db, log in
             if try Bool.fetchOne(db, sql: "SELECT 1 FROM device WHERE id = ?", arguments: [device.id]) != nil {
                 throw IsletError(.deviceAlreadyExists, "A device \(device.id) already exists.")
             }
@@ -24,6 +24,11 @@ extension SQLiteStore {
                 sql: "INSERT INTO device (id, name, createdAt) VALUES (?, ?, ?)",
                 arguments: [device.id, device.name, device.createdAt.timeIntervalSince1970]
             )
+            for bundleId in try String.fetchAll(db, sql: "SELECT bundleId FROM app ORDER BY bundleId") {
+                try PushTokens.issuePushToStart(
+                    deviceId: device.id, bundleId: bundleId, now: device.createdAt, db: db, log: &log, announce: false
+                )
+            }
         }
     }
 
@@ -97,11 +102,13 @@ extension SQLiteStore {
         let row = try Row.fetchOne(
             db, sql: "SELECT * FROM appSettings WHERE deviceId = ? AND bundleId = ?", arguments: [deviceId, bundleId]
         )
-        guard let row else { return AppSettings(bundleId: bundleId, deviceId: deviceId) }
-        return AppSettings(
-            bundleId: bundleId, deviceId: deviceId, activitiesEnabled: row["activitiesEnabled"],
-            frequentUpdates: row["frequentUpdates"]
-        )
+        var settings = AppSettings(bundleId: bundleId, deviceId: deviceId)
+        if let row {
+            settings.activitiesEnabled = row["activitiesEnabled"]
+            settings.frequentUpdates = row["frequentUpdates"]
+        }
+        settings.pushToStartToken = try PushTokens.currentPushToStart(deviceId: deviceId, bundleId: bundleId, db: db)
+        return settings
     }
 
     private static func requireDevice(_ deviceId: DeviceID, in db: Database) throws {

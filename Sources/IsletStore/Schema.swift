@@ -62,6 +62,70 @@ enum Schema {
             try db.create(index: "event_activity", on: "event", columns: ["activityId", "id"])
             try db.create(index: "event_time", on: "event", columns: ["time"])
         }
+        migrator.registerMigration("v2: push tokens, provider keys, activity types, channels") { db in
+            try db.alter(table: "app") { table in
+                // Strict pushes: what a device would drop silently is refused with 400 instead.
+                table.add(column: "strictPushes", .boolean).notNull().defaults(to: false)
+            }
+            // Every push token ever issued, so a retired one answers 410 rather than BadDeviceToken.
+            try db.create(table: "pushToken") { table in
+                table.primaryKey("token", .text)
+                table.column("kind", .text).notNull()  // activity | pushToStart
+                table.column("activityId", .text)
+                table.column("deviceId", .text).notNull()
+                table.column("bundleId", .text).notNull()
+                table.column("createdAt", .double).notNull()
+                table.column("retiredAt", .double)
+                table.column("retiredReason", .text)  // rotated | activityDismissed
+            }
+            try db.create(
+                index: "pushToken_current", on: "pushToken", columns: ["kind", "deviceId", "bundleId", "activityId"],
+                condition: Column("retiredAt") == nil
+            )
+            try db.execute(sql: """
+                INSERT INTO pushToken (token, kind, activityId, deviceId, bundleId, createdAt)
+                SELECT json_extract(body, '$.pushToken'), 'activity', id, deviceId, bundleId, createdAt
+                FROM activity WHERE json_extract(body, '$.pushToken') IS NOT NULL
+                """)
+            try db.create(table: "providerKey") { table in
+                table.column("keyId", .text).notNull()
+                table.column("teamId", .text).notNull()
+                table.column("bundleId", .text).notNull().references("app", onDelete: .cascade)
+                table.column("publicKey", .text).notNull()  // PEM; a private key is never kept
+                table.column("createdAt", .double).notNull()
+                table.primaryKey(["keyId", "bundleId"])
+            }
+            try db.create(table: "activityType") { table in
+                table.column("bundleId", .text).notNull().references("app", onDelete: .cascade)
+                table.column("name", .text).notNull()
+                table.column("body", .text).notNull()
+                table.primaryKey(["bundleId", "name"])
+            }
+            try db.create(table: "channel") { table in
+                table.primaryKey("id", .text)
+                table.column("bundleId", .text).notNull().references("app", onDelete: .cascade)
+                table.column("storagePolicy", .integer).notNull()
+                table.column("createdAt", .double).notNull()
+                // The most recent message, for storage policy 1: the payload and when it came.
+                table.column("message", .text)
+                table.column("messageAt", .double)
+            }
+            try db.create(index: "channel_app", on: "channel", columns: ["bundleId"])
+            try db.alter(table: "activity") { table in
+                table.add(column: "channelId", .text)
+            }
+            try db.execute(sql: """
+                UPDATE activity SET channelId = json_extract(body, '$.pushType.channel')
+                WHERE json_extract(body, '$.pushType.channel') IS NOT NULL
+                """)
+            try db.create(index: "activity_channel", on: "activity", columns: ["channelId"], condition: Column("channelId") != nil)
+            // Every device holds a push-to-start token for every app.
+            try db.execute(sql: """
+                INSERT INTO pushToken (token, kind, deviceId, bundleId, createdAt)
+                SELECT lower(hex(randomblob(32))), 'pushToStart', device.id, app.bundleId, app.createdAt
+                FROM app CROSS JOIN device
+                """)
+        }
         return migrator
     }
 }

@@ -50,8 +50,8 @@ struct Serve: AsyncParsableCommand {
         let announcement = Self.announcement(for: configuration)
         let islet: Islet
         do {
-            islet = try await Islet(configuration: configuration, logger: logger) { port in
-                FileHandle.standardOutput.write(Data((announcement(port) + "\n").utf8))
+            islet = try await Islet(configuration: configuration, logger: logger) { endpoint, port in
+                FileHandle.standardOutput.write(Data((announcement(endpoint, port) + "\n").utf8))
             }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
@@ -84,21 +84,33 @@ struct Serve: AsyncParsableCommand {
         return ConfigReader(providers: providers)
     }
 
-    /// What the server prints once it listens: where, where its data is, where the admin key is.
-    private static func announcement(for configuration: IsletConfiguration) -> @Sendable (Int) -> String {
-        let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+    /// What the server prints once each listener is up: where, where its data is, where the
+    /// admin key is, and which certificate authority APNs providers trust.
+    private static func announcement(for configuration: IsletConfiguration) -> @Sendable (Endpoint, Int) -> String {
+        func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
+        let host = bracketed(configuration.server.host)
+        let apnsHost = bracketed(configuration.apns.host ?? configuration.server.host)
         let data = absolute(configuration.store.dataDirectory)
         let key =
             configuration.server.adminKey == nil
             ? "\(absolute(configuration.store.adminKeyPath)) (the islet CLI on this machine reads it)"
             : "set by the configuration (server.adminKey)"
-        return { port in
-            """
-            Islet \(Islet.version) listening on http://\(host):\(port)
-              data:       \(data)
-              admin key:  \(key)
-              stop with Ctrl-C or SIGTERM
-            """
+        let trust =
+            configuration.apns.certificate == nil
+            ? "trust \(absolute((configuration.store.tlsDirectory as NSString).appendingPathComponent("ca.pem")))"
+            : "certificate \(configuration.apns.certificate!)"
+        return { endpoint, port in
+            switch endpoint {
+            case .http:
+                """
+                Islet \(Islet.version) listening on http://\(host):\(port)
+                  data:       \(data)
+                  admin key:  \(key)
+                  stop with Ctrl-C or SIGTERM
+                """
+            case .apns:
+                "APNs-compatible endpoint listening on https://\(apnsHost):\(port) (HTTP/2; \(trust))"
+            }
         }
     }
 

@@ -50,7 +50,7 @@ extension DurabilityTests {
         #expect(noKey.stderr.contains("hint:"))
 
         // Watch replays and follows, then history explains.
-        let watched = try await runCLI(["watch", "--since", "0", "--count", "2"], environment: app)
+        let watched = try await runCLI(["watch", "--since", "0", "--count", "3"], environment: app)
         #expect(watched.status == 0)
         #expect(watched.stdout.contains("started") && watched.stdout.contains("contentUpdated"))
         // Watch follows live events too.

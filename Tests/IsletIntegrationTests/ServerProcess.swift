@@ -31,6 +31,8 @@ final class DataDirectory: Sendable {
 final class ServerProcess: Sendable {
     let process: Process
     let port: Int
+    /// The APNs-compatible endpoint's port.
+    let apnsPort: Int?
     /// Everything the server printed.
     let log: OutputBox
 
@@ -40,7 +42,9 @@ final class ServerProcess: Sendable {
         let process = Process()
         process.executableURL = isletBinary
         process.arguments = ["serve", "--port", "0", "--data", data.path]
-        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.environment = ProcessInfo.processInfo.environment
+            .merging(["ISLET_APNS_PORT": "0"]) { _, new in new }
+            .merging(environment) { _, new in new }
         let pipe = Pipe()
         process.standardOutput = pipe
         process.standardError = pipe
@@ -58,20 +62,26 @@ final class ServerProcess: Sendable {
             continuation.yield(text)
         }
         try process.run()
+        let expectsAPNs = environment["ISLET_APNS_ENABLED"] != "false"
         var seen = ""
         var port: Int?
+        var apnsPort: Int?
+        func bound(after marker: String) -> Int? {
+            guard let range = seen.range(of: marker + #"127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
+            return Int(seen[range].split(separator: ":").last!)
+        }
         for await chunk in lines {
             seen += chunk
-            if let range = seen.range(of: #"listening on http://127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                port = Int(seen[range].split(separator: ":").last!)
-                break
-            }
+            port = bound(after: "listening on http://")
+            apnsPort = bound(after: "endpoint listening on https://")
+            if port != nil, apnsPort != nil || !expectsAPNs { break }
         }
         guard let port else {
             throw ServerFailed(output: seen)
         }
         self.process = process
         self.port = port
+        self.apnsPort = apnsPort
         self.log = box
     }
 

@@ -238,8 +238,8 @@ struct ActivityRouteTests {
             #expect(token.allSatisfy { $0.isHexDigit })
             let channel = try await islet.request(.POST, "/v1/activities", key: key, body: #"{"attributesType":"T","content":{"state":{}},"pushType":{"channel":"abc="}}"#
             )
-            #expect(channel.status == 400)
-            #expect(channel.reason == "unsupported")
+            #expect(channel.status == 404)
+            #expect(channel.reason == "channelNotFound")
         }
     }
 

@@ -16,7 +16,9 @@ struct AppAndDeviceRouteTests {
             let key = try #require(created.json["apiKey"]?.stringValue)
             #expect(key.hasPrefix("islet_app_"))
             let listed = try await islet.request(.GET, "/v1/apps", key: islet.admin)
-            #expect(listed.json == ["apps": [["bundleId": "com.example.bike", "name": "Bike computer", "createdAt": 1_700_000_000]]])
+            #expect(listed.json == [
+                "apps": [["bundleId": "com.example.bike", "name": "Bike computer", "createdAt": 1_700_000_000, "strictPushes": false]]
+            ])
             #expect(!String(describing: listed.json).contains(key))
             let own = try await islet.request(.GET, "/v1/apps", key: key)
             #expect(own.json["apps"] == listed.json["apps"])
@@ -46,12 +48,12 @@ struct AppAndDeviceRouteTests {
             #expect(try await islet.isletClient(key: bike).devices().count == 2)
 
             let defaults = try await admin.settings(device: "phone-2")
-            #expect(defaults == [
-                AppSettings(bundleId: "com.example.bike", deviceId: "phone-2"),
-                AppSettings(bundleId: "com.example.ci", deviceId: "phone-2"),
-            ])
+            #expect(defaults.map(\.bundleId) == ["com.example.bike", "com.example.ci"])
+            #expect(defaults.allSatisfy { $0.activitiesEnabled && !$0.frequentUpdates && $0.pushToStartToken?.count == 64 })
             let changed = try await admin.updateSettings(device: "phone-2", bundleId: "com.example.bike", frequentUpdates: true)
-            #expect(changed == AppSettings(bundleId: "com.example.bike", deviceId: "phone-2", frequentUpdates: true))
+            #expect(changed == AppSettings(
+                bundleId: "com.example.bike", deviceId: "phone-2", frequentUpdates: true, pushToStartToken: defaults[0].pushToStartToken
+            ))
             // An app key sees its own settings only.
             #expect(try await islet.isletClient(key: bike).settings(device: "phone-2") == [changed])
             let noApp = try await islet.request(.PUT, "/v1/devices/phone-2/settings", key: islet.admin, body: #"{"frequentUpdates":true}"#)

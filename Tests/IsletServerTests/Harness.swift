@@ -32,6 +32,8 @@ struct Harness: Sendable {
     let islet: Islet
     let clock: ManualClock
     let port: Int
+    /// The APNs endpoint's port, when it runs.
+    let apnsPort: Int?
     let http: HTTPClient
     let directory: URL
 
@@ -97,26 +99,34 @@ func withIslet<T: Sendable>(
     var configuration = IsletConfiguration()
     configuration.store.dataDirectory = directory.path
     configuration.server.port = 0
+    configuration.apns.port = 0
     configure(&configuration)
     let tag = Test.current?.name ?? "?"
     var logger = Logger(label: "islet-test")
     logger.logLevel = ProcessInfo.processInfo.environment["ISLET_TEST_TRACE"] != nil ? .debug : .warning
     logger[metadataKey: "test"] = "\(tag)"
     let clock = ManualClock(now: t0)
-    let (ports, listening) = AsyncStream<Int>.makeStream()
-    let islet = try await Islet(configuration: configuration, clock: clock, logger: logger) { port in
-        listening.yield(port)
+    let (ports, listening) = AsyncStream<(Endpoint, Int)>.makeStream()
+    let islet = try await Islet(configuration: configuration, clock: clock, logger: logger) { endpoint, port in
+        listening.yield((endpoint, port))
     }
     let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await services.run() }
         var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { throw ServerDidNotStart() }
+        var bound: [Endpoint: Int] = [:]
+        while bound[.http] == nil || (configuration.apns.enabled && bound[.apns] == nil) {
+            guard let (endpoint, port) = await iterator.next() else { throw ServerDidNotStart() }
+            bound[endpoint] = port
+        }
+        let port = bound[.http]!
         debugTrace("\(tag) running on \(port)")
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         let result: Result<T, any Error>
         do {
-            result = .success(try await body(Harness(islet: islet, clock: clock, port: port, http: http, directory: directory)))
+            result = .success(try await body(Harness(
+                islet: islet, clock: clock, port: port, apnsPort: bound[.apns], http: http, directory: directory
+            )))
         } catch {
             result = .failure(error)
         }

@@ -109,12 +109,13 @@ public struct IgnoredUpdate: Codable, Hashable, Sendable {
     /// The last applied update's timestamp, for comparison.
     public var lastUpdateTimestamp: Date?
 
-    /// Creates a record of an ignored update.
+    /// Creates a record of an ignored update; the message defaults to the reason's.
     public init(
-        reason: IgnoreReason, action: String, content: ActivityContent?, timestamp: Date, lastUpdateTimestamp: Date?
+        reason: IgnoreReason, action: String, content: ActivityContent?, timestamp: Date, lastUpdateTimestamp: Date?,
+        message: String? = nil
     ) {
         self.reason = reason
-        self.message = reason.error.message
+        self.message = message ?? reason.error.message
         self.action = action
         self.content = content
         self.timestamp = timestamp
@@ -124,11 +125,20 @@ public struct IgnoredUpdate: Codable, Hashable, Sendable {
 
 /// A push token issued or rotated.
 public struct PushTokenChange: Codable, Hashable, Sendable {
+    /// Which token: an activity's update token or a device's push-to-start token for an app.
+    public enum Kind: String, Codable, Hashable, Sendable {
+        case activity
+        case pushToStart
+    }
+
     /// The new token, 64 hexadecimal characters.
     public var pushToken: String
+    /// Which token it is.
+    public var kind: Kind
 
     /// Creates a token change.
-    public init(pushToken: String) {
+    public init(pushToken: String, kind: Kind = .activity) {
         self.pushToken = pushToken
+        self.kind = kind
     }
 }

@@ -24,6 +24,29 @@ extension Activity {
         case appDisabled
         /// Time passes: deadlines that are due take effect.
         case advance
+        /// A push reaches the device: applied as the device would, or dropped with a reason.
+        case push(PushedChange, PushDelivery)
+    }
+
+    /// What a push asks of a running activity. Its `Codable` form is how a broadcast
+    /// channel keeps its most recent message: `{"update": {…}}` or `{"end": {…}}`.
+    public enum PushedChange: Codable, Hashable, Sendable {
+        /// `"event": "update"`.
+        case update(ContentUpdate)
+        /// `"event": "end"`.
+        case end(EndRequest)
+    }
+
+    /// How a push arrives: what the device checks before it applies one.
+    public struct PushDelivery: Hashable, Sendable {
+        /// The hourly budget the push counts against; `nil` when it does not count (priority 5,
+        /// broadcasts). See `LifecycleRules.pushBudget(priority:frequentUpdates:)`.
+        public var budgetPerHour: Int?
+
+        /// Creates a delivery.
+        public init(budgetPerHour: Int?) {
+            self.budgetPerHour = budgetPerHour
+        }
     }
 
     /// Starts a new activity by ActivityKit's rules, or refuses it with the reason iOS would give.
@@ -37,12 +60,17 @@ extension Activity {
     ///   - occupancy: What the app and the device already hold.
     ///   - now: The current time.
     ///   - rules: The limits in force.
+    ///   - type: The activity type's registered shapes, if any: payloads must fit them.
     /// - Returns: The activity and the events of its start.
     public static func request(
         _ request: ActivityRequest, id: ActivityID, bundleId: BundleID, key: String? = nil, pushToken: String?,
-        occupancy: Occupancy, now: Date, rules: LifecycleRules
+        occupancy: Occupancy, now: Date, rules: LifecycleRules, type: ActivityType? = nil
     ) throws(IsletError) -> (Activity, Transition) {
         try request.validate()
+        if let mismatch = type?.attributes?.mismatch(in: request.attributes, at: "attributes") {
+            throw IsletError(.attributesMismatch, "\(mismatch) (activity type \(request.attributesType))")
+        }
+        try checkShape(of: request.content, type: type)
         guard occupancy.activitiesEnabled else {
             throw IsletError(.denied, "Live Activities are turned off for \(bundleId) on device \(request.deviceId).")
         }
@@ -88,11 +116,18 @@ extension Activity {
     /// Deadlines that are due take effect first, so an update that arrives after the stale date
     /// or the automatic end sees the activity as the rules left it. Invalid input throws and
     /// changes nothing; input the rules ignore is recorded and reported in `Transition.ignored`.
-    public mutating func handle(_ input: Input, now: Date, rules: LifecycleRules) throws(IsletError) -> Transition {
-        try validate(input, rules: rules)
+    /// A push is never refused, only applied or dropped, as on a device.
+    ///
+    /// - Parameter type: The activity type's registered shapes, if any: content must fit them.
+    public mutating func handle(
+        _ input: Input, now: Date, rules: LifecycleRules, type: ActivityType? = nil
+    ) throws(IsletError) -> Transition {
+        try validate(input, rules: rules, type: type)
         var transition = Transition()
         advance(to: now, rules: rules, into: &transition)
         switch input {
+        case .push(let change, let delivery):
+            receive(change, delivery: delivery, now: now, rules: rules, type: type, into: &transition)
         case .update(let update):
             let timestamp = update.timestamp ?? now
             if let reason = ignoreReason(forUpdateAt: timestamp, now: now, rules: rules) {
@@ -121,17 +156,81 @@ extension Activity {
 
     // MARK: Rules
 
-    private func validate(_ input: Input, rules: LifecycleRules) throws(IsletError) {
+    private func validate(_ input: Input, rules: LifecycleRules, type: ActivityType?) throws(IsletError) {
         let content: ActivityContent? =
             switch input {
             case .update(let update): update.content
             case .end(let end): end.content
-            case .userDismissal, .appDisabled, .advance: nil
+            case .userDismissal, .appDisabled, .advance, .push: nil
             }
         if let content {
             try content.validate()
             try rules.checkPayloadSize(attributes: attributes, state: content.state)
+            try Self.checkShape(of: content, type: type)
         }
+    }
+
+    /// Refuses content whose state does not fit the activity type's registered shape.
+    private static func checkShape(of content: ActivityContent, type: ActivityType?) throws(IsletError) {
+        if let mismatch = type?.contentState?.mismatch(in: content.state, at: "content-state") {
+            throw IsletError(.contentStateMismatch, "\(mismatch) (activity type \(type?.name ?? ""))")
+        }
+    }
+
+    /// A push, as a device takes it: whatever it could not decode, or whatever the rules or the
+    /// budget rule out, is dropped and recorded; the rest is applied like a local update or end.
+    private mutating func receive(
+        _ change: PushedChange, delivery: PushDelivery, now: Date, rules: LifecycleRules, type: ActivityType?,
+        into transition: inout Transition
+    ) {
+        let (action, content, timestamp): (String, ActivityContent?, Date) =
+            switch change {
+            case .update(let update): ("update", update.content, update.timestamp ?? now)
+            case .end(let end): ("end", end.content, end.timestamp ?? now)
+            }
+        if let content {
+            var mismatch: IsletError?
+            do {
+                try content.validate()
+                try rules.checkPayloadSize(attributes: attributes, state: content.state)
+                try Self.checkShape(of: content, type: type)
+            } catch {
+                mismatch = error
+            }
+            if let mismatch {
+                let reason: IgnoreReason = mismatch.reason == .attributesTooLarge ? .attributesTooLarge : .contentStateMismatch
+                transition.ignored = reason
+                transition.payloads.append(.updateIgnored(IgnoredUpdate(
+                    reason: reason, action: action, content: content, timestamp: timestamp,
+                    lastUpdateTimestamp: lastUpdateTimestamp, message: mismatch.message
+                )))
+                return
+            }
+        }
+        switch change {
+        case .update(let update):
+            if let reason = ignoreReason(forUpdateAt: timestamp, now: now, rules: rules) {
+                ignore(reason, action: action, content: content, timestamp: timestamp, into: &transition)
+                return
+            }
+            if let budget = delivery.budgetPerHour, !spendBudget(budget, now: now) {
+                ignore(.budgetExceeded, action: action, content: content, timestamp: timestamp, into: &transition)
+                return
+            }
+            apply(update.content, alert: update.alert, timestamp: timestamp, now: now, into: &transition)
+        case .end(let end):
+            // Ends are never throttled: a device always lets an activity end.
+            try? finish(end, now: now, rules: rules, into: &transition)
+        }
+    }
+
+    /// Spends one push from the hourly budget; `false` when it is spent.
+    private mutating func spendBudget(_ budget: Int, now: Date) -> Bool {
+        var recent = (budgetedPushes ?? []).filter { now.timeIntervalSince($0) < 3600 }
+        defer { budgetedPushes = recent.isEmpty ? nil : recent }
+        guard recent.count < budget else { return false }
+        recent.append(now)
+        return true
     }
 
     private func ignoreReason(forUpdateAt timestamp: Date, now: Date, rules: LifecycleRules) -> IgnoreReason? {

@@ -19,9 +19,21 @@ public struct LifecycleRules: Hashable, Sendable {
     public var maxActivitiesPerDevice: Int = 10
     /// How far in the future an update's timestamp may be before it is ignored.
     public var maxTimestampLead: TimeInterval = 8 * 3600
+    /// Priority-10 push updates an activity may receive per hour before the device throttles
+    /// them. Apple documents no number; this is the order of magnitude developers observe.
+    public var pushBudgetPerHour: Int = 12
+    /// The same budget when the device allows the app frequent updates.
+    public var frequentPushBudgetPerHour: Int = 60
 
     /// Rules with every limit at its default.
     public init() {}
+
+    /// The hourly budget a push counts against, or `nil` when it does not count: priority-5
+    /// pushes are delivered opportunistically and never spend budget.
+    public func pushBudget(priority: Int, frequentUpdates: Bool) -> Int? {
+        guard priority >= 10 else { return nil }
+        return frequentUpdates ? frequentPushBudgetPerHour : pushBudgetPerHour
+    }
 
     /// Refuses attributes and a content state whose combined encoding exceeds the limit.
     public func checkPayloadSize(attributes: JSONValue, state: JSONValue) throws(IsletError) {

@@ -45,6 +45,8 @@ public struct Activity: Hashable, Sendable {
     public var dismissedAt: Date?
     /// The timestamp of the last applied update: older updates are ignored.
     public var lastUpdateTimestamp: Date?
+    /// When the budgeted pushes of the last hour arrived, oldest first: the push budget's state.
+    public var budgetedPushes: [Date]?
 
     /// Creates an activity value; `Activity.request` is how a new activity comes to be.
     public init(
@@ -76,6 +78,12 @@ public struct Activity: Hashable, Sendable {
         self.lastUpdateTimestamp = lastUpdateTimestamp
     }
 
+    /// The broadcast channel it listens to, if it was started with one.
+    public var channelId: String? {
+        if case .channel(let id) = pushType { return id }
+        return nil
+    }
+
     /// The next moment at which the rules change this activity by themselves, if any:
     /// the scheduled start, the stale date, the automatic end or the dismissal.
     public var nextDeadline: Date? {
@@ -98,6 +106,6 @@ extension Activity: Codable {
     enum CodingKeys: String, CodingKey {
         case id, bundleId, deviceId = "device", attributesType, attributes, content
         case state = "activityState", style, pushType, pushToken, key, createdAt, scheduledStart, startAlert
-        case startedAt, autoEndAt, endedAt, dismissAt, dismissedAt, lastUpdateTimestamp
+        case startedAt, autoEndAt, endedAt, dismissAt, dismissedAt, lastUpdateTimestamp, budgetedPushes
     }
 }

@@ -8,12 +8,16 @@ public struct App: Codable, Hashable, Sendable {
     public var name: String
     /// When the app was created.
     public var createdAt: Date
+    /// Whether pushes a device would drop silently are refused with `400` and the reason instead:
+    /// for a provider's CI, where a silent drop is a failed test.
+    public var strictPushes: Bool
 
     /// Creates an app.
-    public init(bundleId: BundleID, name: String, createdAt: Date) {
+    public init(bundleId: BundleID, name: String, createdAt: Date, strictPushes: Bool = false) {
         self.bundleId = bundleId
         self.name = name
         self.createdAt = createdAt
+        self.strictPushes = strictPushes
     }
 
     /// Refuses a bundle identifier iOS would refuse: 1 to 155 characters of letters, digits,

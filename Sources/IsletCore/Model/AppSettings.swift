@@ -8,16 +8,22 @@ public struct AppSettings: Codable, Hashable, Sendable {
     public var activitiesEnabled: Bool
     /// Whether the app gets the larger push budget (`frequentPushesEnabled`).
     public var frequentUpdates: Bool
+    /// The device's push-to-start token for the app (`Activity.pushToStartToken`).
+    public var pushToStartToken: String?
 
     enum CodingKeys: String, CodingKey {
-        case bundleId, deviceId = "device", activitiesEnabled, frequentUpdates
+        case bundleId, deviceId = "device", activitiesEnabled, frequentUpdates, pushToStartToken
     }
 
     /// Creates settings; an app that was never configured on a device is enabled without frequent updates.
-    public init(bundleId: BundleID, deviceId: DeviceID, activitiesEnabled: Bool = true, frequentUpdates: Bool = false) {
+    public init(
+        bundleId: BundleID, deviceId: DeviceID, activitiesEnabled: Bool = true, frequentUpdates: Bool = false,
+        pushToStartToken: String? = nil
+    ) {
         self.bundleId = bundleId
         self.deviceId = deviceId
         self.activitiesEnabled = activitiesEnabled
         self.frequentUpdates = frequentUpdates
+        self.pushToStartToken = pushToStartToken
     }
 }

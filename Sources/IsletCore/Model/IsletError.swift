@@ -35,13 +35,22 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case deviceNotFound
     case deviceAlreadyExists
     case activityNotFound
+    case keyNotFound
+    case channelNotFound
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge
     case denied
     case targetMaximumExceeded
     case globalMaximumExceeded
-    case unsupported
+
+    // Payloads that do not fit the activity type's registered shape, as a device fails to decode them.
+    case attributesMismatch
+    case contentStateMismatch
+    case invalidPayload
+
+    // The push budget.
+    case budgetExceeded
 
     // Lifecycle rules: the request was understood, and the rules say no.
     case activityEnded
@@ -55,8 +64,8 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case unavailable
 }
 
-/// Why an update (or an end's final content) was ignored. Ignored updates are recorded in the
-/// activity's history, never dropped silently.
+/// Why an update (or an end's final content, or a push-to-start) was ignored. Ignored updates
+/// are recorded in the activity's (or the device's) history, never dropped silently.
 public enum IgnoreReason: String, Codable, Sendable, CaseIterable {
     /// Its timestamp is older than the last applied update's.
     case olderTimestamp
@@ -66,6 +75,24 @@ public enum IgnoreReason: String, Codable, Sendable, CaseIterable {
     case activityEnded
     /// The activity has been dismissed.
     case activityDismissed
+    /// Its content state does not fit the activity type's shape: the device cannot decode it.
+    case contentStateMismatch
+    /// Its attributes do not fit the activity type's shape (push-to-start).
+    case attributesMismatch
+    /// The activity's hourly budget of priority-10 pushes is spent: the device throttles it.
+    case budgetExceeded
+    /// The payload lacks what the event needs (a push-to-start without attributes, …).
+    case invalidPayload
+    /// A push-to-start the device refused: Live Activities are off for the app.
+    case denied
+    /// A push-to-start whose attributes and content state are over the size limit.
+    case attributesTooLarge
+    /// A push-to-start beyond the app's limit of live activities on the device.
+    case targetMaximumExceeded
+    /// A push-to-start beyond the device's limit of live activities.
+    case globalMaximumExceeded
+    /// A push-to-start that names a broadcast channel that does not exist.
+    case channelNotFound
 
     /// The error a caller who asked directly (REST, SDK) receives.
     public var error: IsletError {
@@ -78,6 +105,27 @@ public enum IgnoreReason: String, Codable, Sendable, CaseIterable {
             IsletError(.activityEnded, "The activity has ended; ended activities ignore updates.")
         case .activityDismissed:
             IsletError(.activityDismissed, "The activity has been dismissed; dismissed activities ignore updates.")
+        case .contentStateMismatch:
+            IsletError(.contentStateMismatch, "The content state does not fit the activity type's registered shape.")
+        case .attributesMismatch:
+            IsletError(.attributesMismatch, "The attributes do not fit the activity type's registered shape.")
+        case .budgetExceeded:
+            IsletError(.budgetExceeded, "The activity's hourly budget of priority-10 pushes is spent; the update was throttled.")
+        case .invalidPayload:
+            IsletError(.invalidPayload, "The payload lacks what its event needs.")
+        case .denied, .attributesTooLarge, .targetMaximumExceeded, .globalMaximumExceeded, .channelNotFound:
+            IsletError(ErrorReason(rawValue: rawValue)!, "The device refused to start the activity (\(rawValue)).")
+        }
+    }
+
+    /// The reason a refusal of a push-to-start is recorded with, if it is one a device drops.
+    public init?(refusal: IsletError) {
+        if refusal.reason == .invalidRequest {
+            self = .invalidPayload
+        } else if let reason = IgnoreReason(rawValue: refusal.reason.rawValue) {
+            self = reason
+        } else {
+            return nil
         }
     }
 }

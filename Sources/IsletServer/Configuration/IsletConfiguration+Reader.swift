@@ -28,6 +28,20 @@ extension IsletConfiguration {
         lifecycle.maxActivitiesPerDevice = try settings.int("lifecycle.maxActivitiesPerDevice", in: 1...1_000_000)
             ?? lifecycle.maxActivitiesPerDevice
         lifecycle.maxTimestampLead = try settings.duration("lifecycle.maxTimestampLead") ?? lifecycle.maxTimestampLead
+        lifecycle.pushBudgetPerHour = try settings.int("lifecycle.pushBudgetPerHour", in: 0...1_000_000)
+            ?? lifecycle.pushBudgetPerHour
+        lifecycle.frequentPushBudgetPerHour = try settings.int("lifecycle.frequentPushBudgetPerHour", in: 0...1_000_000)
+            ?? lifecycle.frequentPushBudgetPerHour
+        apns.enabled = try settings.bool("apns.enabled") ?? apns.enabled
+        apns.host = try settings.string("apns.host")
+        apns.port = try settings.int("apns.port", in: 0...65535) ?? apns.port
+        apns.certificate = try settings.string("apns.certificate")
+        apns.privateKey = try settings.string("apns.privateKey")
+        apns.tokenRotation = try settings.duration("apns.tokenRotation") ?? apns.tokenRotation
+        apns.maxChannelsPerApp = try settings.int("apns.maxChannelsPerApp", in: 1...1_000_000) ?? apns.maxChannelsPerApp
+        if (apns.certificate == nil) != (apns.privateKey == nil) {
+            throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
+        }
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
         streams.keepAliveInterval = try settings.duration("streams.keepAlive") ?? streams.keepAliveInterval
         streams.writeTimeout = try settings.duration("streams.writeTimeout") ?? streams.writeTimeout
@@ -59,6 +73,15 @@ private struct SettingsReader {
             throw ConfigurationError(key: key, problem: "\"\(text)\" is not a whole number from \(range.lowerBound) to \(range.upperBound).")
         }
         return value
+    }
+
+    func bool(_ key: String) throws -> Bool? {
+        guard let text = try string(key) else { return nil }
+        switch text.trimmingCharacters(in: .whitespaces).lowercased() {
+        case "true", "yes", "on", "1": return true
+        case "false", "no", "off", "0": return false
+        default: throw ConfigurationError(key: key, problem: "\"\(text)\" is not true or false.")
+        }
     }
 
     func duration(_ key: String) throws -> TimeInterval? {

@@ -17,6 +17,8 @@ public struct IsletConfiguration: Equatable, Sendable {
     public var lifecycle = LifecycleRules()
     /// Event stream behaviour.
     public var streams = StreamSettings()
+    /// The APNs-compatible endpoint.
+    public var apns = APNsSettings()
     /// The least severe log level written.
     public var logLevel: Logger.Level = .info
 
@@ -55,6 +57,30 @@ public struct StoreSettings: Equatable, Sendable {
     public var databasePath: String { (dataDirectory as NSString).appendingPathComponent("islet.sqlite") }
     /// The admin key file inside the data directory.
     public var adminKeyPath: String { (dataDirectory as NSString).appendingPathComponent("admin.key") }
+    /// Where the development TLS certificate of the APNs endpoint lives.
+    public var tlsDirectory: String { (dataDirectory as NSString).appendingPathComponent("tls") }
+}
+
+/// The APNs-compatible endpoint: HTTP/2 over TLS on its own port.
+public struct APNsSettings: Equatable, Sendable {
+    /// Whether the endpoint runs.
+    public var enabled = true
+    /// The address to bind; `nil` means the same as `server.host`.
+    public var host: String?
+    /// The port; Apple's alternative port by default. 0 picks a free one.
+    public var port = 2197
+    /// A PEM certificate chain to present instead of the generated development one.
+    public var certificate: String?
+    /// The PEM private key of `certificate`.
+    public var privateKey: String?
+    /// How often every push token and push-to-start token is replaced, so providers can test
+    /// their token handling; 0 never.
+    public var tokenRotation: TimeInterval = 0
+    /// The most broadcast channels one app may hold. Apple: 10,000.
+    public var maxChannelsPerApp = 10_000
+
+    /// The defaults.
+    public init() {}
 }
 
 /// Event stream behaviour.

@@ -26,8 +26,45 @@ public final class Engine: Sendable {
 
     /// Starts an activity for an app.
     public func request(_ request: ActivityRequest, bundleId: BundleID) async throws -> SQLiteStore.Outcome {
-        try Self.checkSupported(request)
-        return record(try await store.request(request, bundleId: bundleId, now: clock.now()))
+        record(try await store.request(request, bundleId: bundleId, now: clock.now()))
+    }
+
+    /// Applies a push to an activity as its device would.
+    public func push(_ change: Activity.PushedChange, priority: Int, to id: ActivityID) async throws -> SQLiteStore.Outcome {
+        let outcome = record(try await store.push(change, priority: priority, to: id, now: clock.now()))
+        metrics.pushReceived(ignored: outcome.transition.ignored)
+        return outcome
+    }
+
+    /// Starts an activity by push-to-start as the device would, or records why it did not.
+    public func pushToStart(_ start: PushStart, bundleId: BundleID) async throws -> SQLiteStore.PushStartOutcome {
+        let outcome = try await store.pushToStart(start, bundleId: bundleId, now: clock.now())
+        switch outcome {
+        case .started(let started):
+            _ = record(started)
+            metrics.pushReceived(ignored: nil)
+        case .ignored(let reason, _):
+            metrics.pushReceived(ignored: reason)
+        }
+        return outcome
+    }
+
+    /// Delivers a broadcast to the channel's activities.
+    public func broadcast(_ change: Activity.PushedChange, channel: BroadcastChannel) async throws -> [SQLiteStore.Outcome] {
+        let outcomes = try await store.broadcast(change, channel: channel, now: clock.now())
+        for outcome in outcomes {
+            _ = record(outcome)
+            metrics.pushReceived(ignored: outcome.transition.ignored)
+        }
+        return outcomes
+    }
+
+    /// Records a push a device could not use.
+    public func recordUndeliverable(
+        _ ignored: IgnoredUpdate, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?
+    ) async throws {
+        try await store.recordIgnoredPush(ignored, bundleId: bundleId, deviceId: deviceId, activityId: activityId, now: clock.now())
+        metrics.pushReceived(ignored: ignored.reason)
     }
 
     /// Applies an update, end, dismissal or deadline to an activity.
@@ -39,8 +76,7 @@ public final class Engine: Sendable {
     public func startOrUpdate(
         key: String, request: ActivityRequest, timestamp: Date?, end: DismissalPolicy?, bundleId: BundleID
     ) async throws -> SQLiteStore.Outcome {
-        try Self.checkSupported(request)
-        return record(try await store.startOrUpdate(
+        record(try await store.startOrUpdate(
             key: key, request: request, timestamp: timestamp, end: end, bundleId: bundleId, now: clock.now()
         ))
     }
@@ -76,13 +112,5 @@ public final class Engine: Sendable {
             deadlines.notify(deadline: deadline)
         }
         return outcome
-    }
-
-    /// Broadcast channels arrive with the APNs-compatible endpoint; until then a channel push
-    /// type is refused as ActivityKit refuses what a device does not support.
-    private static func checkSupported(_ request: ActivityRequest) throws {
-        if case .channel = request.pushType {
-            throw IsletError(.unsupported, "Broadcast channels are not supported yet; use pushType null or \"token\".")
-        }
     }
 }

@@ -9,10 +9,12 @@ extension ErrorReason {
     /// The HTTP status a REST caller receives with this reason.
     var httpStatus: HTTPResponse.Status {
         switch self {
-        case .malformedJSON, .invalidRequest, .unsupported: .badRequest
+        case .malformedJSON, .invalidRequest: .badRequest
+        case .attributesMismatch, .contentStateMismatch, .invalidPayload: .badRequest
+        case .budgetExceeded: .tooManyRequests
         case .unauthorized: .unauthorized
         case .forbidden, .denied: .forbidden
-        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound: .notFound
+        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound: .notFound
         case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict
         case .activityEnded, .activityDismissed, .activityPending, .olderTimestamp, .timestampTooFarAhead: .conflict
         case .payloadTooLarge, .attributesTooLarge: .contentTooLarge

@@ -14,6 +14,8 @@ public final class ServerMetrics: Sendable {
     private let coalesced: Counter
     private let overflows: Counter
     private let deadlinesFired: Counter
+    private let pushesDelivered: Counter
+    private let pushesDropped: [IgnoreReason: Counter]
 
     /// Creates the metrics in `registry`.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
@@ -49,6 +51,16 @@ public final class ServerMetrics: Sendable {
         deadlinesFired = registry.makeCounter(descriptor: .islet(
             "deadlines_fired", unit: "total", help: "Activities changed by their deadlines (start, stale, end, dismissal)."
         ))
+        pushesDelivered = registry.makeCounter(
+            descriptor: .islet("pushes", unit: "total", help: "APNs-format pushes a device took or dropped, by outcome."),
+            labels: [("outcome", "delivered"), ("reason", "")]
+        )
+        pushesDropped = Dictionary(uniqueKeysWithValues: IgnoreReason.allCases.map { reason in
+            (reason, registry.makeCounter(
+                descriptor: .islet("pushes", unit: "total", help: "APNs-format pushes a device took or dropped, by outcome."),
+                labels: [("outcome", "dropped"), ("reason", reason.rawValue)]
+            ))
+        })
     }
 
     func record(_ transition: Transition) {
@@ -62,6 +74,9 @@ public final class ServerMetrics: Sendable {
     }
 
     func recordPublished(_ type: EventType) { eventsPublished[type]?.increment() }
+    func pushReceived(ignored: IgnoreReason?) {
+        if let ignored { pushesDropped[ignored]?.increment() } else { pushesDelivered.increment() }
+    }
     func subscriberCountChanged(by delta: Int) { subscribers.increment(by: Double(delta)) }
     func eventCoalesced() { coalesced.increment() }
     func subscriberOverflowed() { overflows.increment() }

@@ -1,0 +1,177 @@
+import Foundation
+import IsletCore
+
+/// A Live Activity push's payload, read as a device reads it: the `aps` dictionary's `event`,
+/// `content-state`, `timestamp`, `stale-date`, `relevance-score`, `dismissal-date`, `alert`,
+/// and for a push-to-start `attributes-type`, `attributes`, `input-push-token` and
+/// `input-push-channel`.
+///
+/// Parsing splits two kinds of trouble. A body that is not JSON with an `aps` dictionary is
+/// refused by APNs itself (`APNsError`). A payload APNs accepts but a device cannot use — no
+/// `event`, an update without `content-state`, a start without `alert` — parses into
+/// `.undeliverable`: the device drops it, and Islet records why.
+public struct LiveActivityPayload: Hashable, Sendable {
+    /// What the payload asks for.
+    public enum Action: Hashable, Sendable {
+        /// `event: update`.
+        case update(ContentUpdate)
+        /// `event: end`.
+        case end(EndRequest)
+        /// `event: start`, sent to a push-to-start token.
+        case start(PushStart)
+        /// A payload a device cannot use, and why.
+        case undeliverable(reason: IgnoreReason, detail: String)
+    }
+
+    /// What the payload asks for.
+    public var action: Action
+    /// `aps.timestamp`, if any.
+    public var timestamp: Date?
+
+    /// Reads a payload.
+    ///
+    /// - Parameters:
+    ///   - body: The request body.
+    ///   - device: The device a push-to-start is for.
+    public static func parse(_ body: Data, device: DeviceID = .defaultDevice) throws(APNsError) -> LiveActivityPayload {
+        guard !body.isEmpty else { throw .payloadEmpty("The push has no payload.") }
+        guard let json = try? WireFormat.decoder().decode(JSONValue.self, from: body) else {
+            throw .badRequestPayload("The payload is not valid JSON.")
+        }
+        guard let aps = json["aps"]?.objectValue else {
+            throw .badRequestPayload("The payload has no \"aps\" dictionary.")
+        }
+        let timestamp = aps["timestamp"].flatMap(\.seconds).map(Date.init(timeIntervalSince1970:))
+        do {
+            return LiveActivityPayload(action: try action(from: aps, timestamp: timestamp, device: device), timestamp: timestamp)
+        } catch {
+            return LiveActivityPayload(action: .undeliverable(reason: .invalidPayload, detail: error.detail), timestamp: timestamp)
+        }
+    }
+
+    fileprivate struct Undeliverable: Error {
+        var detail: String
+    }
+
+    private static func action(from aps: [String: JSONValue], timestamp: Date?, device: DeviceID) throws -> Action {
+        guard let event = aps["event"]?.stringValue else {
+            throw Undeliverable(detail: "aps.event is missing: it must be \"start\", \"update\" or \"end\".")
+        }
+        let contentState = aps["content-state"]
+        if let contentState, contentState.objectValue == nil {
+            throw Undeliverable(detail: "aps.content-state must be a dictionary (the ContentState's JSON).")
+        }
+        let staleDate = try date(aps, "stale-date")
+        let relevance = try number(aps, "relevance-score")
+        let alert = try alert(aps["alert"], sound: aps["sound"])
+        func content() throws -> ActivityContent {
+            guard let contentState else {
+                throw Undeliverable(detail: "aps.content-state is missing; an \(event) event carries the new state.")
+            }
+            return ActivityContent(state: contentState, staleDate: staleDate, relevanceScore: relevance ?? 0)
+        }
+        switch event {
+        case "update":
+            return .update(ContentUpdate(content: try content(), alert: alert, timestamp: timestamp))
+        case "end":
+            let dismissal = try date(aps, "dismissal-date").map(DismissalPolicy.after) ?? .default
+            let final = contentState == nil ? nil : try content()
+            return .end(EndRequest(content: final, dismissalPolicy: dismissal, timestamp: timestamp))
+        case "start":
+            guard let attributesType = aps["attributes-type"]?.stringValue, !attributesType.isEmpty else {
+                throw Undeliverable(detail: "A start needs aps.attributes-type, the ActivityAttributes type's name.")
+            }
+            guard let attributes = aps["attributes"], attributes.objectValue != nil else {
+                throw Undeliverable(detail: "A start needs aps.attributes, a dictionary.")
+            }
+            guard let alert else {
+                throw Undeliverable(detail: "A start needs aps.alert; devices do not start an activity silently.")
+            }
+            var pushType: PushType?
+            if let channel = aps["input-push-channel"] {
+                guard let id = channel.stringValue else {
+                    throw Undeliverable(detail: "aps.input-push-channel must be a channel id (a string).")
+                }
+                pushType = .channel(id)
+            } else if let input = aps["input-push-token"], input != .integer(0), input != .bool(false) {
+                pushType = .token
+            }
+            let request = ActivityRequest(
+                attributesType: attributesType, attributes: attributes, content: try content(), pushType: pushType,
+                alert: alert, deviceId: device
+            )
+            return .start(PushStart(request: request, timestamp: timestamp))
+        default:
+            throw Undeliverable(detail: "aps.event \"\(event)\" is not start, update or end.")
+        }
+    }
+
+    private static func number(_ aps: [String: JSONValue], _ key: String) throws -> Double? {
+        guard let value = aps[key] else { return nil }
+        guard let number = value.seconds else {
+            throw Undeliverable(detail: "aps.\(key) must be a number, not \(value.typeName).")
+        }
+        return number
+    }
+
+    private static func date(_ aps: [String: JSONValue], _ key: String) throws -> Date? {
+        try number(aps, key).map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// An `alert` as a display shows it: `title` and `body` as strings or as localization
+    /// dictionaries (`loc-key` with `loc-args` filled into its `%@`s), `sound` as a name or
+    /// a dictionary's `name`.
+    private static func alert(_ value: JSONValue?, sound: JSONValue?) throws -> Alert? {
+        guard let value else { return nil }
+        if let text = value.stringValue {
+            return Alert(title: "", body: text, sound: soundName(sound))
+        }
+        guard let members = value.objectValue else {
+            throw Undeliverable(detail: "aps.alert must be a dictionary or a string.")
+        }
+        func text(_ key: String, locKey: String, locArgs: String) -> String {
+            if let plain = members[key]?.stringValue { return plain }
+            if let localized = members[key]?.objectValue {
+                return localizedText(localized["loc-key"], localized["loc-args"])
+            }
+            return members[locKey] == nil ? "" : localizedText(members[locKey], members[locArgs])
+        }
+        return Alert(
+            title: text("title", locKey: "title-loc-key", locArgs: "title-loc-args"),
+            body: text("body", locKey: "loc-key", locArgs: "loc-args"),
+            sound: soundName(members["sound"] ?? sound)
+        )
+    }
+
+    private static func localizedText(_ key: JSONValue?, _ arguments: JSONValue?) -> String {
+        var text = key?.stringValue ?? ""
+        if case .array(let values) = arguments {
+            for value in values {
+                guard let range = text.range(of: "%@") else { break }
+                text.replaceSubrange(range, with: value.stringValue ?? (try? WireFormat.string(value)) ?? "")
+            }
+        }
+        return text
+    }
+
+    private static func soundName(_ value: JSONValue?) -> String? {
+        value?.stringValue ?? value?["name"]?.stringValue
+    }
+}
+
+extension Error {
+    fileprivate var detail: String {
+        (self as? LiveActivityPayload.Undeliverable)?.detail ?? "\(self)"
+    }
+}
+
+extension JSONValue {
+    /// The value as a number of seconds, if it is a number.
+    var seconds: Double? {
+        switch self {
+        case .integer(let value): Double(value)
+        case .number(let value): value
+        default: nil
+        }
+    }
+}

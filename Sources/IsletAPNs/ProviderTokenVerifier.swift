@@ -1,0 +1,139 @@
+import Foundation
+import IsletCore
+import JWTKit
+import Synchronization
+
+/// The claims of an APNs provider token: the team that signed it and when.
+struct ProviderClaims: JWTPayload {
+    var iss: IssuerClaim
+    var iat: IssuedAtClaim
+
+    func verify(using algorithm: some JWTAlgorithm) async throws {}
+}
+
+/// What a verified provider token says.
+public struct ProviderIdentity: Hashable, Sendable {
+    /// The key id (`kid`) it was signed with.
+    public var keyId: String
+    /// The team (`iss`).
+    public var teamId: String
+    /// When it was issued (`iat`).
+    public var issuedAt: Date
+    /// The apps whose topics the key may push to.
+    public var bundleIds: Set<BundleID>
+}
+
+/// Verifies `authorization: bearer <jwt>` as APNs does: ES256, a registered `kid`, the key's
+/// team as `iss`, and an `iat` no older than an hour. A token that verified once is remembered
+/// (providers reuse a token for up to an hour), so repeated pushes cost no signature check.
+public final class ProviderTokenVerifier: Sendable {
+    /// How old `iat` may be.
+    public static let maxAge: TimeInterval = 3600
+    /// How far ahead of the server's clock `iat` may be.
+    public static let maxClockSkew: TimeInterval = 300
+
+    private let verified = Mutex<[String: ProviderIdentity]>([:])
+
+    /// Creates a verifier.
+    public init() {}
+
+    /// Forgets verified tokens: keys changed.
+    public func forget() {
+        verified.withLock { $0.removeAll() }
+    }
+
+    /// Checks the `authorization` header of a push.
+    ///
+    /// - Parameters:
+    ///   - authorization: The header's value, if any.
+    ///   - now: The server's time.
+    ///   - keys: Finds the registered keys with a key id.
+    /// - Returns: Who signed the token.
+    public func verify(
+        authorization: String?, now: Date, keys: (String) async throws -> [ProviderKey]
+    ) async throws -> ProviderIdentity {
+        guard let authorization, !authorization.isEmpty else {
+            throw APNsError.missingProviderToken("Send authorization: bearer <JWT signed with your .p8 key>.")
+        }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw APNsError.invalidProviderToken("The authorization header must be \"bearer <JWT>\".")
+        }
+        let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        let identity: ProviderIdentity
+        if let known = verified.withLock({ $0[token] }) {
+            identity = known
+        } else {
+            identity = try await check(token, keys: keys)
+            verified.withLock { cache in
+                if cache.count >= 10_000 { cache.removeAll() }
+                cache[token] = identity
+            }
+        }
+        let age = now.timeIntervalSince(identity.issuedAt)
+        if age > Self.maxAge {
+            throw APNsError.expiredProviderToken("The token's iat is \(Int(age)) s old; APNs accepts at most \(Int(Self.maxAge)) s. Sign a new one.")
+        }
+        if age < -Self.maxClockSkew {
+            throw APNsError.invalidProviderToken("The token's iat is \(Int(-age)) s in the future.")
+        }
+        return identity
+    }
+
+    private func check(_ token: String, keys: (String) async throws -> [ProviderKey]) async throws -> ProviderIdentity {
+        let header = try Self.header(of: token)
+        guard header.alg == "ES256" else {
+            throw APNsError.invalidProviderToken("Provider tokens are signed ES256, not \(header.alg ?? "with no alg").")
+        }
+        guard let kid = header.kid, !kid.isEmpty else {
+            throw APNsError.invalidProviderToken("The token's header has no kid (the key id).")
+        }
+        let registered = try await keys(kid)
+        guard !registered.isEmpty else {
+            throw APNsError.invalidProviderToken("No key \(kid) is registered: POST /v1/apps/{bundleId}/keys first.")
+        }
+        var claims: ProviderClaims?
+        for publicKey in Set(registered.map(\.publicKey)) {
+            let collection = JWTKeyCollection()
+            guard let key = try? ES256PublicKey(pem: publicKey) else { continue }
+            await collection.add(ecdsa: key, kid: JWKIdentifier(string: kid))
+            if let verified = try? await collection.verify(token, as: ProviderClaims.self) {
+                claims = verified
+                break
+            }
+        }
+        guard let claims else {
+            throw APNsError.invalidProviderToken("The token's signature does not verify with key \(kid).")
+        }
+        let team = claims.iss.value
+        let bundleIds = Set(registered.filter { $0.teamId == team }.map(\.bundleId))
+        guard !bundleIds.isEmpty else {
+            throw APNsError.invalidProviderToken("Key \(kid) belongs to team \(registered[0].teamId), but the token's iss is \(team).")
+        }
+        return ProviderIdentity(keyId: kid, teamId: team, issuedAt: claims.iat.value, bundleIds: bundleIds)
+    }
+
+    private struct Header: Decodable {
+        var alg: String?
+        var kid: String?
+    }
+
+    private static func header(of token: String) throws -> Header {
+        let parts = token.split(separator: ".", omittingEmptySubsequences: false)
+        guard parts.count == 3, let data = Base64URL.decode(String(parts[0])),
+            let header = try? JSONDecoder().decode(Header.self, from: data)
+        else {
+            throw APNsError.invalidProviderToken("The provider token is not a JWT (header.claims.signature, base64url).")
+        }
+        return header
+    }
+}
+
+/// Base64url without padding, as JWTs write it.
+enum Base64URL {
+    static func decode(_ text: String) -> Data? {
+        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
+        return Data(base64Encoded: base64)
+    }
+}

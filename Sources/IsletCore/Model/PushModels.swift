@@ -1,0 +1,62 @@
+import Foundation
+
+/// A provider's ES256 key, as registered for APNs-style JWTs: only its public half is kept.
+public struct ProviderKey: Codable, Hashable, Sendable {
+    /// The 10-character key id a JWT names in `kid`.
+    public var keyId: String
+    /// The 10-character team id a JWT names in `iss`.
+    public var teamId: String
+    /// The app whose topic the key may push to.
+    public var bundleId: BundleID
+    /// The public key, PEM.
+    public var publicKey: String
+    /// When it was registered.
+    public var createdAt: Date
+
+    /// Creates a key record.
+    public init(keyId: String, teamId: String, bundleId: BundleID, publicKey: String, createdAt: Date) {
+        self.keyId = keyId
+        self.teamId = teamId
+        self.bundleId = bundleId
+        self.publicKey = publicKey
+        self.createdAt = createdAt
+    }
+}
+
+/// A broadcast channel (iOS 18): one push updates every activity started with it.
+public struct BroadcastChannel: Codable, Hashable, Sendable {
+    /// The channel id: random base64, as APNs issues them.
+    public var id: String
+    /// The app that owns it.
+    public var bundleId: BundleID
+    /// 0: no message stored; 1: the most recent message is kept for 8 hours and reaches
+    /// activities that join later.
+    public var storagePolicy: Int
+    /// When it was created.
+    public var createdAt: Date
+
+    /// Creates a channel.
+    public init(id: String, bundleId: BundleID, storagePolicy: Int, createdAt: Date) {
+        self.id = id
+        self.bundleId = bundleId
+        self.storagePolicy = storagePolicy
+        self.createdAt = createdAt
+    }
+
+    /// How long a stored message stays deliverable.
+    public static let messageLifetime: TimeInterval = 8 * 3600
+}
+
+/// What a push-to-start asks a device to do.
+public struct PushStart: Hashable, Sendable {
+    /// The activity to request.
+    public var request: ActivityRequest
+    /// The push's timestamp.
+    public var timestamp: Date?
+
+    /// Creates a push-to-start.
+    public init(request: ActivityRequest, timestamp: Date?) {
+        self.request = request
+        self.timestamp = timestamp
+    }
+}

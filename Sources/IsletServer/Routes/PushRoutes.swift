@@ -1,0 +1,171 @@
+import Foundation
+import Hummingbird
+import IsletAPNs
+import IsletCore
+import IsletStore
+
+/// The REST side of pushes: provider keys, activity types' shapes, strict mode, broadcast
+/// channels, and token rotation.
+struct PushRoutes {
+    let engine: Engine
+    let verifier: ProviderTokenVerifier
+    let apns: APNsSettings
+    let maxBodySize: Int
+
+    func add(to router: Router<IsletRequestContext>) {
+        router.patch("v1/apps/:bundleId", use: updateApp)
+        router.post("v1/apps/:bundleId/keys", use: addKey)
+        router.get("v1/apps/:bundleId/keys", use: listKeys)
+        router.delete("v1/apps/:bundleId/keys/:keyId", use: deleteKey)
+        router.put("v1/apps/:bundleId/activity-types/:name", use: putActivityType)
+        router.get("v1/apps/:bundleId/activity-types", use: listActivityTypes)
+        router.post("v1/apps/:bundleId/channels", use: createChannel)
+        router.get("v1/apps/:bundleId/channels", use: listChannels)
+        router.delete("v1/apps/:bundleId/channels/:channelId", use: deleteChannel)
+        router.post("v1/activities/:id/rotate-push-token", use: rotateActivityToken)
+        router.post("v1/devices/:id/apps/:bundleId/rotate-push-to-start-token", use: rotatePushToStartToken)
+    }
+
+    /// The app in the path, if the key may act for it.
+    private func app(_ context: IsletRequestContext) throws -> BundleID {
+        try context.actingApp(requested: try context.parameters.require("bundleId"))
+    }
+
+    // MARK: App
+
+    struct AppUpdate: Decodable, KnownFields {
+        var strictPushes: Bool?
+        static let fields: Set<String> = ["strictPushes"]
+    }
+
+    @Sendable func updateApp(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try app(context)
+        let body = try await request.decodeJSON(AppUpdate.self, limit: maxBodySize)
+        guard let strict = body.strictPushes else {
+            return try Response.json(try await engine.store.app(bundleId))
+        }
+        return try Response.json(try await engine.store.setStrictPushes(strict, bundleId: bundleId))
+    }
+
+    // MARK: Provider keys
+
+    struct KeyBody: Decodable, KnownFields {
+        var keyId: String
+        var teamId: String
+        var privateKey: String?
+        var publicKey: String?
+        static let fields: Set<String> = ["keyId", "teamId", "privateKey", "publicKey"]
+    }
+
+    @Sendable func addKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try app(context)
+        let body = try await request.decodeJSON(KeyBody.self, limit: maxBodySize)
+        for (name, value) in [("keyId", body.keyId), ("teamId", body.teamId)] {
+            guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isLetter || $0.isNumber }) else {
+                throw IsletError(.invalidRequest, "\(name) must be letters and digits, like Apple's 10-character ids.")
+            }
+        }
+        let publicKey: String
+        switch (body.privateKey, body.publicKey) {
+        case (let p8?, nil):
+            guard let derived = try? ProviderTokenSigner.publicKey(ofP8: p8) else {
+                throw IsletError(.invalidRequest, "privateKey must be the PEM text of an ES256 .p8 key (BEGIN PRIVATE KEY).")
+            }
+            publicKey = derived
+        case (nil, let pem?):
+            guard (try? ProviderTokenSigner.checkPublicKey(pem)) != nil else {
+                throw IsletError(.invalidRequest, "publicKey must be the PEM text of a P-256 public key (BEGIN PUBLIC KEY).")
+            }
+            publicKey = pem
+        default:
+            throw IsletError(.invalidRequest, "Send privateKey (the .p8 file's text) or publicKey, not both and not neither.")
+        }
+        let key = ProviderKey(
+            keyId: body.keyId, teamId: body.teamId, bundleId: bundleId, publicKey: publicKey, createdAt: engine.clock.now()
+        )
+        try await engine.store.addProviderKey(key)
+        verifier.forget()
+        return try Response.json(key, status: .created)
+    }
+
+    @Sendable func listKeys(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try Response.json(["keys": try await engine.store.providerKeys(bundleId: try app(context))])
+    }
+
+    @Sendable func deleteKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try await engine.store.deleteProviderKey(keyId: try context.parameters.require("keyId"), bundleId: try app(context))
+        verifier.forget()
+        return Response(status: .noContent)
+    }
+
+    // MARK: Activity types
+
+    struct TypeBody: Decodable, KnownFields {
+        var attributes: JSONValue?
+        var contentState: JSONValue?
+        static let fields: Set<String> = ["attributes", "contentState"]
+    }
+
+    @Sendable func putActivityType(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try app(context)
+        let name = try context.parameters.require("name")
+        let body = try await request.decodeJSON(TypeBody.self, limit: maxBodySize)
+        let type = ActivityType(
+            bundleId: bundleId, name: name, attributes: try body.attributes.map { try Shape.parse($0, path: "attributes") },
+            contentState: try body.contentState.map { try Shape.parse($0, path: "contentState") }
+        )
+        try await engine.store.putActivityType(type)
+        return try Response.json(type)
+    }
+
+    @Sendable func listActivityTypes(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try Response.json(["activityTypes": try await engine.store.activityTypes(bundleId: try app(context))])
+    }
+
+    // MARK: Channels
+
+    struct ChannelBody: Decodable, KnownFields {
+        var storagePolicy: Int
+        static let fields: Set<String> = ["storagePolicy"]
+    }
+
+    @Sendable func createChannel(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try app(context)
+        let body = try await request.decodeJSON(ChannelBody.self, limit: maxBodySize)
+        guard [0, 1].contains(body.storagePolicy) else {
+            throw IsletError(.invalidRequest, "storagePolicy is 0 (no message stored) or 1 (the most recent message kept 8 h).")
+        }
+        let channel = try await engine.store.createChannel(
+            bundleId: bundleId, storagePolicy: body.storagePolicy, limit: apns.maxChannelsPerApp, now: engine.clock.now()
+        )
+        return try Response.json(channel, status: .created)
+    }
+
+    @Sendable func listChannels(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try Response.json(["channels": try await engine.store.channels(bundleId: try app(context))])
+    }
+
+    @Sendable func deleteChannel(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let id = try context.parameters.require("channelId")
+        guard try await engine.store.deleteChannel(id, bundleId: try app(context)) else {
+            throw IsletError(.channelNotFound, "No channel \(id).")
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: Tokens
+
+    @Sendable func rotateActivityToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let outcome = try await engine.store.rotateToken(of: try context.parameters.require("id"), owner: nil, now: engine.clock.now())
+        return try Response.json(outcome.activity)
+    }
+
+    @Sendable func rotatePushToStartToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let deviceId = try context.parameters.require("id")
+        let bundleId = try context.parameters.require("bundleId")
+        _ = try await engine.store.rotatePushToStartToken(deviceId: deviceId, bundleId: bundleId, now: engine.clock.now())
+        return try Response.json(try await engine.store.settings(deviceId: deviceId, bundleId: bundleId)[0])
+    }
+}
