@@ -160,11 +160,13 @@ let package = Package(
                 "IsletCore",
                 "IsletClient",
                 "IsletTestSupport",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
+            exclude: ["Providers"],
             swiftSettings: testSwiftSettings
         ),
     ]
