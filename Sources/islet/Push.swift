@@ -105,25 +105,7 @@ struct Push: AsyncParsableCommand {
 
     func run() async throws {
         let environment = ProcessInfo.processInfo.environment
-        guard let keyFile = keyFile ?? environment["ISLET_APNS_KEY_FILE"] else {
-            throw ValidationError("Give the provider's .p8 key with --key-file (or ISLET_APNS_KEY_FILE).")
-        }
-        guard let teamId = teamId ?? environment["ISLET_APNS_TEAM_ID"] else {
-            throw ValidationError("Give the team id with --team-id (or ISLET_APNS_TEAM_ID).")
-        }
-        let keyId = keyId ?? environment["ISLET_APNS_KEY_ID"] ?? Self.keyId(fromFileName: keyFile)
-        guard let keyId else {
-            throw ValidationError("Give the key id with --key-id (the file is not named AuthKey_<KEYID>.p8).")
-        }
-        guard let p8 = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
-            throw ValidationError("Cannot read \(keyFile).")
-        }
-        let signer: ProviderTokenSigner
-        do {
-            signer = try await ProviderTokenSigner(p8: p8, keyId: keyId, teamId: teamId)
-        } catch {
-            throw ValidationError("\(keyFile) is not an ES256 .p8 key: \(error)")
-        }
+        let signer = try await Self.signer(keyFile: keyFile, keyId: keyId, teamId: teamId)
         let body = try payloadData()
         let server = host ?? environment["ISLET_APNS_URL"] ?? "https://127.0.0.1:2197"
         var headers: [(String, String)] = []
@@ -207,9 +189,51 @@ struct Push: AsyncParsableCommand {
         return configuration
     }
 
+    /// The provider token signer from the options or the ISLET_APNS_* environment.
+    static func signer(keyFile: String?, keyId: String?, teamId: String?) async throws -> ProviderTokenSigner {
+        let environment = ProcessInfo.processInfo.environment
+        guard let keyFile = keyFile ?? environment["ISLET_APNS_KEY_FILE"] else {
+            throw ValidationError("Give the provider's .p8 key with --key-file (or ISLET_APNS_KEY_FILE).")
+        }
+        guard let teamId = teamId ?? environment["ISLET_APNS_TEAM_ID"] else {
+            throw ValidationError("Give the team id with --team-id (or ISLET_APNS_TEAM_ID).")
+        }
+        guard let keyId = keyId ?? environment["ISLET_APNS_KEY_ID"] ?? Self.keyId(fromFileName: keyFile) else {
+            throw ValidationError("Give the key id with --key-id (the file is not named AuthKey_<KEYID>.p8).")
+        }
+        guard let p8 = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
+            throw ValidationError("Cannot read \(keyFile).")
+        }
+        do {
+            return try await ProviderTokenSigner(p8: p8, keyId: keyId, teamId: teamId)
+        } catch {
+            throw ValidationError("\(keyFile) is not an ES256 .p8 key: \(error)")
+        }
+    }
+
     static func keyId(fromFileName path: String) -> String? {
         let name = (path as NSString).lastPathComponent
         guard name.hasPrefix("AuthKey_"), name.hasSuffix(".p8") else { return nil }
         return String(name.dropFirst("AuthKey_".count).dropLast(3))
+    }
+}
+
+/// `islet jwt`: prints an APNs provider token, for curl and other hand-made requests.
+struct JWT: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jwt", abstract: "Print an APNs provider token (ES256 JWT) signed with a .p8 key; valid for an hour."
+    )
+
+    @Option(help: "The .p8 key file (env ISLET_APNS_KEY_FILE).")
+    var keyFile: String?
+
+    @Option(help: "The key id (env ISLET_APNS_KEY_ID; default: from the file name AuthKey_<KEYID>.p8).")
+    var keyId: String?
+
+    @Option(help: "The team id (env ISLET_APNS_TEAM_ID).")
+    var teamId: String?
+
+    func run() async throws {
+        print(try await Push.signer(keyFile: keyFile, keyId: keyId, teamId: teamId).token())
     }
 }

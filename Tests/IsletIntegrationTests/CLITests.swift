@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import IsletCore
 import IsletTestSupport
@@ -83,6 +84,56 @@ extension DurabilityTests {
         // The admin acts for a named app.
         let adminStart = try await runCLI(["start", "T", "--app", "com.example.ci", "--state", "{}", "-q"], environment: local)
         #expect(adminStart.status == 0, "\(adminStart.stderr)")
+        await server.stop(signal: SIGTERM)
+    }
+}
+
+extension DurabilityTests {
+    @Test func isletPushUpdatesAnActivityThatWatchShows() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+        let apiKey = try await runCLI(["apps", "create", "com.example.pizza", "-q"], environment: local).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let app = local.merging(["ISLET_KEY": apiKey]) { _, new in new }
+        // A .p8 key as Apple issues it, registered with the CLI (only its public half is sent).
+        let keyFile = data.url.appendingPathComponent("AuthKey_PIZZA12345.p8").path
+        try P256.Signing.PrivateKey().pemRepresentation.write(toFile: keyFile, atomically: true, encoding: .utf8)
+        let registered = try await runCLI(["apps", "add-key", "com.example.pizza", "--key-file", keyFile, "--team-id", "TEAMPIZZA1"], environment: app)
+        #expect(registered.status == 0, "\(registered.stderr)")
+        let id = try await runCLI(["start", "Pizza", "--state", #"{"status":"baking"}"#, "--push-token", "-q"], environment: app).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let token = try #require(
+            try WireFormat.decoder().decode(Activity.self, from: Data(try await runCLI(["get", id, "--json"], environment: app).stdout.utf8)).pushToken
+        )
+
+        let watching = Task { try await runCLI(["watch", "--activity", id, "--count", "1"], environment: app) }
+        try await withHTTPClient { http in
+            try await within(20) {
+                while metricValue(try await metricsText(server.url, http: http), "islet_subscribers") != 1 {
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+        }
+        let apns = [
+            "ISLET_APNS_URL": "https://127.0.0.1:\(server.apnsPort!)", "ISLET_APNS_KEY_FILE": keyFile, "ISLET_APNS_TEAM_ID": "TEAMPIZZA1",
+        ]
+        let pushed = try await runCLI(
+            ["push", token, "--app", "com.example.pizza", "--state", #"{"status":"out for delivery"}"#, "--data", data.path],
+            environment: app.merging(apns) { _, new in new }
+        )
+        #expect(pushed.status == 0, "\(pushed.stdout) \(pushed.stderr)")
+        #expect(pushed.stdout.hasPrefix("200"))
+        let watched = try await watching.value
+        #expect(watched.stdout.contains(#"contentUpdated"#) && watched.stdout.contains(#"{"status":"out for delivery"}"#))
+
+        // Apple's reasons come back, with exit code 1.
+        let refused = try await runCLI(
+            ["push", String(repeating: "0", count: 64), "--app", "com.example.pizza", "--state", "{}", "--data", data.path],
+            environment: app.merging(apns) { _, new in new }
+        )
+        #expect(refused.status == 1)
+        #expect(refused.stdout.contains("400 BadDeviceToken"))
         await server.stop(signal: SIGTERM)
     }
 }
