@@ -74,5 +74,4 @@ public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
     public static func internalServerError(_ detail: String) -> APNsError {
         APNsError(status: 500, reason: "InternalServerError", detail: detail)
     }
-    public static func shutdown(_ detail: String) -> APNsError { APNsError(status: 503, reason: "Shutdown", detail: detail) }
 }

@@ -19,6 +19,8 @@ public struct APNsClient: Sendable {
         public var reason: String?
         /// For 410: when the token stopped being valid (milliseconds since 1970).
         public var timestamp: Int64?
+        /// Islet's `islet-detail` header: the refusal in words (absent from Apple's answers).
+        public var detail: String?
         /// The body, as text.
         public var body: String
 
@@ -27,6 +29,7 @@ public struct APNsClient: Sendable {
             if let reason { text += " \(reason)" }
             if let timestamp { text += " (since \(timestamp) ms)" }
             if let requestId { text += " apns-id: \(requestId)" }
+            if let detail { text += "\n\(detail)" }
             return text
         }
     }
@@ -102,7 +105,7 @@ public struct APNsClient: Sendable {
             status: Int(response.status.code),
             requestId: response.headers.first(name: "apns-id") ?? response.headers.first(name: "apns-request-id"),
             channelId: response.headers.first(name: "apns-channel-id"), reason: refusal?.reason, timestamp: refusal?.timestamp,
-            body: String(buffer: bytes)
+            detail: response.headers.first(name: "islet-detail"), body: String(buffer: bytes)
         )
     }
 }

@@ -143,8 +143,12 @@ struct Push: AsyncParsableCommand {
                 var apnsId: String?
                 var reason: String?
                 var timestamp: Int64?
+                var detail: String?
             }
-            Output(json: true).print(Printed(status: response.status, apnsId: response.requestId, reason: response.reason, timestamp: response.timestamp))
+            Output(json: true).print(Printed(
+                status: response.status, apnsId: response.requestId, reason: response.reason,
+                timestamp: response.timestamp, detail: response.detail
+            ))
         } else {
             print(response)
         }

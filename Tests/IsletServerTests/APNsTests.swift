@@ -125,6 +125,9 @@ struct APNsTests {
                 let older = try await provider.push(token, Provider.update(#"{"step":4}"#, timestamp: t0Seconds + 50))
                 #expect(older.status == 400)
                 #expect(older.reason == "olderTimestamp")
+                // Apple's body, and the words in Islet's own header.
+                #expect(older.body == #"{"reason":"olderTimestamp"}"#)
+                #expect(older.detail?.contains("older than the last applied update") == true)
                 let invalid = try await provider.push(token, #"{"aps":{"event":"update"}}"#)
                 #expect(invalid.reason == "invalidPayload")
                 // Still recorded in the history.

@@ -49,6 +49,9 @@ struct OperationsTests {
             "lifecycle.maxPayloadSize": "8192", "lifecycle.maxActivitiesPerApp": "50",
             "lifecycle.maxActivitiesPerDevice": "100", "lifecycle.maxTimestampLead": "1h",
             "streams.bufferSize": "64", "streams.keepAlive": "5s", "streams.writeTimeout": "1m", "log.level": "debug",
+            "lifecycle.pushBudgetPerHour": "3", "lifecycle.frequentPushBudgetPerHour": "7",
+            "apns.enabled": "false", "apns.host": "::1", "apns.port": "4443", "apns.certificate": "/c.pem",
+            "apns.privateKey": "/k.pem", "apns.tokenRotation": "10m", "apns.maxChannelsPerApp": "20",
         ]
         let configuration = try IsletConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: values)))
         #expect(configuration.server.host == "0.0.0.0")
@@ -68,6 +71,15 @@ struct OperationsTests {
         #expect(configuration.streams.keepAliveInterval == 5)
         #expect(configuration.streams.writeTimeout == 60)
         #expect(configuration.logLevel == .debug)
+        #expect(configuration.lifecycle.pushBudgetPerHour == 3)
+        #expect(configuration.lifecycle.frequentPushBudgetPerHour == 7)
+        #expect(configuration.apns.enabled == false)
+        #expect(configuration.apns.host == "::1")
+        #expect(configuration.apns.port == 4443)
+        #expect(configuration.apns.certificate == "/c.pem")
+        #expect(configuration.apns.privateKey == "/k.pem")
+        #expect(configuration.apns.tokenRotation == 600)
+        #expect(configuration.apns.maxChannelsPerApp == 20)
     }
 
     @Test func defaultsAreApplesAndZeroConfiguration() throws {
@@ -104,7 +116,8 @@ struct OperationsTests {
         for key in [
             "host", "port", "maxBodySize", "adminKey", "dataDirectory", "durability", "retention", "maxActiveDuration",
             "dismissalWindow", "maxLifetime", "maxPayloadSize", "maxActivitiesPerApp", "maxActivitiesPerDevice",
-            "maxTimestampLead", "bufferSize", "keepAlive", "writeTimeout", "level",
+            "maxTimestampLead", "bufferSize", "keepAlive", "writeTimeout", "level", "pushBudgetPerHour",
+            "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -121,6 +134,20 @@ struct OperationsTests {
         let api = try String(contentsOf: docs.appendingPathComponent("api.md"), encoding: .utf8)
         for reason in StateChangeReason.allCases.map(\.rawValue) + EventType.allCases.map(\.rawValue) {
             #expect(api.contains("`\(reason)`"), "docs/api.md does not mention \(reason)")
+        }
+        // Every APNs reason the endpoint gives, and every reason a device drops a push for.
+        let apns = try String(contentsOf: docs.appendingPathComponent("apns.md"), encoding: .utf8)
+        let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Sources")
+        var apnsReasons: Set<String> = []
+        for file in ["IsletAPNs/APNsError.swift", "IsletServer/APNs/APNsRoutes.swift", "IsletServer/APNs/APNsChildChannel.swift"] {
+            let text = try String(contentsOf: sources.appendingPathComponent(file), encoding: .utf8)
+            for match in text.matches(of: /(?:reason: |badRequest\(|forbidden\(|\"reason\":)\"([A-Z][A-Za-z0-9]+)\"/) {
+                apnsReasons.insert(String(match.output.1))
+            }
+        }
+        #expect(apnsReasons.count >= 31)
+        for reason in apnsReasons.sorted() + IgnoreReason.allCases.map(\.rawValue) {
+            #expect(apns.contains("`\(reason)`"), "docs/apns.md does not mention \(reason)")
         }
     }
 

@@ -8,7 +8,9 @@ import NIOCore
 
 /// Answers every failure on the APNs endpoint as Apple's servers do: the status, a body of
 /// `{"reason": "…"}` (with `"timestamp"` for 410), and the request's id in `apns-id` (or
-/// `apns-request-id` for broadcasts and channels).
+/// `apns-request-id` for broadcasts and channels). One header is Islet's own: `islet-detail`,
+/// the refusal in words (which field, which key), for people and CI logs; providers written
+/// for Apple ignore it.
 struct APNsErrorMiddleware: RouterMiddleware {
     typealias Context = APNsRequestContext
 
@@ -40,9 +42,20 @@ struct APNsErrorMiddleware: RouterMiddleware {
         let data = (try? JSONEncoder().encode(Body(reason: error.reason, timestamp: error.timestamp))) ?? Data()
         var headers: HTTPFields = [.contentType: "application/json"]
         APNsRoutes.echoRequestId(of: request, into: &headers)
+        if let detail = Self.headerValue(error.detail) { headers[Self.detailHeader] = detail }
         return Response(
             status: HTTPResponse.Status(code: error.status), headers: headers,
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
         )
+    }
+
+    static let detailHeader = HTTPField.Name("islet-detail")!
+
+    /// The detail as a header value: printable ASCII on one line, at most 512 characters.
+    static func headerValue(_ detail: String) -> String? {
+        let printable = String(String.UnicodeScalarView(detail.unicodeScalars.map {
+            (0x20..<0x7F).contains($0.value) ? $0 : "?"
+        }))
+        return printable.isEmpty ? nil : String(printable.prefix(512))
     }
 }
