@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import IsletCore
 import JWTKit
@@ -32,14 +33,27 @@ public final class ProviderTokenVerifier: Sendable {
     /// How far ahead of the server's clock `iat` may be.
     public static let maxClockSkew: TimeInterval = 300
 
-    private let verified = Mutex<[String: ProviderIdentity]>([:])
+    /// The longest token accepted; Apple's are about 200 characters.
+    public static let maxTokenLength = 4096
+
+    /// Verified tokens by their SHA-256, and a generation that `forget()` advances so a check
+    /// that raced with a key's removal is not remembered.
+    private struct Cache {
+        var identities: [SHA256Digest: ProviderIdentity] = [:]
+        var generation = 0
+    }
+
+    private let cache = Mutex(Cache())
 
     /// Creates a verifier.
     public init() {}
 
     /// Forgets verified tokens: keys changed.
     public func forget() {
-        verified.withLock { $0.removeAll() }
+        cache.withLock {
+            $0.identities.removeAll()
+            $0.generation += 1
+        }
     }
 
     /// Checks the `authorization` header of a push.
@@ -60,24 +74,37 @@ public final class ProviderTokenVerifier: Sendable {
             throw APNsError.invalidProviderToken("The authorization header must be \"bearer <JWT>\".")
         }
         let token = String(parts[1]).trimmingCharacters(in: .whitespaces)
+        guard token.utf8.count <= Self.maxTokenLength else {
+            throw APNsError.invalidProviderToken("The provider token is over \(Self.maxTokenLength) bytes.")
+        }
+        let digest = SHA256.hash(data: Data(token.utf8))
+        let (known, generation) = cache.withLock { ($0.identities[digest], $0.generation) }
         let identity: ProviderIdentity
-        if let known = verified.withLock({ $0[token] }) {
+        if let known {
             identity = known
         } else {
             identity = try await check(token, keys: keys)
-            verified.withLock { cache in
-                if cache.count >= 10_000 { cache.removeAll() }
-                cache[token] = identity
+            cache.withLock { cache in
+                guard cache.generation == generation else { return }
+                if cache.identities.count >= 10_000 { cache.identities.removeAll() }
+                cache.identities[digest] = identity
             }
         }
         let age = now.timeIntervalSince(identity.issuedAt)
         if age > Self.maxAge {
-            throw APNsError.expiredProviderToken("The token's iat is \(Int(age)) s old; APNs accepts at most \(Int(Self.maxAge)) s. Sign a new one.")
+            throw APNsError.expiredProviderToken(
+                "The token's iat is \(Self.seconds(age)) old; APNs accepts at most \(Self.seconds(Self.maxAge)). Sign a new one."
+            )
         }
         if age < -Self.maxClockSkew {
-            throw APNsError.invalidProviderToken("The token's iat is \(Int(-age)) s in the future.")
+            throw APNsError.invalidProviderToken("The token's iat is \(Self.seconds(-age)) in the future.")
         }
         return identity
+    }
+
+    /// A duration in words, whatever its size (`iat` is the sender's to choose).
+    private static func seconds(_ interval: TimeInterval) -> String {
+        interval < 1e12 ? "\(Int(interval)) s" : "over 10^12 s"
     }
 
     private func check(_ token: String, keys: (String) async throws -> [ProviderKey]) async throws -> ProviderIdentity {
@@ -92,25 +119,26 @@ public final class ProviderTokenVerifier: Sendable {
         guard !registered.isEmpty else {
             throw APNsError.invalidProviderToken("No key \(kid) is registered: POST /v1/apps/{bundleId}/keys first.")
         }
-        var claims: ProviderClaims?
+        // Several apps may have registered this key id; the token speaks only for those that
+        // registered the very key that verifies it, for the team it names.
         for publicKey in Set(registered.map(\.publicKey)) {
-            let collection = JWTKeyCollection()
-            guard let key = try? ES256PublicKey(pem: publicKey) else { continue }
-            await collection.add(ecdsa: key, kid: JWKIdentifier(string: kid))
-            if let verified = try? await collection.verify(token, as: ProviderClaims.self) {
-                claims = verified
-                break
+            guard let claims = await Self.claims(of: token, verifiedWith: publicKey, kid: kid) else { continue }
+            let team = claims.iss.value
+            let holders = registered.filter { $0.publicKey == publicKey }
+            let bundleIds = Set(holders.filter { $0.teamId == team }.map(\.bundleId))
+            guard !bundleIds.isEmpty else {
+                throw APNsError.invalidProviderToken("Key \(kid) belongs to team \(holders[0].teamId), but the token's iss is \(team).")
             }
+            return ProviderIdentity(keyId: kid, teamId: team, issuedAt: claims.iat.value, bundleIds: bundleIds)
         }
-        guard let claims else {
-            throw APNsError.invalidProviderToken("The token's signature does not verify with key \(kid).")
-        }
-        let team = claims.iss.value
-        let bundleIds = Set(registered.filter { $0.teamId == team }.map(\.bundleId))
-        guard !bundleIds.isEmpty else {
-            throw APNsError.invalidProviderToken("Key \(kid) belongs to team \(registered[0].teamId), but the token's iss is \(team).")
-        }
-        return ProviderIdentity(keyId: kid, teamId: team, issuedAt: claims.iat.value, bundleIds: bundleIds)
+        throw APNsError.invalidProviderToken("The token's signature does not verify with key \(kid).")
+    }
+
+    private static func claims(of token: String, verifiedWith publicKey: String, kid: String) async -> ProviderClaims? {
+        guard let key = try? ES256PublicKey(pem: publicKey) else { return nil }
+        let collection = JWTKeyCollection()
+        await collection.add(ecdsa: key, kid: JWKIdentifier(string: kid))
+        return try? await collection.verify(token, as: ProviderClaims.self)
     }
 
     private struct Header: Decodable {

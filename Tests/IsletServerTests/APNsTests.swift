@@ -399,6 +399,49 @@ struct APNsTests {
         }
     }
 
+    @Test func anotherAppsKeyIdBorrowedWithAnotherKeyGivesNoAccessToThatApp() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { owner in
+                let token = try await owner.startWithToken().pushToken!
+                let channel = try await islet.isletClient(key: owner.apiKey).createChannel(bundleId: owner.bundleId, storagePolicy: 0)
+                // A second app registers the same key id and team (both are in every JWT) with a key of its own.
+                try await islet.withProvider("com.example.rival") { rival in
+                    let pushed = try await rival.push(token, Provider.update(#"{"step":9}"#), topic: owner.bundleId)
+                    #expect(pushed.status == 400)
+                    #expect(pushed.reason == "TopicDisallowed")
+                    let listed = try await rival.apns.send(
+                        .GET, "/1/apps/\(owner.bundleId)/all-channels", headers: [], body: nil, providerToken: try await rival.jwt()
+                    )
+                    #expect(listed.status == 403)
+                    #expect(listed.reason == "TopicMismatch")
+                    let deleted = try await rival.apns.send(
+                        .DELETE, "/1/apps/\(owner.bundleId)/channels", headers: [("apns-channel-id", channel.id)], body: nil,
+                        providerToken: try await rival.jwt()
+                    )
+                    #expect(deleted.reason == "TopicMismatch")
+                    // The owner's own key still works.
+                    #expect(try await owner.push(token, Provider.update(#"{"step":2}"#)).status == 200)
+                }
+                let channels = try await islet.request(.GET, "/v1/apps/\(owner.bundleId)/channels", key: owner.apiKey)
+                #expect(channels.text.contains(channel.id))
+            }
+        }
+    }
+
+    @Test func anIssuedAtFarFromAnyTimeIsRefusedNotACrash() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let token = try await provider.startWithToken().pushToken!
+                let update = Provider.update(#"{"step":2}"#)
+                let future = try await provider.push(token, update, jwt: try await provider.jwt(issuedAt: Date(timeIntervalSince1970: 1e300)))
+                #expect(future.reason == "InvalidProviderToken")
+                let past = try await provider.push(token, update, jwt: try await provider.jwt(issuedAt: Date(timeIntervalSince1970: -1e300)))
+                #expect(past.reason == "ExpiredProviderToken")
+                #expect(try await provider.push(token, update).status == 200)
+            }
+        }
+    }
+
     @Test func http1OnTheAPNsPortGetsAClearRefusal() async throws {
         try await withIslet { islet in
             var tls = TLSConfiguration.makeClientConfiguration()
