@@ -27,6 +27,12 @@ public struct LiveActivityPayload: Hashable, Sendable {
     public var action: Action
     /// `aps.timestamp`, if any.
     public var timestamp: Date?
+    /// `aps.event` as sent, when it is one of `start`, `update` and `end`.
+    public var event: String?
+
+    /// The name a dropped push is recorded under (`updateIgnored`'s `action`): its event, or
+    /// `push` when it had no usable one.
+    public var actionName: String { event ?? "push" }
 
     /// Reads a payload.
     ///
@@ -42,10 +48,15 @@ public struct LiveActivityPayload: Hashable, Sendable {
             throw .badRequestPayload("The payload has no \"aps\" dictionary.")
         }
         let timestamp = aps["timestamp"].flatMap(\.seconds).map(Date.init(timeIntervalSince1970:))
+        let event = aps["event"]?.stringValue.flatMap { ["start", "update", "end"].contains($0) ? $0 : nil }
         do {
-            return LiveActivityPayload(action: try action(from: aps, timestamp: timestamp, device: device), timestamp: timestamp)
+            return LiveActivityPayload(
+                action: try action(from: aps, timestamp: timestamp, device: device), timestamp: timestamp, event: event
+            )
         } catch {
-            return LiveActivityPayload(action: .undeliverable(reason: .invalidPayload, detail: error.detail), timestamp: timestamp)
+            return LiveActivityPayload(
+                action: .undeliverable(reason: .invalidPayload, detail: error.detail), timestamp: timestamp, event: event
+            )
         }
     }
 
@@ -57,6 +68,8 @@ public struct LiveActivityPayload: Hashable, Sendable {
         guard let event = aps["event"]?.stringValue else {
             throw Undeliverable(detail: "aps.event is missing: it must be \"start\", \"update\" or \"end\".")
         }
+        // A timestamp that is not a number would leave the push unordered: the device drops it.
+        _ = try number(aps, "timestamp")
         let contentState = aps["content-state"]
         if let contentState, contentState.objectValue == nil {
             throw Undeliverable(detail: "aps.content-state must be a dictionary (the ContentState's JSON).")
@@ -88,12 +101,18 @@ public struct LiveActivityPayload: Hashable, Sendable {
                 throw Undeliverable(detail: "A start needs aps.alert; devices do not start an activity silently.")
             }
             var pushType: PushType?
+            let wantsToken = aps["input-push-token"].map { $0 != .integer(0) && $0 != .bool(false) } ?? false
+            if aps["input-push-channel"] != nil, wantsToken {
+                throw Undeliverable(
+                    detail: "A start asks for input-push-token or input-push-channel, not both: an activity has one push type."
+                )
+            }
             if let channel = aps["input-push-channel"] {
                 guard let id = channel.stringValue else {
                     throw Undeliverable(detail: "aps.input-push-channel must be a channel id (a string).")
                 }
                 pushType = .channel(id)
-            } else if let input = aps["input-push-token"], input != .integer(0), input != .bool(false) {
+            } else if wantsToken {
                 pushType = .token
             }
             let request = ActivityRequest(

@@ -62,6 +62,9 @@ public struct PushHeaders: Hashable, Sendable {
         guard let expiration = try expiration(in: headers) else {
             throw .badExpirationDate("A broadcast needs apns-expiration (0 on a channel that stores no message).")
         }
+        guard headers[HTTPField.Name("apns-priority")!] != nil else {
+            throw .badPriority("A broadcast needs apns-priority: 10 or 5.")
+        }
         return PushHeaders(
             requestId: requestId, priority: try priority(in: headers), expiration: expiration, collapseId: nil,
             topicBundleId: nil, channelId: channelId

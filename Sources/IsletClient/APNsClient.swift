@@ -63,12 +63,15 @@ public struct APNsClient: Sendable {
         return try await send(.POST, "/3/device/\(token)", headers: headers, body: payload, providerToken: providerToken)
     }
 
-    /// `POST /4/broadcasts/apps/{bundleId}` with `apns-channel-id`.
+    /// `POST /4/broadcasts/apps/{bundleId}` with `apns-channel-id`; `apns-expiration: 0` (deliver
+    /// now, store nothing) and `apns-priority: 10` unless `extraHeaders` say otherwise.
     public func broadcast(
         bundleId: String, channelId: String, payload: Data, providerToken: String, extraHeaders: [(String, String)] = []
     ) async throws -> Response {
         var headers = [("apns-channel-id", channelId), ("apns-push-type", "liveactivity")]
-        if !extraHeaders.contains(where: { $0.0 == "apns-expiration" }) { headers.append(("apns-expiration", "0")) }
+        for (name, value) in [("apns-expiration", "0"), ("apns-priority", "10")] where !extraHeaders.contains(where: { $0.0 == name }) {
+            headers.append((name, value))
+        }
         headers += extraHeaders
         return try await send(.POST, "/4/broadcasts/apps/\(bundleId)", headers: headers, body: payload, providerToken: providerToken)
     }

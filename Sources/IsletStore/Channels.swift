@@ -16,12 +16,12 @@ enum Channels {
         )
     }
 
-    /// The channel's most recent message, if it keeps one and it is younger than 8 hours.
+    /// The channel's most recent message, if it keeps one and it has not expired.
     static func storedMessage(of channel: BroadcastChannel, now: Date, db: Database) throws -> Activity.PushedChange? {
         guard channel.storagePolicy == 1,
-            let row = try Row.fetchOne(db, sql: "SELECT message, messageAt FROM channel WHERE id = ?", arguments: [channel.id]),
-            let message: String = row["message"], let at: Double = row["messageAt"],
-            now.timeIntervalSince1970 - at < BroadcastChannel.messageLifetime
+            let row = try Row.fetchOne(db, sql: "SELECT message, messageExpiresAt FROM channel WHERE id = ?", arguments: [channel.id]),
+            let message: String = row["message"], let expires: Double = row["messageExpiresAt"],
+            now.timeIntervalSince1970 < expires
         else { return nil }
         return try WireFormat.decoder().decode(Activity.PushedChange.self, from: Data(message.utf8))
     }

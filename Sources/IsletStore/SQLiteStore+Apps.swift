@@ -67,7 +67,7 @@ extension SQLiteStore {
 
     /// Turns strict pushes on or off for an app.
     public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
-        try await write(now: Date()) { db, _ in
+        try await write { db in
             try db.execute(sql: "UPDATE app SET strictPushes = ? WHERE bundleId = ?", arguments: [strict, bundleId])
             guard db.changesCount > 0,
                 let row = try Row.fetchOne(db, sql: "SELECT * FROM app WHERE bundleId = ?", arguments: [bundleId])

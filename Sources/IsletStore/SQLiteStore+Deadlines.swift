@@ -31,15 +31,19 @@ extension SQLiteStore {
         }
     }
 
-    /// Deletes dismissed activities and events older than `date`, keeping the store's size bounded.
-    /// - Returns: How many activities and events were deleted.
-    public func purge(before date: Date) async throws -> (activities: Int, events: Int) {
+    /// Deletes dismissed activities, events and retired push tokens older than `date`, keeping
+    /// the store's size bounded. (A push to a purged token answers `BadDeviceToken` rather than
+    /// `410`, as Apple's does for a token long gone.)
+    /// - Returns: How many activities, events and tokens were deleted.
+    public func purge(before date: Date) async throws -> (activities: Int, events: Int, tokens: Int) {
         try await write(now: date) { db, _ in
             let cutoff = date.timeIntervalSince1970
             try db.execute(sql: "DELETE FROM activity WHERE state = 'dismissed' AND updatedAt < ?", arguments: [cutoff])
             let activities = db.changesCount
             try db.execute(sql: "DELETE FROM event WHERE time < ?", arguments: [cutoff])
-            return (activities, db.changesCount)
+            let events = db.changesCount
+            try db.execute(sql: "DELETE FROM pushToken WHERE retiredAt < ?", arguments: [cutoff])
+            return (activities, events, db.changesCount)
         }
     }
 }

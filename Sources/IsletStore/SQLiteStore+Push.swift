@@ -194,7 +194,7 @@ extension SQLiteStore {
     /// Deletes a channel, for good. Activities started with it receive nothing more.
     /// - Returns: Whether it existed.
     public func deleteChannel(_ id: String, bundleId: BundleID) async throws -> Bool {
-        try await write(now: Date()) { db, _ in
+        try await write { db in
             try db.execute(sql: "DELETE FROM channel WHERE id = ? AND bundleId = ?", arguments: [id, bundleId])
             return db.changesCount > 0
         }
@@ -203,13 +203,17 @@ extension SQLiteStore {
     /// Delivers a broadcast push to every live activity started with the channel, and keeps it
     /// for later joiners when the channel's policy says so.
     /// - Returns: What the push did to each activity.
-    public func broadcast(_ change: Activity.PushedChange, channel: BroadcastChannel, now: Date) async throws -> [Outcome] {
+    public func broadcast(
+        _ change: Activity.PushedChange, channel: BroadcastChannel, storeUntil: Date?, now: Date
+    ) async throws -> [Outcome] {
         let rules = self.rules
         return try await write(now: now) { db, log in
-            if channel.storagePolicy == 1 {
+            if let storeUntil {
                 try db.execute(
-                    sql: "UPDATE channel SET message = ?, messageAt = ? WHERE id = ?",
-                    arguments: [try WireFormat.string(change), now.timeIntervalSince1970, channel.id]
+                    sql: "UPDATE channel SET message = ?, messageAt = ?, messageExpiresAt = ? WHERE id = ?",
+                    arguments: [
+                        try WireFormat.string(change), now.timeIntervalSince1970, storeUntil.timeIntervalSince1970, channel.id,
+                    ]
                 )
             }
             let listeners = try ActivityRow.fetchAll(
@@ -272,7 +276,7 @@ extension SQLiteStore {
 
     /// Removes a provider key from an app.
     public func deleteProviderKey(keyId: String, bundleId: BundleID) async throws {
-        try await write(now: Date()) { db, _ in
+        try await write { db in
             try db.execute(sql: "DELETE FROM providerKey WHERE keyId = ? AND bundleId = ?", arguments: [keyId, bundleId])
             guard db.changesCount > 0 else {
                 throw IsletError(.keyNotFound, "No key \(keyId) for \(bundleId).")
@@ -282,7 +286,7 @@ extension SQLiteStore {
 
     /// Registers (or replaces) an activity type's shapes.
     public func putActivityType(_ type: ActivityType) async throws {
-        try await write(now: Date()) { db, _ in
+        try await write { db in
             guard try Bool.fetchOne(db, sql: "SELECT 1 FROM app WHERE bundleId = ?", arguments: [type.bundleId]) != nil else {
                 throw IsletError(.appNotFound, "No app \(type.bundleId).")
             }

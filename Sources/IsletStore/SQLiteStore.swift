@@ -62,6 +62,12 @@ public final class SQLiteStore: Sendable {
         }
     }
 
+    /// Runs `body` in one write transaction that records no event (keys, shapes, settings of an
+    /// app), so it needs no time.
+    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
+        try await pool.write(body)
+    }
+
     /// Runs `body` on a reader, concurrently with writes.
     func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
         try await pool.read(body)

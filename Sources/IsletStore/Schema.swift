@@ -126,6 +126,12 @@ enum Schema {
                 FROM app CROSS JOIN device
                 """)
         }
+        migrator.registerMigration("v3: a channel's stored message expires as its apns-expiration says") { db in
+            try db.alter(table: "channel") { table in
+                table.add(column: "messageExpiresAt", .double)
+            }
+            try db.execute(sql: "UPDATE channel SET messageExpiresAt = messageAt + 8 * 3600 WHERE message IS NOT NULL")
+        }
         return migrator
     }
 }

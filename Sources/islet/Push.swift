@@ -73,7 +73,7 @@ struct Push: AsyncParsableCommand {
     @Option(help: "apns-priority: 10 (default) or 5.")
     var priority: Int?
 
-    @Option(help: "apns-expiration (Unix seconds).")
+    @Option(help: "apns-expiration (Unix seconds). Broadcasts default to 0: a channel that keeps its latest message keeps it only with a later expiration.")
     var expiration: Int?
 
     @Option(help: "The .p8 key file (env ISLET_APNS_KEY_FILE).")
@@ -185,7 +185,8 @@ struct Push: AsyncParsableCommand {
         let defaultAuthority = ((dataDirectory ?? ProcessInfo.processInfo.environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet")
             as NSString).appendingPathComponent("tls/ca.pem")
         if let authority = ca ?? (FileManager.default.fileExists(atPath: defaultAuthority) ? defaultAuthority : nil) {
-            tls.trustRoots = .file(authority)
+            // In addition to the system's roots, so --host api.sandbox.push.apple.com still verifies.
+            tls.additionalTrustRoots = [.file(authority)]
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))

@@ -130,8 +130,13 @@ struct APNsTests {
                 #expect(older.detail?.contains("older than the last applied update") == true)
                 let invalid = try await provider.push(token, #"{"aps":{"event":"update"}}"#)
                 #expect(invalid.reason == "invalidPayload")
+                // A timestamp that is not a number cannot be ordered: dropped, not taken as "now".
+                let unordered = try await provider.push(token, #"{"aps":{"event":"update","content-state":{"step":6},"timestamp":"soon"}}"#)
+                #expect(unordered.reason == "invalidPayload")
+                #expect(unordered.detail?.contains("aps.timestamp must be a number") == true)
                 // Still recorded in the history.
-                #expect(try await client.history(activity.id).filter { $0.type == .updateIgnored }.count == 2)
+                let ignored = try await client.history(activity.id).filter { $0.type == .updateIgnored }
+                #expect(ignored.compactMap { $0.data["action"]?.stringValue } == ["update", "update", "update"])
             }
         }
     }
@@ -216,10 +221,15 @@ struct APNsTests {
                 let start = #"{"aps":{"event":"start","attributes-type":"T","attributes":{},"content-state":{},"alert":"hi"}}"#
                 #expect(try await provider.push(startToken, start).status == 200)
                 #expect(try await provider.push(startToken, #"{"aps":{"event":"start","attributes-type":"T","attributes":{},"content-state":{}}}"#).status == 200)
-                let recorded = try await within { try await collect(events, count: 2) }
-                #expect(recorded.map(\.type) == [.updateIgnored, .updateIgnored])
+                let both = #"{"aps":{"event":"start","attributes-type":"T","attributes":{},"content-state":{},"alert":"hi","input-push-token":1,"input-push-channel":"abc"}}"#
+                #expect(try await provider.push(startToken, both).status == 200)
+                #expect(try await provider.push(startToken, Provider.update("{}")).status == 200)
+                let recorded = try await within { try await collect(events, count: 4) }
+                #expect(recorded.map(\.type) == [.updateIgnored, .updateIgnored, .updateIgnored, .updateIgnored])
                 #expect(recorded.allSatisfy { $0.activityId == nil && $0.deviceId == "default" })
-                #expect(recorded.compactMap { $0.data["reason"]?.stringValue } == ["targetMaximumExceeded", "invalidPayload"])
+                #expect(recorded.compactMap { $0.data["reason"]?.stringValue } == ["targetMaximumExceeded", "invalidPayload", "invalidPayload", "invalidPayload"])
+                #expect(recorded.compactMap { $0.data["action"]?.stringValue } == ["start", "start", "start", "update"])
+                #expect(recorded[2].data["message"]?.stringValue?.contains("not both") == true)
                 // In strict mode the device's refusal is the response.
                 _ = try await client.setStrictPushes(true, bundleId: provider.bundleId)
                 let strict = try await provider.push(startToken, start)
@@ -329,6 +339,11 @@ struct APNsTests {
                 let wrongMethod = try await provider.apns.send(.GET, "/3/device/\(token)", headers: good, body: nil, providerToken: jwt)
                 #expect(wrongMethod.status == 405)
                 #expect(wrongMethod.reason == "MethodNotAllowed")
+                for (method, path) in [(HTTPMethod.PUT, "/1/apps/\(provider.bundleId)/channels"), (.POST, "/1/apps/\(provider.bundleId)/all-channels")] {
+                    let refused = try await provider.apns.send(method, path, headers: [], body: nil, providerToken: jwt)
+                    #expect(refused.status == 405)
+                    #expect(refused.reason == "MethodNotAllowed")
+                }
             }
         }
     }
@@ -515,8 +530,23 @@ struct APNsTests {
                 }
                 #expect(try await join(keeping).content.state == ["score": "3-1"])
                 #expect(try await join(forgetting).content.state == ["score": "0-0"])
-                // Kept for 8 hours only.
-                islet.clock.advance(by: 8 * 3600 + 1)
+                // Kept until its apns-expiration (an hour here).
+                islet.clock.advance(by: 3600)
+                #expect(try await join(keeping).content.state == ["score": "0-0"])
+                // Kept for 8 hours at most, whatever the expiration; and not at all with an expiration of 0.
+                func send(_ score: String, expiration: Int) async throws {
+                    #expect(try await provider.apns.broadcast(
+                        bundleId: provider.bundleId, channelId: keeping.id,
+                        payload: Data(#"{"aps":{"event":"update","content-state":{"score":"\#(score)"}}}"#.utf8),
+                        providerToken: try await provider.jwt(), extraHeaders: [("apns-expiration", "\(expiration)")]
+                    ).status == 200)
+                }
+                try await send("4-1", expiration: t0Seconds + 3600 + 86_400)
+                islet.clock.advance(by: 8 * 3600 - 1)
+                #expect(try await join(keeping).content.state == ["score": "4-1"])
+                try await send("5-1", expiration: 0)
+                #expect(try await join(keeping).content.state == ["score": "4-1"])
+                islet.clock.advance(by: 1)
                 #expect(try await join(keeping).content.state == ["score": "0-0"])
             }
         }
@@ -549,22 +579,24 @@ struct APNsTests {
                 func broadcast(_ headers: [(String, String)], body: String = #"{"aps":{"event":"update","content-state":{}}}"#) async throws -> APNsClient.Response {
                     try await apns.send(.POST, "/4/broadcasts/apps/\(provider.bundleId)", headers: headers, body: Data(body.utf8), providerToken: jwt)
                 }
+                let priority = ("apns-priority", "10")
                 let type = ("apns-push-type", "liveactivity")
                 #expect(try await broadcast([type, ("apns-expiration", "0")]).reason == "MissingChannelId")
-                #expect(try await broadcast([("apns-channel-id", id), ("apns-expiration", "0")]).reason == "MissingPushType")
-                #expect(try await broadcast([("apns-channel-id", id), ("apns-push-type", "alert"), ("apns-expiration", "0")]).reason == "InvalidPushType")
+                #expect(try await broadcast([("apns-channel-id", id), type, ("apns-expiration", "0")]).reason == "BadPriority")
+                #expect(try await broadcast([("apns-channel-id", id), ("apns-expiration", "0"), priority]).reason == "MissingPushType")
+                #expect(try await broadcast([("apns-channel-id", id), ("apns-push-type", "alert"), ("apns-expiration", "0"), priority]).reason == "InvalidPushType")
                 #expect(try await broadcast([("apns-channel-id", id), type]).reason == "BadExpirationDate")
-                #expect(try await broadcast([("apns-channel-id", "AAAAAAAAAAAAAAAAAAAAAA=="), type, ("apns-expiration", "0")]).reason == "ChannelNotRegistered")
+                #expect(try await broadcast([("apns-channel-id", "AAAAAAAAAAAAAAAAAAAAAA=="), type, ("apns-expiration", "0"), priority]).reason == "ChannelNotRegistered")
                 let start = #"{"aps":{"event":"start","attributes-type":"T","attributes":{},"content-state":{},"alert":"x"}}"#
-                #expect(try await broadcast([("apns-channel-id", id), type, ("apns-expiration", "0")], body: start).reason == "BadRequestPayload")
+                #expect(try await broadcast([("apns-channel-id", id), type, ("apns-expiration", "0"), priority], body: start).reason == "BadRequestPayload")
                 let large = try await broadcast(
-                    [("apns-channel-id", id), type, ("apns-expiration", "0")],
+                    [("apns-channel-id", id), type, ("apns-expiration", "0"), priority],
                     body: #"{"aps":{"event":"update","content-state":{"x":"\#(String(repeating: "x", count: 5200))"}}}"#
                 )
                 #expect(large.status == 413)
                 // 5,000 bytes is fine for a broadcast, though not for a device push.
                 let big = #"{"aps":{"event":"update","content-state":{"x":"\#(String(repeating: "x", count: 4900))"}}}"#
-                #expect(try await broadcast([("apns-channel-id", id), type, ("apns-expiration", "0")], body: big).status == 200)
+                #expect(try await broadcast([("apns-channel-id", id), type, ("apns-expiration", "0"), priority], body: big).status == 200)
 
                 let deleted = try await apns.send(.DELETE, path, headers: [("apns-channel-id", id)], body: nil, providerToken: jwt)
                 #expect(deleted.status == 204)

@@ -298,10 +298,20 @@ struct StoreTests {
         let fixture = try await StoreFixture()
         let old = try await fixture.store.request(ride(1), bundleId: "com.example.bike", now: t0).activity.id
         _ = try await fixture.store.apply(.end(EndRequest(dismissalPolicy: .immediate)), to: old, owner: nil, now: at(1))
+        var pushed = ride(3)
+        pushed.pushType = .token
+        let withToken = try await fixture.store.request(pushed, bundleId: "com.example.bike", now: at(2)).activity
+        let second = try await fixture.store.rotateToken(of: withToken.id, owner: nil, now: at(3)).activity.pushToken!
+        let rotatedLater = try await fixture.store.rotateToken(of: withToken.id, owner: nil, now: at(8 * 86_400)).activity
         let live = try await fixture.store.request(ride(2), bundleId: "com.example.bike", now: at(10 * 86_400)).activity.id
         let purged = try await fixture.store.purge(before: at(7 * 86_400))
         #expect(purged.activities == 1)
-        #expect(purged.events == 3)
+        #expect(purged.events == 6)
+        #expect(purged.tokens == 1)
+        // The token retired before the cutoff is forgotten; the one retired after it still answers 410.
+        #expect(try await fixture.store.lookup(token: withToken.pushToken!) == .unknown)
+        #expect(try await fixture.store.lookup(token: second) == .retired(at: at(8 * 86_400), reason: "rotated", bundleId: "com.example.bike"))
+        #expect(try await fixture.store.lookup(token: rotatedLater.pushToken!) == .activity(withToken.id, bundleId: "com.example.bike"))
         #expect(await reason { _ = try await fixture.store.activity(old, owner: nil) } == .activityNotFound)
         #expect(try await fixture.store.activity(live, owner: nil).state == .active)
     }

@@ -43,8 +43,23 @@ public struct BroadcastChannel: Codable, Hashable, Sendable {
         self.createdAt = createdAt
     }
 
-    /// How long a stored message stays deliverable.
+    /// How long a stored message stays deliverable at most.
     public static let messageLifetime: TimeInterval = 8 * 3600
+
+    /// Until when a broadcast is kept for activities that join later, if at all: only on a
+    /// channel that stores its most recent message, and — as `apns-expiration` says for any
+    /// push — not with an expiration of 0 (deliver once, store nothing) or one already past;
+    /// never beyond eight hours.
+    ///
+    /// - Parameters:
+    ///   - expiration: The broadcast's `apns-expiration`, in Unix seconds.
+    ///   - now: When it arrived.
+    public func storesMessage(expiration: Int64, now: Date) -> Date? {
+        guard storagePolicy == 1, expiration > 0 else { return nil }
+        let expires = Date(timeIntervalSince1970: TimeInterval(expiration))
+        guard expires > now else { return nil }
+        return min(expires, now.addingTimeInterval(Self.messageLifetime))
+    }
 }
 
 /// What a push-to-start asks a device to do.

@@ -28,9 +28,12 @@ struct APNsErrorMiddleware: RouterMiddleware {
             return Self.response(for: .badPath("No APNs route \(request.method) \(request.uri.path)."), request: request)
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as IsletError where error.reason == .activityNotFound || error.reason == .deviceNotFound {
+            // The token's activity or device went away between the lookup and the push.
+            return Self.response(for: .badDeviceToken(error.message), request: request)
         } catch {
             context.logger.error("APNs request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
-            return Self.response(for: .internalServerError("\(error)"), request: request)
+            return Self.response(for: .internalServerError("Islet could not process the request; its log says why."), request: request)
         }
     }
 

@@ -35,10 +35,16 @@ struct APNsRoutes {
         router.get("1/apps/:bundleId/channels", use: readChannel)
         router.delete("1/apps/:bundleId/channels", use: deleteChannel)
         router.get("1/apps/:bundleId/all-channels", use: listChannels)
-        for path: RouterPath in ["3/device/:token", "4/broadcasts/apps/:bundleId"] {
-            for method in [HTTPRequest.Method.get, .put, .delete, .patch, .head] {
+        let allowed: [(RouterPath, [HTTPRequest.Method])] = [
+            ("3/device/:token", [.post]), ("4/broadcasts/apps/:bundleId", [.post]),
+            ("1/apps/:bundleId/channels", [.post, .get, .delete]), ("1/apps/:bundleId/all-channels", [.get]),
+        ]
+        for (path, methods) in allowed {
+            for method in [HTTPRequest.Method.get, .post, .put, .delete, .patch, .head] where !methods.contains(method) {
                 router.on(path, method: method) { request, _ -> Response in
-                    throw APNsError.methodNotAllowed("\(request.method) is not allowed here; pushes are POST.")
+                    throw APNsError.methodNotAllowed(
+                        "\(request.method) is not allowed on \(request.uri.path); use \(methods.map(\.rawValue).joined(separator: ", "))."
+                    )
                 }
             }
         }
@@ -55,7 +61,9 @@ struct APNsRoutes {
         }
         let token = try context.parameters.require("token")
         guard Self.isTokenShaped(token) else {
-            throw APNsError.badDeviceToken("A device token is 64 hexadecimal characters; \"\(token.prefix(80))\" is not one.")
+            throw APNsError.badDeviceToken(
+                "A device token is hexadecimal, 64 characters today (up to 200); \"\(token.prefix(80))\" is not one."
+            )
         }
         let body = try await Self.payload(of: request, limit: Self.maxDevicePayload)
         let app = try await engine.store.app(bundleId)
@@ -109,7 +117,7 @@ struct APNsRoutes {
                 // No activity to record it on: the device's history has it.
                 try await engine.recordUndeliverable(
                     IgnoredUpdate(
-                        reason: reason, action: "start", content: nil, timestamp: payload.timestamp ?? engine.clock.now(),
+                        reason: reason, action: payload.actionName, content: nil, timestamp: payload.timestamp ?? engine.clock.now(),
                         lastUpdateTimestamp: nil, message: detail
                     ),
                     bundleId: bundleId, deviceId: deviceId, activityId: nil
@@ -125,7 +133,7 @@ struct APNsRoutes {
     ) async throws -> (IgnoreReason, String) {
         try await engine.recordUndeliverable(
             IgnoredUpdate(
-                reason: reason, action: "push", content: nil, timestamp: payload.timestamp ?? engine.clock.now(),
+                reason: reason, action: payload.actionName, content: nil, timestamp: payload.timestamp ?? engine.clock.now(),
                 lastUpdateTimestamp: activity.lastUpdateTimestamp, message: detail
             ),
             bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id
@@ -152,7 +160,7 @@ struct APNsRoutes {
         case .start: throw APNsError.badRequestPayload("Broadcasts carry update and end events only; they cannot start activities.")
         case .undeliverable(_, let detail): throw APNsError.badRequestPayload(detail)
         }
-        _ = try await engine.broadcast(change, channel: channel)
+        _ = try await engine.broadcast(change, channel: channel, expiration: headers.expiration ?? 0)
         var fields: HTTPFields = [HTTPField.Name("apns-unique-id")!: UUID().uuidString.lowercased()]
         fields[HTTPField.Name("apns-request-id")!] = headers.requestId
         return Response(status: .ok, headers: fields)

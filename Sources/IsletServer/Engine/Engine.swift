@@ -50,8 +50,13 @@ public final class Engine: Sendable {
     }
 
     /// Delivers a broadcast to the channel's activities.
-    public func broadcast(_ change: Activity.PushedChange, channel: BroadcastChannel) async throws -> [SQLiteStore.Outcome] {
-        let outcomes = try await store.broadcast(change, channel: channel, now: clock.now())
+    public func broadcast(
+        _ change: Activity.PushedChange, channel: BroadcastChannel, expiration: Int64
+    ) async throws -> [SQLiteStore.Outcome] {
+        let now = clock.now()
+        let outcomes = try await store.broadcast(
+            change, channel: channel, storeUntil: channel.storesMessage(expiration: expiration, now: now), now: now
+        )
         for outcome in outcomes {
             _ = record(outcome)
             metrics.pushReceived(ignored: outcome.transition.ignored)

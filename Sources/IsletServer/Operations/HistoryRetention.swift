@@ -22,10 +22,13 @@ final class HistoryRetention: Service {
                 do {
                     let cutoff = self.engine.clock.now().addingTimeInterval(-self.retention)
                     let purged = try await self.engine.store.purge(before: cutoff)
-                    if purged.activities + purged.events > 0 {
+                    if purged.activities + purged.events + purged.tokens > 0 {
                         self.logger.info(
                             "Purged history older than the retention period",
-                            metadata: ["activities": "\(purged.activities)", "events": "\(purged.events)"]
+                            metadata: [
+                                "activities": "\(purged.activities)", "events": "\(purged.events)",
+                                "retiredTokens": "\(purged.tokens)",
+                            ]
                         )
                     }
                     try await self.engine.clock.sleep(until: self.engine.clock.now().addingTimeInterval(3600))
