@@ -28,9 +28,9 @@ extension IsletConfiguration {
         lifecycle.maxActivitiesPerDevice = try settings.int("lifecycle.maxActivitiesPerDevice", in: 1...1_000_000)
             ?? lifecycle.maxActivitiesPerDevice
         lifecycle.maxTimestampLead = try settings.duration("lifecycle.maxTimestampLead") ?? lifecycle.maxTimestampLead
-        lifecycle.pushBudgetPerHour = try settings.int("lifecycle.pushBudgetPerHour", in: 0...1_000_000)
+        lifecycle.pushBudgetPerHour = try settings.int("lifecycle.pushBudgetPerHour", in: 0...10_000)
             ?? lifecycle.pushBudgetPerHour
-        lifecycle.frequentPushBudgetPerHour = try settings.int("lifecycle.frequentPushBudgetPerHour", in: 0...1_000_000)
+        lifecycle.frequentPushBudgetPerHour = try settings.int("lifecycle.frequentPushBudgetPerHour", in: 0...10_000)
             ?? lifecycle.frequentPushBudgetPerHour
         apns.enabled = try settings.bool("apns.enabled") ?? apns.enabled
         apns.host = try settings.string("apns.host")
