@@ -46,7 +46,14 @@ public struct Islet: Sendable {
     /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully: streams end, the
     /// timers stop, and in-flight requests finish.
     public func run() async throws {
-        try await application.runService()
+        do {
+            try await application.runService()
+        } catch {
+            let server = configuration.server
+            throw AddressInUse.from(
+                error, listener: "The REST API", address: "\(server.host):\(server.port)", setting: "--port or server.port"
+            )
+        }
     }
 
     /// Opens the data directory (creating it), the store and the admin key, and builds the server.
@@ -102,7 +109,11 @@ public struct Islet: Sendable {
             let (endpoint, identity) = try Self.apnsEndpoint(
                 engine: engine, verifier: verifier, configuration: configuration, logger: logger, onListening: onListening
             )
-            services.append(endpoint)
+            let apns = configuration.apns
+            services.append(Listener(
+                service: endpoint, listener: "The APNs endpoint", address: "\(apns.host ?? configuration.server.host):\(apns.port)",
+                setting: "apns.port (ISLET_APNS_PORT), or turn it off with apns.enabled: false"
+            ))
             authorityPath = identity.authorityPath
         }
         if configuration.apns.tokenRotation > 0 {

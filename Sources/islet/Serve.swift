@@ -58,7 +58,12 @@ struct Serve: AsyncParsableCommand {
             throw ExitCode.failure
         }
         MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: islet.metrics.registry))
-        try await islet.run()
+        do {
+            try await islet.run()
+        } catch let error as AddressInUse {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode.failure
+        }
     }
 
     /// The settings, from flags first, then the environment, then the YAML file.

@@ -5,6 +5,20 @@ import IsletTestSupport
 import Testing
 
 extension DurabilityTests {
+    @Test func aServeWhoseAddressIsTakenSaysWhichAndExits() async throws {
+        let running = try await ServerProcess(data: DataDirectory())
+        let other = DataDirectory()
+        let http = try await runCLI(["serve", "--port", "\(running.port)", "--data", other.path], environment: ["ISLET_APNS_PORT": "0"])
+        #expect(http.status == 1)
+        #expect(http.stderr.contains("error: The REST API cannot listen on 127.0.0.1:\(running.port): the address is in use"), "\(http.stderr)")
+        let apns = try await runCLI(
+            ["serve", "--port", "0", "--data", other.path], environment: ["ISLET_APNS_PORT": "\(running.apnsPort!)"]
+        )
+        #expect(apns.status == 1)
+        #expect(apns.stderr.contains("error: The APNs endpoint cannot listen on 127.0.0.1:\(running.apnsPort!)"), "\(apns.stderr)")
+        #expect(apns.stderr.contains("apns.port"))
+    }
+
     @Test func cliCommandsAndExitCodes() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)
