@@ -56,7 +56,9 @@ struct Output {
         if json { return print(event) }
         let activity = event.activityId.map { String($0.prefix(8)) } ?? "-"
         let type = event.type.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
-        let line = "\(Self.time(event.time))  #\(event.id)  \(type)  \(activity)  \(Self.summary(of: event))\n"
+        let number = "#\(event.id)"
+        let id = number.padding(toLength: max(number.count, 5), withPad: " ", startingAt: 0)
+        let line = "\(Self.time(event.time))  \(id)  \(type)  \(activity)  \(Self.summary(of: event))\n"
         // Unbuffered, so a pipe sees each event as it happens.
         FileHandle.standardOutput.write(Data(line.utf8))
     }
