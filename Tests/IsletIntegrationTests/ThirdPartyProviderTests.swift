@@ -115,5 +115,9 @@ func runProvider(
     watchdog.cancel()
     let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n")
     #expect(lines.count == pushes.count, "aioapns printed \(lines.count) results; its errors: \(stderr)")
+    // aioapns logs each refusal as "Status of notification … is 400 (BadDeviceToken)"; anything
+    // else — a traceback over a frame it did not expect, a dropped connection — is a failure.
+    let complaints = stderr.split(separator: "\n").filter { !$0.hasPrefix("Status of notification ") }
+    #expect(complaints.isEmpty, "aioapns complained: \(stderr)")
     return try lines.map { try JSONDecoder().decode(ProviderResult.self, from: Data($0.utf8)) }
 }

@@ -37,7 +37,10 @@ struct APNsChildChannel: ServerChildChannel {
         tls.minimumTLSVersion = .tlsv12
         sslContext = try NIOSSLContext(configuration: tls)
         // Providers keep APNs connections open for hours.
-        http2 = HTTP2Channel(responder: responder, configuration: .init(idleTimeout: .seconds(3600)))
+        http2 = HTTP2Channel(responder: responder, configuration: .init(
+            idleTimeout: .seconds(3600),
+            streamConfiguration: .init(additionalChannelHandlers: [EndStreamOnLastFrameInstaller()])
+        ))
         http1 = HTTP1Channel(responder: Self.refuseHTTP1)
     }
 
