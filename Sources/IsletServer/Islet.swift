@@ -136,8 +136,17 @@ public struct Islet: Sendable {
             onServerRunning: { channel in
                 await onListening(.http, channel.localAddress?.port ?? configuration.server.port)
             },
-            logger: logger
+            logger: Self.frameworkLogger(logger)
         )
+    }
+
+    /// The logger Hummingbird gets. At the default level, `info`, its own "Server started and
+    /// listening" and "Shutting down" lines would repeat what `islet serve` prints, so they are
+    /// left out; at `debug` and `trace` everything is there.
+    private static func frameworkLogger(_ logger: Logger) -> Logger {
+        var quieter = logger
+        if logger.logLevel == .info { quieter.logLevel = .notice }
+        return quieter
     }
 
     /// The APNs-compatible endpoint: its own application (router, TLS, HTTP/2) on its own port,
@@ -164,7 +173,7 @@ public struct Islet: Sendable {
             onServerRunning: { channel in
                 await onListening(.apns, channel.localAddress?.port ?? settings.port)
             },
-            logger: logger
+            logger: frameworkLogger(logger)
         )
         return (application, identity)
     }

@@ -47,11 +47,11 @@ struct Serve: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "islet")
-        let announcement = Self.announcement(for: configuration)
+        let banner = Banner(announcement: Self.announcement(for: configuration))
         let islet: Islet
         do {
             islet = try await Islet(configuration: configuration, logger: logger) { endpoint, port in
-                FileHandle.standardOutput.write(Data((announcement(endpoint, port) + "\n").utf8))
+                await banner.listening(endpoint, port: port)
             }
         } catch {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
@@ -121,5 +121,35 @@ struct Serve: AsyncParsableCommand {
 
     private static func absolute(_ path: String) -> String {
         URL(fileURLWithPath: path).standardizedFileURL.path
+    }
+}
+
+/// Prints each listener's line as it comes up, the main one first: the listeners bind in
+/// parallel, and the APNs line reads as a footnote to the banner, not a headline.
+private actor Banner {
+    private let announcement: @Sendable (Endpoint, Int) -> String
+    private var mainIsUp = false
+    private var held: [String] = []
+
+    init(announcement: @escaping @Sendable (Endpoint, Int) -> String) {
+        self.announcement = announcement
+    }
+
+    func listening(_ endpoint: Endpoint, port: Int) {
+        let line = announcement(endpoint, port)
+        switch endpoint {
+        case .http:
+            mainIsUp = true
+            print(([line] + held).joined(separator: "\n"))
+            held = []
+        case .apns where !mainIsUp:
+            held.append(line)
+        case .apns:
+            print(line)
+        }
+    }
+
+    private func print(_ text: String) {
+        FileHandle.standardOutput.write(Data((text + "\n").utf8))
     }
 }
