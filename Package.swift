@@ -16,6 +16,7 @@ let package = Package(
         .executable(name: "islet", targets: ["islet"]),
         .library(name: "IsletCore", targets: ["IsletCore"]),
         .library(name: "IsletClient", targets: ["IsletClient"]),
+        .library(name: "IsletRender", targets: ["IsletRender"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -42,6 +43,15 @@ let package = Package(
     targets: [
         .target(name: "IsletCore", swiftSettings: swiftSettings),
         .target(
+            name: "IsletRender",
+            dependencies: ["IsletCore"],
+            exclude: ["Icons", "Assets"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFilesPlugin"]
+        ),
+        .executableTarget(name: "EmbedFiles", swiftSettings: swiftSettings),
+        .plugin(name: "EmbedFilesPlugin", capability: .buildTool(), dependencies: ["EmbedFiles"]),
+        .target(
             name: "IsletStore",
             dependencies: [
                 "IsletCore",
@@ -63,6 +73,7 @@ let package = Package(
             name: "IsletServer",
             dependencies: [
                 "IsletCore",
+                "IsletRender",
                 "IsletStore",
                 "IsletAPNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -92,6 +103,7 @@ let package = Package(
             name: "IsletClient",
             dependencies: [
                 "IsletCore",
+                "IsletRender",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
@@ -107,6 +119,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "IsletServer",
                 "IsletClient",
+                "IsletRender",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import IsletCore
+import IsletRender
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -158,6 +159,21 @@ public struct IsletClient: Sendable {
     /// One activity.
     public func activity(_ id: ActivityID) async throws -> Activity {
         try await send(.GET, "/v1/activities/\(escaped(id))", expect: Activity.self)
+    }
+
+    /// An activity's presentations, drawn by the server from its type's layout.
+    public func presentation(_ id: ActivityID) async throws -> Presentation {
+        try await send(.GET, "/v1/activities/\(escaped(id))/presentation", expect: Presentation.self)
+    }
+
+    /// Registers or replaces the layout of an app's activity type.
+    public func putLayout(bundleId: BundleID, attributesType: String, _ layout: JSONValue) async throws -> LayoutRecord {
+        try await send(.PUT, "/v1/apps/\(escaped(bundleId))/layouts/\(escaped(attributesType))", body: layout, expect: LayoutRecord.self)
+    }
+
+    /// The layout of an app's activity type.
+    public func layout(bundleId: BundleID, attributesType: String) async throws -> LayoutRecord {
+        try await send(.GET, "/v1/apps/\(escaped(bundleId))/layouts/\(escaped(attributesType))", expect: LayoutRecord.self)
     }
 
     /// The activities a filter selects, in the order a device shows them.

@@ -96,6 +96,8 @@ public struct Islet: Sendable {
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         EventRoutes(engine: engine, settings: configuration.streams, keys: keys).add(to: router, webSocketRouter: webSocketRouter)
+        let presentations = Presentations(store: store, clock: clock, logger: logger)
+        LayoutRoutes(engine: engine, presentations: presentations).add(to: router)
 
         var services: [any Service] = [
             bus,

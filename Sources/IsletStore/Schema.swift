@@ -132,6 +132,16 @@ enum Schema {
             }
             try db.execute(sql: "UPDATE channel SET messageExpiresAt = messageAt + 8 * 3600 WHERE message IS NOT NULL")
         }
+        migrator.registerMigration("v4: layouts per app and activity type") { db in
+            try db.create(table: "layout") { table in
+                table.column("bundleId", .text).notNull().references("app", onDelete: .cascade)
+                table.column("attributesType", .text).notNull()
+                table.column("body", .text).notNull()  // the document as registered
+                table.column("revision", .integer).notNull()
+                table.column("updatedAt", .double).notNull()
+                table.primaryKey(["bundleId", "attributesType"])
+            }
+        }
         return migrator
     }
 }

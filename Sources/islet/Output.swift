@@ -125,6 +125,11 @@ struct Output {
             return string(data["pushToken"])
         case .settingsChanged:
             return "\(event.bundleId) on \(event.deviceId): activities \(data["activitiesEnabled"] == true ? "on" : "off"), frequent updates \(data["frequentUpdates"] == true ? "on" : "off")"
+        case .layoutChanged:
+            let revision = data["revision"]
+            return revision == 0
+                ? "\(string(data["attributesType"])) layout removed (default card)"
+                : "\(string(data["attributesType"])) layout revision \(string(revision))"
         }
     }
 

@@ -9,6 +9,7 @@ public enum EventPayload: Hashable, Sendable {
     case updateIgnored(IgnoredUpdate)
     case pushTokenUpdated(PushTokenChange)
     case settingsChanged(AppSettings)
+    case layoutChanged(LayoutChange)
 
     /// The event's kind.
     public var type: EventType {
@@ -20,6 +21,7 @@ public enum EventPayload: Hashable, Sendable {
         case .updateIgnored: .updateIgnored
         case .pushTokenUpdated: .pushTokenUpdated
         case .settingsChanged: .settingsChanged
+        case .layoutChanged: .layoutChanged
         }
     }
 
@@ -34,6 +36,7 @@ public enum EventPayload: Hashable, Sendable {
         case .updateIgnored(let value): encoded = try? WireFormat.string(value)
         case .pushTokenUpdated(let value): encoded = try? WireFormat.string(value)
         case .settingsChanged(let value): encoded = try? WireFormat.string(value)
+        case .layoutChanged(let value): encoded = try? WireFormat.string(value)
         }
         return encoded ?? "{}"
     }

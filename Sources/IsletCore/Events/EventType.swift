@@ -14,6 +14,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     case pushTokenUpdated
     /// A device's settings for an app changed (`bundleId`, `device`, `activitiesEnabled`, …).
     case settingsChanged
+    /// The layout that draws an activity's type was registered, replaced or removed
+    /// (`attributesType`, `revision`): displays draw the activity again.
+    case layoutChanged
 
     /// Whether a later event of the same type for the same activity makes this one obsolete, so
     /// a subscriber that falls behind may skip it and lose nothing it would show.

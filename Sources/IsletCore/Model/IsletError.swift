@@ -37,6 +37,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case activityNotFound
     case keyNotFound
     case channelNotFound
+    case layoutNotFound
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge
@@ -48,6 +49,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case attributesMismatch
     case contentStateMismatch
     case invalidPayload
+    case invalidLayout
 
     // The push budget.
     case budgetExceeded

@@ -10,11 +10,12 @@ extension ErrorReason {
     var httpStatus: HTTPResponse.Status {
         switch self {
         case .malformedJSON, .invalidRequest: .badRequest
-        case .attributesMismatch, .contentStateMismatch, .invalidPayload: .badRequest
+        case .attributesMismatch, .contentStateMismatch, .invalidPayload, .invalidLayout: .badRequest
         case .budgetExceeded: .tooManyRequests
         case .unauthorized: .unauthorized
         case .forbidden, .denied: .forbidden
-        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound: .notFound
+        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound:
+            .notFound
         case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict
         case .activityEnded, .activityDismissed, .activityPending, .olderTimestamp, .timestampTooFarAhead: .conflict
         case .payloadTooLarge, .attributesTooLarge: .contentTooLarge

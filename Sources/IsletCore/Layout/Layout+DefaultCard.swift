@@ -1,0 +1,90 @@
+/// The layout of an activity type that has none: a clean card with the type's name, its
+/// attributes and its content state, so a `curl` user sees something good at once.
+extension Layout {
+    /// A card for one activity, built from the names of its attributes and state.
+    public static func defaultCard(attributesType: String, attributes: JSONValue, state: JSONValue) -> Layout {
+        let title = LayoutView(.text(.parts([.literal(.string(displayName(attributesType)))])), modifiers: [
+            .font(.init(style: .headline)), .lineLimit(1),
+        ])
+        let attributeNames = (attributes.objectValue?.keys.sorted() ?? []).prefix(3)
+        let subtitleParts = attributeNames.enumerated().flatMap { index, name -> [LayoutValue] in
+            (index > 0 ? [LayoutValue.literal(" · ")] : []) + [.literal(.string("\(words(name)) ")), bound(.attributes, name)]
+        }
+        let subtitle = LayoutView(.text(.parts(subtitleParts)), modifiers: [
+            .font(.init(style: .subheadline)), .foregroundStyle(.system(.secondary)), .lineLimit(1),
+        ])
+        let stateNames = Array((state.objectValue?.keys.sorted() ?? []).prefix(4))
+        let rows = stateNames.map { name in
+            LayoutView(
+                .stack(.init(axis: .horizontal, alignment: .center, spacing: 8, children: [
+                    LayoutView(.text(.parts([.literal(.string(words(name).capitalizedFirst))])), modifiers: [.foregroundStyle(.system(.secondary))]),
+                    LayoutView(.spacer(minLength: nil)),
+                    LayoutView(.text(.parts([bound(.state, name)])), modifiers: [
+                        .font(.init(weight: .semibold)), .monospacedDigit, .contentTransition(.numericText(countsDown: false)), .lineLimit(1),
+                    ]),
+                ])),
+                modifiers: [.frame(.init(maxWidth: .infinity))]
+            )
+        }
+        let header = LayoutView(.stack(.init(axis: .horizontal, alignment: .center, spacing: 10, children: [
+            LayoutView(.image(systemName: .literal("bolt.fill")), modifiers: [.font(.init(size: 20)), .foregroundStyle(.system(.accentColor))]),
+            LayoutView(.stack(.init(axis: .vertical, alignment: .leading, spacing: 2,
+                children: [title] + (subtitleParts.isEmpty ? [] : [subtitle])))),
+            LayoutView(.spacer(minLength: nil)),
+        ])))
+        let lockScreen = LayoutView(
+            .stack(.init(axis: .vertical, alignment: .leading, spacing: 8, children: [header] + rows)),
+            modifiers: [.padding(.init(top: 14, leading: 16, bottom: 14, trailing: 16))]
+        )
+        let firstValue = stateNames.first.map { LayoutView(.text(.parts([bound(.state, $0)])), modifiers: [
+            .font(.init(weight: .semibold)), .monospacedDigit, .lineLimit(1), .contentTransition(.numericText(countsDown: false)),
+        ]) }
+        let icon = LayoutView(.image(systemName: .literal("bolt.fill")), modifiers: [.foregroundStyle(.system(.accentColor))])
+        return Layout(
+            lockScreen: lockScreen,
+            expandedLeading: LayoutView(.stack(.init(axis: .horizontal, spacing: 6, children: [
+                icon, LayoutView(.text(.parts([.literal(.string(displayName(attributesType)))])), modifiers: [.font(.init(style: .headline)), .lineLimit(1)]),
+            ]))),
+            expandedTrailing: firstValue,
+            expandedBottom: rows.isEmpty ? nil : LayoutView(.stack(.init(axis: .vertical, alignment: .leading, spacing: 4, children: Array(rows.dropFirst().prefix(2))))),
+            compactLeading: icon,
+            compactTrailing: firstValue,
+            minimal: icon
+        )
+    }
+
+    private static func bound(_ root: BindingPath.Root, _ name: String) -> LayoutValue {
+        LayoutValue(source: .binding(BindingPath(root: root, steps: [.member(name)])), format: nil, fallback: "–")
+    }
+
+    /// `PizzaDeliveryAttributes` → `Pizza Delivery`.
+    static func displayName(_ attributesType: String) -> String {
+        var name = Substring(attributesType)
+        for suffix in ["ActivityAttributes", "Attributes", "Attribute"] where name.hasSuffix(suffix) && name.count > suffix.count {
+            name = name.dropLast(suffix.count)
+            break
+        }
+        return words(String(name)).split(separator: " ").map { String($0).capitalizedFirst }.joined(separator: " ")
+    }
+
+    /// `estimatedCompletionTime` → `estimated completion time`, `buildId` → `build id`.
+    static func words(_ name: String) -> String {
+        var words = ""
+        var previous: Character?
+        for character in name {
+            if character == "_" || character == "-" {
+                words.append(" ")
+            } else if character.isUppercase, let previous, previous.isLowercase || previous.isNumber {
+                words += " " + character.lowercased()
+            } else {
+                words.append(previous == nil || words.last == " " ? character : Character(character.lowercased()))
+            }
+            previous = character
+        }
+        return words
+    }
+}
+
+extension String {
+    fileprivate var capitalizedFirst: String { prefix(1).uppercased() + dropFirst() }
+}

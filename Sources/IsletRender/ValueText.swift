@@ -1,0 +1,109 @@
+import Foundation
+import IsletCore
+
+/// Turns resolved values into the text a view shows, as iOS formats them (in the `en_US_POSIX`
+/// manner: the display re-formats dates in its own locale and time zone).
+enum ValueText {
+    /// A value shown without a format: strings as they are, numbers without a needless `.0`,
+    /// anything else as compact JSON.
+    static func plain(_ value: JSONValue) -> String {
+        switch value {
+        case .null: ""
+        case .bool(let flag): flag ? "true" : "false"
+        case .integer(let integer): String(integer)
+        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
+        case .string(let text): text
+        case .array, .object: compactJSON(value)
+        }
+    }
+
+    /// A number with `precision` decimals (or as it is), thousands grouped, and a unit.
+    static func number(_ number: Double, precision: Int?, unit: String?) -> String {
+        let digits: String
+        if let precision {
+            digits = String(format: "%.\(precision)f", number)
+        } else {
+            digits = plain(.number(number))
+        }
+        return grouped(digits) + (unit.map { $0.isEmpty ? "" : " \($0)" } ?? "")
+    }
+
+    /// A fraction as a percentage: 0.425 → `43%` (or `42.5%` with precision 1).
+    static func percent(_ fraction: Double, precision: Int) -> String {
+        String(format: "%.\(precision)f", fraction * 100) + "%"
+    }
+
+    /// Seconds as `1:05:09` / `4:05`, or `1h 5m` / `4m 5s` / `9s`.
+    static func duration(_ seconds: Double, style: ValueFormat.DurationStyle) -> String {
+        let total = Int(max(0, seconds).rounded(.down))
+        let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
+        switch style {
+        case .positional:
+            return hours > 0
+                ? "\(hours):\(twoDigits(minutes)):\(twoDigits(secs))"
+                : "\(minutes):\(twoDigits(secs))"
+        case .abbreviated:
+            if hours > 0 { return minutes > 0 ? "\(hours)h \(minutes)m" : "\(hours)h" }
+            if minutes > 0 { return secs > 0 ? "\(minutes)m \(secs)s" : "\(minutes)m" }
+            return "\(secs)s"
+        }
+    }
+
+    /// A date in UTC, until the display formats it in its own time zone.
+    static func date(_ unixSeconds: Double, style: ValueFormat.DateStyle) -> String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC")!
+        let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: unixSeconds))
+        let months = ["Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec"]
+        let time = "\(twoDigits(parts.hour ?? 0)):\(twoDigits(parts.minute ?? 0))"
+        let day = "\(months[(parts.month ?? 1) - 1]) \(parts.day ?? 1), \(parts.year ?? 1970)"
+        switch style {
+        case .time: return time
+        case .date: return day
+        case .dateTime: return "\(day) at \(time)"
+        }
+    }
+
+    /// "in 5 min", "2 hr ago", "now": how far `unixSeconds` is from `now`.
+    static func relative(_ unixSeconds: Double, now: Double) -> String {
+        let delta = unixSeconds - now
+        let magnitude = abs(delta)
+        let amount: String
+        switch magnitude {
+        case ..<1: return "now"
+        case ..<60: amount = "\(Int(magnitude)) sec"
+        case ..<3600: amount = "\(Int(magnitude / 60)) min"
+        case ..<86400: amount = "\(Int(magnitude / 3600)) hr"
+        default: amount = "\(Int(magnitude / 86400)) day\(Int(magnitude / 86400) == 1 ? "" : "s")"
+        }
+        return delta > 0 ? "in \(amount)" : "\(amount) ago"
+    }
+
+    /// A timer's text: `4:05`, `1:02:03`, as `Text(timerInterval:)` and `.timer` show it.
+    static func timer(_ seconds: Double) -> String {
+        duration(seconds.rounded(.down), style: .positional)
+    }
+
+    private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }
+
+    private static func grouped(_ digits: String) -> String {
+        let negative = digits.hasPrefix("-")
+        let unsigned = negative ? String(digits.dropFirst()) : digits
+        let parts = unsigned.split(separator: ".", maxSplits: 1)
+        guard let whole = parts.first, whole.count > 3 else { return digits }
+        var groups: [Substring] = []
+        var end = whole.endIndex
+        while end > whole.startIndex {
+            let start = whole.index(end, offsetBy: -3, limitedBy: whole.startIndex) ?? whole.startIndex
+            groups.insert(whole[start..<end], at: 0)
+            end = start
+        }
+        return (negative ? "-" : "") + groups.joined(separator: ",") + (parts.count > 1 ? ".\(parts[1])" : "")
+    }
+
+    private static func compactJSON(_ value: JSONValue) -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? ""
+    }
+}

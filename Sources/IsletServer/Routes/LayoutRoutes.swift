@@ -1,0 +1,80 @@
+import Foundation
+import Hummingbird
+import IsletCore
+import IsletStore
+import NIOCore
+
+/// `/v1/apps/{bundleId}/layouts`: how each activity type is drawn; and
+/// `/v1/activities/{id}/presentation`: an activity, drawn.
+struct LayoutRoutes {
+    let engine: Engine
+    let presentations: Presentations
+
+    func add(to router: Router<IsletRequestContext>) {
+        router.put("v1/apps/:bundleId/layouts/:attributesType", use: put)
+        router.get("v1/apps/:bundleId/layouts/:attributesType", use: get)
+        router.delete("v1/apps/:bundleId/layouts/:attributesType", use: delete)
+        router.get("v1/apps/:bundleId/layouts", use: list)
+        router.get("v1/activities/:id/presentation", use: presentation)
+    }
+
+    private func app(_ context: IsletRequestContext) throws -> BundleID {
+        try context.actingApp(requested: try context.parameters.require("bundleId"))
+    }
+
+    private func attributesType(_ context: IsletRequestContext) throws -> String {
+        let name = try context.parameters.require("attributesType")
+        guard !name.isEmpty, name.utf8.count <= 256 else {
+            throw IsletError(.invalidRequest, "An activity type's name is 1 to 256 characters.")
+        }
+        return name
+    }
+
+    @Sendable func put(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try app(context)
+        let type = try attributesType(context)
+        let buffer: ByteBuffer
+        do {
+            buffer = try await request.body.collect(upTo: Layout.maximumSize)
+        } catch is NIOTooManyBytesError {
+            throw IsletError(.payloadTooLarge, "A layout document is at most \(Layout.maximumSize) bytes.")
+        }
+        let document: JSONValue
+        do {
+            document = try WireFormat.decoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
+        } catch {
+            throw IsletError(.malformedJSON, "The layout is not JSON.")
+        }
+        _ = try Layout.parse(document)
+        let existed = try await engine.store.layout(bundleId: bundleId, attributesType: type) != nil
+        let record = try await engine.store.putLayout(bundleId: bundleId, attributesType: type, layout: document, now: engine.clock.now())
+        return try Response.json(record, status: existed ? .ok : .created)
+    }
+
+    @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try app(context)
+        let type = try attributesType(context)
+        guard let record = try await engine.store.layout(bundleId: bundleId, attributesType: type) else {
+            throw IsletError(.layoutNotFound, "\(bundleId) has no layout for \(type); its activities are drawn with the default card.")
+        }
+        return try Response.json(record)
+    }
+
+    @Sendable func delete(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try app(context)
+        let type = try attributesType(context)
+        guard try await engine.store.deleteLayout(bundleId: bundleId, attributesType: type, now: engine.clock.now()) else {
+            throw IsletError(.layoutNotFound, "\(bundleId) has no layout for \(type).")
+        }
+        return Response(status: .noContent)
+    }
+
+    @Sendable func list(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try Response.json(["layouts": try await engine.store.layouts(bundleId: try app(context))])
+    }
+
+    @Sendable func presentation(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let activity = try await engine.store.activity(try context.parameters.require("id"), owner: try context.appScope())
+        return try Response.json(try await presentations.presentation(of: activity))
+    }
+}

@@ -1,0 +1,111 @@
+import ArgumentParser
+import Foundation
+import IsletClient
+import IsletCore
+import IsletRender
+
+/// `islet render`: an activity's presentations (or a layout's, with a state from a file) as an
+/// HTML page, or as a PNG through a headless Chromium.
+struct Render: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Draw an activity's presentations to HTML, or to PNG with a headless Chromium.",
+        discussion: """
+            Either an activity on the server:
+              islet render 4F1C2A9B --output card.png
+            or a layout file with attributes and a state, without a server:
+              islet render --layout bike.json --attributes '{"name": "Morning ride"}' --state @state.json
+            """
+    )
+
+    @Argument(help: "An activity's id (drawn by the server), or none with --layout.")
+    var id: String?
+
+    @Option(help: "A layout document (@file or inline JSON) to draw instead of a server's activity.")
+    var layout: String?
+
+    @Option(help: "The activity type's name, for the default card's title (with --layout).")
+    var type = "Activity"
+
+    @Option(help: "The attributes (inline JSON, @file or -), with --layout.")
+    var attributes = "{}"
+
+    @Option(help: "The content state (inline JSON, @file or -), with --layout.")
+    var state = "{}"
+
+    @Flag(help: "Draw the content as stale (with --layout).")
+    var stale = false
+
+    @Option(help: "lockScreen, compact, minimal, expanded or all.")
+    var presentation = "all"
+
+    @Option(help: "light or dark.")
+    var appearance = "light"
+
+    @Option(name: .shortAndLong, help: "Where to write: a .html or .png file (default: HTML to standard output).")
+    var output: String?
+
+    @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        if (id == nil) == (layout == nil) { throw ValidationError("Give an activity's id or --layout, one of them.") }
+        if presentation != "all" && PresentationDocument.Kind(rawValue: presentation) == nil {
+            throw ValidationError("--presentation is one of lockScreen, compact, minimal, expanded or all.")
+        }
+        if PresentationDocument.Appearance(rawValue: appearance) == nil {
+            throw ValidationError("--appearance is light or dark.")
+        }
+    }
+
+    func run() async throws {
+        let kinds = presentation == "all" ? PresentationDocument.Kind.allCases : [PresentationDocument.Kind(rawValue: presentation)!]
+        let drawn: Presentation
+        let title: String
+        if let id {
+            drawn = try await options.run { try await $0.presentation(id) }
+            title = id
+        } else {
+            drawn = try drawLayout()
+            title = type
+        }
+        let html = PresentationDocument.html(drawn, kinds: kinds, appearance: PresentationDocument.Appearance(rawValue: appearance)!, title: title)
+        guard let output else {
+            FileHandle.standardOutput.write(Data(html.utf8))
+            return
+        }
+        if output.hasSuffix(".png") {
+            try Screenshot.png(html: html, height: kinds.map(\.height).reduce(32, +), to: output)
+        } else {
+            try html.write(toFile: output, atomically: true, encoding: .utf8)
+        }
+    }
+
+    private func drawLayout() throws -> Presentation {
+        let attributes = try parseJSON(self.attributes, option: "--attributes")
+        let state = try parseJSON(self.state, option: "--state")
+        let document = try parseJSON(layout!, option: "--layout")
+        let parsed: Layout
+        do {
+            parsed = document == .object([:])
+                ? .defaultCard(attributesType: type, attributes: attributes, state: state)
+                : try Layout.parse(document)
+        } catch {
+            throw ValidationError("The layout is not valid: \(error.message)")
+        }
+        let scope = LayoutScope(attributes: attributes, state: state, isStale: stale, dateEncoding: parsed.dateEncoding)
+        let renderer = Renderer { name in
+            FileHandle.standardError.write(Data("note: no icon named \"\(name)\"; drawing a placeholder\n".utf8))
+        }
+        return renderer.render(parsed, scope: scope, now: Date())
+    }
+}
+
+extension PresentationDocument.Kind {
+    /// Room for the presentation in a screenshot, in points.
+    var height: Int {
+        switch self {
+        case .lockScreen: 178
+        case .compact, .minimal: 55
+        case .expanded: 178
+        }
+    }
+}
