@@ -39,6 +39,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
         .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/pointfreeco/swift-snapshot-testing.git", from: "1.19.7"),
     ],
     targets: [
         .target(name: "IsletCore", swiftSettings: swiftSettings),
@@ -139,6 +140,16 @@ let package = Package(
         .testTarget(
             name: "IsletCoreTests",
             dependencies: ["IsletCore"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            name: "IsletRenderTests",
+            dependencies: [
+                "IsletCore",
+                "IsletRender",
+                .product(name: "SnapshotTesting", package: "swift-snapshot-testing"),
+            ],
+            exclude: ["__Snapshots__"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

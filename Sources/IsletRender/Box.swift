@@ -19,8 +19,7 @@ struct Box {
     private var has: Set<Property> = []
 
     enum Property: Hashable {
-        case padding, background, cornerRadius, opacity, foreground, tint, font, fontWeight, fontDesign, fontSize
-        case lineLimit, textAlignment, transition, digits
+        case padding, background, cornerRadius, opacity, foreground, tint, font, lineLimit, textAlignment, digits
     }
 
     init(tag: String = "div", classes: [String], inner: String) {

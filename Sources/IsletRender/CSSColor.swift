@@ -6,6 +6,11 @@ public struct CSSColor: Hashable, Sendable, Codable {
     public var light: String
     public var dark: String
 
+    public init(light: String, dark: String) {
+        self.light = light
+        self.dark = dark
+    }
+
     init(_ color: LayoutColor) {
         switch color {
         case .system(let name):

@@ -190,9 +190,11 @@ public struct Renderer: Sendable {
     private func apply(_ modifier: LayoutModifier, to box: inout Box, parent: LayoutView.Stack.Axis) {
         switch modifier {
         case .font(let font):
-            if let size = font.size ?? font.style?.size { box.inherit(.fontSize, "font-size:\(css(size))px") }
-            if let weight = font.weight ?? font.style?.weight { box.inherit(.fontWeight, "font-weight:\(weight.value)") }
-            if let design = font.design, design != .default { box.inherit(.fontDesign, class: "la-design-\(design.rawValue)") }
+            // A font is one value: the innermost `.font` wins whole, as in SwiftUI.
+            let size = font.size ?? font.style?.size ?? LayoutModifier.Font.TextStyle.body.size
+            let weight = font.weight ?? font.style?.weight ?? .regular
+            let design = font.design ?? .default
+            box.inherit(.font, class: design == .default ? nil : "la-design-\(design.rawValue)", "font-size:\(css(size))px", "font-weight:\(weight.value)")
         case .monospacedDigit:
             box.inherit(.digits, class: "la-tabular")
         case .foregroundStyle(let color):
@@ -206,7 +208,6 @@ public struct Renderer: Sendable {
         case .contentTransition(let transition):
             switch transition {
             case .numericText(let countsDown):
-                box.inherit(.transition, "--transition:numeric")
                 box.attributes.append("data-transition=\"numeric\(countsDown ? "-down" : "")\"")
             case .opacity: box.attributes.append("data-transition=\"opacity\"")
             case .identity: box.attributes.append("data-transition=\"identity\"")

@@ -8,7 +8,7 @@ extension Layout {
         ])
         let attributeNames = (attributes.objectValue?.keys.sorted() ?? []).prefix(3)
         let subtitleParts = attributeNames.enumerated().flatMap { index, name -> [LayoutValue] in
-            (index > 0 ? [LayoutValue.literal(" · ")] : []) + [.literal(.string("\(words(name)) ")), bound(.attributes, name)]
+            (index > 0 ? [LayoutValue.literal(" · ")] : []) + [.literal(.string("\(words(name).capitalizedFirst) ")), bound(.attributes, name)]
         }
         let subtitle = LayoutView(.text(.parts(subtitleParts)), modifiers: [
             .font(.init(style: .subheadline)), .foregroundStyle(.system(.secondary)), .lineLimit(1),

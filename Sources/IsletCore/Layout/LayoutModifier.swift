@@ -28,6 +28,13 @@ public enum LayoutModifier: Hashable, Sendable {
         public var weight: Weight?
         public var design: Design?
 
+        public init(style: TextStyle? = nil, size: Double? = nil, weight: Weight? = nil, design: Design? = nil) {
+            self.style = style
+            self.size = size
+            self.weight = weight
+            self.design = design
+        }
+
         /// SwiftUI's text styles, with iOS's default sizes in points.
         public enum TextStyle: String, CaseIterable, Sendable {
             case largeTitle, title, title2, title3, headline, subheadline, body, callout, footnote, caption, caption2
@@ -77,6 +84,10 @@ public enum LayoutModifier: Hashable, Sendable {
     /// Padding per edge, in points.
     public struct Edges: Hashable, Sendable {
         public var top, leading, bottom, trailing: Double
+
+        public init(top: Double, leading: Double, bottom: Double, trailing: Double) {
+            (self.top, self.leading, self.bottom, self.trailing) = (top, leading, bottom, trailing)
+        }
     }
 
     public struct Frame: Hashable, Sendable {
@@ -84,6 +95,14 @@ public enum LayoutModifier: Hashable, Sendable {
         /// `nil` for none, `.infinity` for "as wide as there is room".
         public var maxWidth, maxHeight: Double?
         public var alignment: Alignment?
+
+        public init(
+            width: Double? = nil, height: Double? = nil, minWidth: Double? = nil, minHeight: Double? = nil,
+            maxWidth: Double? = nil, maxHeight: Double? = nil, alignment: Alignment? = nil
+        ) {
+            (self.width, self.height, self.minWidth, self.minHeight) = (width, height, minWidth, minHeight)
+            (self.maxWidth, self.maxHeight, self.alignment) = (maxWidth, maxHeight, alignment)
+        }
     }
 
     public enum Alignment: String, CaseIterable, Sendable {

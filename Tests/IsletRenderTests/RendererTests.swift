@@ -1,0 +1,252 @@
+import Foundation
+import IsletCore
+import IsletRender
+import SnapshotTesting
+import Synchronization
+import Testing
+
+/// 2026-11-21 10:00:00 UTC, in Unix seconds.
+let noon = 1_795_255_200.0
+
+/// Renders a Lock Screen view (JSON) against attributes and a state, at `noon`.
+func render(
+    _ view: String, state: JSONValue = [:], attributes: JSONValue = [:], isStale: Bool = false,
+    dateEncoding: String = "secondsSince1970", icons: Renderer = Renderer()
+) throws -> Presentation {
+    let document = #"{"dateEncoding": "\#(dateEncoding)", "lockScreen": \#(view)}"#
+    let layout = try Layout.parse(try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8)))
+    let scope = LayoutScope(attributes: attributes, state: state, isStale: isStale, dateEncoding: layout.dateEncoding)
+    return icons.render(layout, scope: scope, now: Date(timeIntervalSince1970: noon))
+}
+
+/// The Lock Screen's HTML, one element per line, for snapshots a person can read.
+func lines(_ presentation: Presentation) -> String {
+    presentation.lockScreen.replacingOccurrences(of: "><", with: ">\n<")
+}
+
+@Suite("Renderer")
+struct RendererTests {
+    @Test func stacksAndTheirAlignmentAndSpacing() throws {
+        let html = lines(try render("""
+            {"type": "VStack", "alignment": "leading", "spacing": 2, "children": [
+              {"type": "HStack", "alignment": "bottom", "children": [{"type": "Text", "text": "a"}, {"type": "Spacer"}, {"type": "Text", "text": "b"}]},
+              {"type": "ZStack", "alignment": "topTrailing", "children": [{"type": "Text", "text": "under"}, {"type": "Text", "text": "over"}]},
+              {"type": "HStack", "children": [{"type": "Text", "text": "c"}, {"type": "Spacer", "minLength": 20}]}
+            ]}
+            """))
+        assertSnapshot(of: html, as: .lines)
+    }
+
+    @Test func textJoinsItsPartsAndImagesDrawIsletsIcons() throws {
+        let html = lines(try render("""
+            {"type": "HStack", "children": [
+              {"type": "Image", "systemName": "bicycle"},
+              {"type": "Image", "systemName": {"bind": "state.icon"}},
+              {"type": "Text", "text": ["Ride ", {"bind": "attributes.name"}, " · ", {"bind": "state.laps"}, " laps ", true]}
+            ]}
+            """, state: ["icon": "figure.run", "laps": 3], attributes: ["name": "Morning"]))
+        assertSnapshot(of: html, as: .lines)
+        #expect(html.contains("<svg"))
+    }
+
+    @Test func anUnknownIconDrawsAPlaceholderAndIsReported() throws {
+        let reported = ReportedNames()
+        let presentation = try render(
+            #"{"type": "Image", "systemName": "unicorn.fill"}"#, icons: Renderer { name in reported.add(name) }
+        )
+        #expect(presentation.lockScreen.contains("la-placeholder"))
+        #expect(presentation.lockScreen.contains("aria-label=\"unicorn.fill\""))
+        #expect(reported.names == ["unicorn.fill"])
+    }
+
+    @Test func iconSetHasTheSymbolsLiveActivitiesUseMost() {
+        let names = Set(IconSet.builtIn.names)
+        #expect(names.count >= 60)
+        for name in [
+            "bicycle", "timer", "clock", "car.fill", "box.truck", "fork.knife", "figure.run", "checkmark.circle.fill",
+            "xmark.circle.fill", "hourglass", "bolt.fill", "drop.fill", "sportscourt", "airplane",
+        ] {
+            #expect(names.contains(name), "\(name)")
+        }
+        for name in names {
+            let svg = IconSet.builtIn.svg(named: name) ?? ""
+            #expect(svg.hasPrefix("<svg") && !svg.contains("<script") && !svg.contains(" id="), "\(name)")
+        }
+    }
+
+    @Test func formattersNumberPercentDurationDateAndRelative() throws {
+        let html = lines(try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "text": {"bind": "state.speed", "format": {"number": {"precision": 1, "unit": "km/h"}}}},
+              {"type": "Text", "text": {"bind": "state.distance", "format": "number"}},
+              {"type": "Text", "text": {"bind": "state.distance", "format": {"number": {"precision": 0}}}},
+              {"type": "Text", "text": {"bind": "state.done", "format": "percent"}},
+              {"type": "Text", "text": {"bind": "state.done", "format": {"percent": {"precision": 1}}}},
+              {"type": "Text", "text": {"bind": "state.elapsed", "format": "duration"}},
+              {"type": "Text", "text": {"bind": "state.elapsed", "format": {"duration": {"style": "abbreviated"}}}},
+              {"type": "Text", "text": {"bind": "state.eta", "format": "date"}},
+              {"type": "Text", "text": {"bind": "state.eta", "format": {"date": {"style": "dateTime"}}}},
+              {"type": "Text", "text": {"bind": "state.eta", "format": "relative"}},
+              {"type": "Text", "text": {"bind": "state.missing", "format": "number", "default": "–"}},
+              {"type": "Text", "text": {"bind": "state.name", "format": "number"}}
+            ]}
+            """, state: ["speed": 23.456, "distance": 12345.5, "done": 0.4257, "elapsed": 3909, "eta": .number(noon + 300), "name": "n/a"]))
+        assertSnapshot(of: html, as: .lines)
+        #expect(html.contains(">23.5 km/h<"))
+        #expect(html.contains(">12,345.5<"))
+        #expect(html.contains(">43%<"))
+        #expect(html.contains(">1:05:09<"))
+        #expect(html.contains(">1h 5m<"))
+        #expect(html.contains(">in 5 min<"))
+    }
+
+    @Test func datesReadAsSwiftEncodesThemByDefault() throws {
+        // A Date that JSONEncoder wrote: seconds since 2001-01-01.
+        let html = try render(
+            #"{"type": "Text", "date": {"bind": "state.end"}, "style": "timer"}"#,
+            state: ["end": .number(noon - 978_307_200 + 245)], dateEncoding: "secondsSince2001"
+        ).lockScreen
+        #expect(html.contains(">4:05<"))
+        #expect(html.contains("data-date=\"\(Int64((noon + 245) * 1000))\""))
+    }
+
+    @Test func timersAndTimedProgressCarryTheirIntervalForTheDisplay() throws {
+        let html = lines(try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}},
+              {"type": "Text", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}, "countsDown": false},
+              {"type": "Text", "date": {"bind": "state.start"}, "style": "timer"},
+              {"type": "Text", "date": {"bind": "state.end"}, "style": "relative"},
+              {"type": "Text", "date": {"bind": "state.end"}, "style": "offset"},
+              {"type": "Text", "date": {"bind": "state.end"}, "style": "time"},
+              {"type": "Text", "date": {"bind": "state.end"}, "style": "date"},
+              {"type": "ProgressView", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}},
+              {"type": "ProgressView", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}, "countsDown": true}
+            ]}
+            """, state: ["start": .number(noon - 60), "end": .number(noon + 240)]))
+        assertSnapshot(of: html, as: .lines)
+        #expect(html.contains(">4:00<"))  // counting down: 240 s left
+        #expect(html.contains(">1:00<"))  // counting up: 60 s in
+        #expect(html.contains("--p:0.2\""))
+        #expect(html.contains("--p:0.8\""))
+    }
+
+    @Test func progressByValueAndTotalLinearAndCircular() throws {
+        let html = lines(try render("""
+            {"type": "VStack", "children": [
+              {"type": "ProgressView", "value": {"bind": "state.done"}, "total": {"bind": "state.of"}},
+              {"type": "ProgressView", "value": 0.25, "style": "circular", "modifiers": [{"tint": "green"}]},
+              {"type": "ProgressView", "value": 5, "total": 2}
+            ]}
+            """, state: ["done": 3, "of": 4]))
+        assertSnapshot(of: html, as: .lines)
+        #expect(html.contains("--p:0.75"))
+        #expect(html.contains("--p:1\""))
+    }
+
+    @Test func conditionalsDrawOneBranchWithItsOwnPath() throws {
+        let view = """
+            {"type": "VStack", "children": [
+              {"type": "If", "condition": {"bind": "state.status", "equals": "failed"},
+               "then": {"type": "Text", "text": "Failed", "modifiers": [{"foregroundStyle": "red"}]},
+               "else": {"type": "Text", "text": "Passing"}},
+              {"type": "If", "condition": {"bind": "isStale"}, "then": {"type": "Text", "text": "Out of date"}}
+            ]}
+            """
+        let failed = lines(try render(view, state: ["status": "failed"]))
+        let passing = lines(try render(view, state: ["status": "ok"], isStale: true))
+        assertSnapshot(of: failed, as: .lines, named: "then")
+        assertSnapshot(of: passing, as: .lines, named: "else")
+        #expect(failed.contains("data-n=\"l.0t\"") && failed.contains("la-empty"))
+        #expect(passing.contains("data-n=\"l.0e\"") && passing.contains("Out of date"))
+    }
+
+    @Test func modifiersApplyInOrderAsInSwiftUI() throws {
+        let html = lines(try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "text": "padded then painted", "modifiers": [{"padding": 8}, {"background": "blue"}, {"cornerRadius": 6}]},
+              {"type": "Text", "text": "painted then padded", "modifiers": [{"background": "blue"}, {"padding": {"horizontal": 12, "top": 2}}]},
+              {"type": "Text", "text": "framed", "modifiers": [{"frame": {"width": 80, "height": 30, "alignment": "leading"}}, {"background": "#FF950080"}]},
+              {"type": "Text", "text": "wide", "modifiers": [{"frame": {"maxWidth": "infinity", "minHeight": 10}}]},
+              {"type": "Text", "text": "inner color wins", "modifiers": [{"foregroundStyle": "red"}, {"foregroundStyle": "blue"}]},
+              {"type": "Text", "text": "styled", "modifiers": [
+                {"font": "headline"}, {"font": {"size": 12, "design": "monospaced"}}, {"monospacedDigit": true}, {"lineLimit": 2},
+                {"multilineTextAlignment": "trailing"}, {"opacity": 0.5}, {"contentTransition": "numericText"}]},
+              {"type": "Text", "text": "counts down", "modifiers": [{"contentTransition": {"numericText": {"countsDown": true}}}]},
+              {"type": "Text", "text": "fades", "modifiers": [{"contentTransition": "opacity"}, {"padding": true}]}
+            ],
+            "modifiers": [{"activityBackgroundTint": {"light": "#FFFFFF", "dark": "#1C1C1E"}}, {"activitySystemActionForegroundColor": "orange"}]}
+            """))
+        assertSnapshot(of: html, as: .lines)
+    }
+
+    @Test func lightAndDarkColorsComeAsAPairPerUse() throws {
+        let presentation = try render("""
+            {"type": "Text", "text": "adaptive", "modifiers": [
+              {"foregroundStyle": {"light": "#000000", "dark": "#FFFFFF"}}, {"background": "secondary"},
+              {"activityBackgroundTint": {"light": "#F2F2F7", "dark": "#000000"}}]}
+            """)
+        assertSnapshot(of: lines(presentation), as: .lines)
+        #expect(presentation.lockScreen.contains("--fg-l:rgb(0,0,0);--fg-d:rgb(255,255,255)"))
+        #expect(presentation.lockScreen.contains("--bg-l:var(--la-secondary);--bg-d:var(--la-secondary)"))
+        #expect(presentation.backgroundTint == CSSColor(light: "rgb(242,242,247)", dark: "rgb(0,0,0)"))
+        // Every system color has a value for each appearance in the stylesheet.
+        let css = Renderer.stylesheet
+        let light = css.components(separatedBy: ".la-dark {")[0]
+        let dark = css.components(separatedBy: ".la-dark {")[1].components(separatedBy: "}")[0]
+        for name in LayoutColor.SystemColor.allCases.map(\.rawValue) {
+            #expect(light.contains("--la-\(name):"), "\(name) in light")
+            if !["white", "black", "clear"].contains(name) { #expect(dark.contains("--la-\(name):"), "\(name) in dark") }
+        }
+    }
+
+    @Test func hostileTextIsEscapedEverywhere() throws {
+        let hostile = #"<script>alert(1)</script>"><img src=x onerror=alert(2)>'&"#
+        let presentation = try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "text": {"bind": "state.note"}},
+              {"type": "Text", "text": {"bind": "state.n", "format": {"number": {"unit": "<b>u</b>"}}}},
+              {"type": "Image", "systemName": {"bind": "state.note"}},
+              {"type": "Text", "text": {"bind": "attributes.nested"}},
+              {"type": "Text", "text": {"bind": "state.missing", "default": "<i>fallback</i>"}}
+            ]}
+            """, state: ["note": .string(hostile), "n": 1], attributes: ["nested": ["k": .string(hostile)]])
+        let html = presentation.lockScreen
+        assertSnapshot(of: lines(presentation), as: .lines)
+        for forbidden in ["<script", "<img", "<b>", "<i>", "onerror=alert(2)>"] {
+            #expect(!html.contains(forbidden), "\(forbidden)")
+        }
+        #expect(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;&quot;&gt;&lt;img src=x onerror=alert(2)&gt;&#39;&amp;"))
+    }
+
+    @Test func theDefaultCardDrawsAnyActivity() throws {
+        let layout = Layout.defaultCard(attributesType: "BuildAttributes", attributes: ["buildId": "1234"], state: ["status": "running", "progress": 40])
+        let presentation = Renderer().render(
+            layout, scope: LayoutScope(attributes: ["buildId": "1234"], state: ["status": "running", "progress": 40], isStale: false),
+            now: Date(timeIntervalSince1970: noon)
+        )
+        assertSnapshot(of: lines(presentation), as: .lines)
+        for region in [presentation.compactLeading, presentation.compactTrailing, presentation.minimal, presentation.expandedLeading] {
+            #expect(!region.isEmpty)
+        }
+        #expect(presentation.lockScreen.contains(">Build<") && presentation.lockScreen.contains(">running<"))
+    }
+
+    @Test func theStandaloneDocumentFramesEachPresentation() throws {
+        let presentation = try render(#"{"type": "Text", "text": "hello"}"#, isStale: true)
+        let page = PresentationDocument.html(presentation, kinds: PresentationDocument.Kind.allCases, appearance: .dark, title: "<x>")
+        #expect(page.contains("<title>&lt;x&gt;</title>"))
+        #expect(page.contains("class=\"la-content la-dark\""))
+        for kind in PresentationDocument.Kind.allCases { #expect(page.contains("data-kind=\"\(kind.rawValue)\"")) }
+        #expect(page.contains("islet-card islet-stale"))
+        #expect(page.contains("IsletPresentation.refresh"))
+    }
+}
+
+/// Names a renderer reported, collected across its callback.
+final class ReportedNames: Sendable {
+    private let storage = Mutex<[String]>([])
+    func add(_ name: String) { storage.withLock { $0.append(name) } }
+    var names: [String] { storage.withLock { $0 } }
+}
+
