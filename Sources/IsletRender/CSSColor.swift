@@ -32,6 +32,6 @@ public struct CSSColor: Hashable, Sendable, Codable {
     /// Declarations setting `property` for both appearances, through a pair of custom
     /// properties the stylesheet picks from: `--fg-l:…;--fg-d:…`.
     func declarations(_ property: String) -> String {
-        light == dark ? "--\(property)-l:\(light);--\(property)-d:\(light)" : "--\(property)-l:\(light);--\(property)-d:\(dark)"
+        "--\(property)-l:\(light);--\(property)-d:\(dark)"
     }
 }

@@ -155,8 +155,7 @@ public struct Renderer: Sendable {
         let text: String =
             switch style {
             case "relative": ValueText.relative(date, now: context.now)
-            case "offset": (date >= context.now ? "+" : "-") + ValueText.relative(date, now: context.now)
-                .replacingOccurrences(of: "in ", with: "").replacingOccurrences(of: " ago", with: "")
+            case "offset": ValueText.offset(date, now: context.now)
             case "date": ValueText.date(date, style: .date)
             case "dateTime": ValueText.date(date, style: .dateTime)
             default: ValueText.date(date, style: .time)

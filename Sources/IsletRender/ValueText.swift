@@ -67,21 +67,30 @@ enum ValueText {
     /// "in 5 min", "2 hr ago", "now": how far `unixSeconds` is from `now`.
     static func relative(_ unixSeconds: Double, now: Double) -> String {
         let delta = unixSeconds - now
-        let magnitude = abs(delta)
-        let amount: String
+        guard abs(delta) >= 1 else { return "now" }
+        return delta > 0 ? "in \(amount(delta))" : "\(amount(delta)) ago"
+    }
+
+    /// "+5 min", "-2 hr": `Text(date, style: .offset)`.
+    static func offset(_ unixSeconds: Double, now: Double) -> String {
+        let delta = unixSeconds - now
+        return (delta >= 0 ? "+" : "-") + amount(delta)
+    }
+
+    /// A span of time in its largest whole unit: "5 min", "1 day".
+    private static func amount(_ seconds: Double) -> String {
+        let magnitude = abs(seconds)
         switch magnitude {
-        case ..<1: return "now"
-        case ..<60: amount = "\(Int(magnitude)) sec"
-        case ..<3600: amount = "\(Int(magnitude / 60)) min"
-        case ..<86400: amount = "\(Int(magnitude / 3600)) hr"
-        default: amount = "\(Int(magnitude / 86400)) day\(Int(magnitude / 86400) == 1 ? "" : "s")"
+        case ..<60: return "\(Int(magnitude)) sec"
+        case ..<3600: return "\(Int(magnitude / 60)) min"
+        case ..<86400: return "\(Int(magnitude / 3600)) hr"
+        default: return "\(Int(magnitude / 86400)) day\(Int(magnitude / 86400) == 1 ? "" : "s")"
         }
-        return delta > 0 ? "in \(amount)" : "\(amount) ago"
     }
 
     /// A timer's text: `4:05`, `1:02:03`, as `Text(timerInterval:)` and `.timer` show it.
     static func timer(_ seconds: Double) -> String {
-        duration(seconds.rounded(.down), style: .positional)
+        duration(seconds, style: .positional)
     }
 
     private static func twoDigits(_ value: Int) -> String { value < 10 ? "0\(value)" : String(value) }

@@ -20,7 +20,7 @@ struct Render: AsyncParsableCommand {
     @Argument(help: "An activity's id (drawn by the server), or none with --layout.")
     var id: String?
 
-    @Option(help: "A layout document (@file or inline JSON) to draw instead of a server's activity.")
+    @Option(help: "A layout document (@file or inline JSON) to draw instead of a server's activity; {} draws the default card.")
     var layout: String?
 
     @Option(help: "The activity type's name, for the default card's title (with --layout).")

@@ -19,9 +19,7 @@ extension Layout {
                 .stack(.init(axis: .horizontal, alignment: .center, spacing: 8, children: [
                     LayoutView(.text(.parts([.literal(.string(words(name).capitalizedFirst))])), modifiers: [.foregroundStyle(.system(.secondary))]),
                     LayoutView(.spacer(minLength: nil)),
-                    LayoutView(.text(.parts([bound(.state, name)])), modifiers: [
-                        .font(.init(weight: .semibold)), .monospacedDigit, .contentTransition(.numericText(countsDown: false)), .lineLimit(1),
-                    ]),
+                    value(name),
                 ])),
                 modifiers: [.frame(.init(maxWidth: .infinity))]
             )
@@ -36,9 +34,7 @@ extension Layout {
             .stack(.init(axis: .vertical, alignment: .leading, spacing: 8, children: [header] + rows)),
             modifiers: [.padding(.init(top: 14, leading: 16, bottom: 14, trailing: 16))]
         )
-        let firstValue = stateNames.first.map { LayoutView(.text(.parts([bound(.state, $0)])), modifiers: [
-            .font(.init(weight: .semibold)), .monospacedDigit, .lineLimit(1), .contentTransition(.numericText(countsDown: false)),
-        ]) }
+        let firstValue = stateNames.first.map(value)
         let icon = LayoutView(.image(systemName: .literal("bolt.fill")), modifiers: [.foregroundStyle(.system(.accentColor))])
         return Layout(
             lockScreen: lockScreen,
@@ -51,6 +47,13 @@ extension Layout {
             compactTrailing: firstValue,
             minimal: icon
         )
+    }
+
+    /// A state field's value, as the card shows it: semibold, digits rolling.
+    private static func value(_ name: String) -> LayoutView {
+        LayoutView(.text(.parts([bound(.state, name)])), modifiers: [
+            .font(.init(weight: .semibold)), .monospacedDigit, .contentTransition(.numericText(countsDown: false)), .lineLimit(1),
+        ])
     }
 
     private static func bound(_ root: BindingPath.Root, _ name: String) -> LayoutValue {

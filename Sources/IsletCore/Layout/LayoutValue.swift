@@ -48,8 +48,10 @@ public struct LayoutValue: Hashable, Sendable {
                 try ValueFormat.parse(value, at: reader.place("format"))
             }
             let fallback = reader.value("default")
-            if let fallback, case .array = fallback { throw LayoutReader.error(at: reader.place("default"), "expected a literal") }
-            if let fallback, case .object = fallback { throw LayoutReader.error(at: reader.place("default"), "expected a literal") }
+            switch fallback {
+            case .array?, .object?: throw LayoutReader.error(at: reader.place("default"), "expected a literal")
+            default: break
+            }
             try reader.finish()
             return LayoutValue(source: .binding(bound), format: format, fallback: fallback)
         default:

@@ -13,21 +13,27 @@
     return h > 0 ? h + ":" + two(m) + ":" + two(s) : m + ":" + two(s);
   }
 
+  // A span of time in its largest whole unit: "5 min", "1 day".
+  function amountText(ms) {
+    var mag = Math.abs(ms) / 1000;
+    if (mag < 60) return Math.floor(mag) + " sec";
+    if (mag < 3600) return Math.floor(mag / 60) + " min";
+    if (mag < 86400) return Math.floor(mag / 3600) + " hr";
+    var d = Math.floor(mag / 86400);
+    return d + (d === 1 ? " day" : " days");
+  }
+
   function relativeText(ms, now) {
-    var delta = ms - now, mag = Math.abs(delta) / 1000, amount;
-    if (mag < 1) return "now";
-    if (mag < 60) amount = Math.floor(mag) + " sec";
-    else if (mag < 3600) amount = Math.floor(mag / 60) + " min";
-    else if (mag < 86400) amount = Math.floor(mag / 3600) + " hr";
-    else { var d = Math.floor(mag / 86400); amount = d + (d === 1 ? " day" : " days"); }
-    return delta > 0 ? "in " + amount : amount + " ago";
+    var delta = ms - now;
+    if (Math.abs(delta) < 1000) return "now";
+    return delta > 0 ? "in " + amountText(delta) : amountText(delta) + " ago";
   }
 
   function dateText(ms, style, now) {
     var date = new Date(ms);
     switch (style) {
       case "relative": return relativeText(ms, now);
-      case "offset": return (ms >= now ? "+" : "-") + relativeText(ms, now).replace("in ", "").replace(" ago", "");
+      case "offset": return (ms >= now ? "+" : "-") + amountText(ms - now);
       case "date": return date.toLocaleDateString(undefined, { month: "short", day: "numeric", year: "numeric" });
       case "dateTime": return date.toLocaleString(undefined, { month: "short", day: "numeric", hour: "numeric", minute: "2-digit" });
       default: return date.toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" });

@@ -46,9 +46,8 @@ struct LayoutRoutes {
             throw IsletError(.malformedJSON, "The layout is not JSON.")
         }
         _ = try Layout.parse(document)
-        let existed = try await engine.store.layout(bundleId: bundleId, attributesType: type) != nil
         let record = try await engine.store.putLayout(bundleId: bundleId, attributesType: type, layout: document, now: engine.clock.now())
-        return try Response.json(record, status: existed ? .ok : .created)
+        return try Response.json(record, status: record.revision == 1 ? .created : .ok)
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
