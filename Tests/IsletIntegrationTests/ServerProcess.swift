@@ -2,6 +2,7 @@ import AsyncHTTPClient
 import Foundation
 import IsletClient
 import IsletCore
+import IsletTestSupport
 import Synchronization
 import Testing
 
@@ -98,7 +99,7 @@ final class ServerProcess: Sendable {
             try await Task.sleep(for: .seconds(30))
             kill(pid, SIGKILL)
         }
-        await Task.detached { [process] in process.waitUntilExit() }.value
+        await offThePool { [process] in process.waitUntilExit() }
         watchdog.cancel()
         return process.terminationStatus
     }
@@ -144,11 +145,11 @@ func runCLI(
         kill(pid, SIGKILL)
     }
     defer { watchdog.cancel() }
-    let (stdout, stderr) = await Task.detached {
+    let (stdout, stderr) = await offThePool {
         let stdout = out.fileHandleForReading.readDataToEndOfFile()
         let stderr = err.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }.value
+    }
     return (process.terminationStatus, stdout, stderr)
 }

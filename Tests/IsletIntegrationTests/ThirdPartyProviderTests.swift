@@ -106,12 +106,12 @@ func runProvider(
         try await Task.sleep(for: .seconds(60))
         kill(pid, SIGKILL)
     }
-    let (stdout, stderr) = await Task.detached {
+    let (stdout, stderr) = await offThePool {
         let stdout = output.fileHandleForReading.readDataToEndOfFile()
         let stderr = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         return (stdout, String(decoding: stderr, as: UTF8.self))
-    }.value
+    }
     watchdog.cancel()
     let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n")
     #expect(lines.count == pushes.count, "aioapns printed \(lines.count) results; its errors: \(stderr)")

@@ -57,6 +57,6 @@ public enum RawHTTP {
     public static func exchange(port: Int, bytes: [UInt8]) async throws -> String {
         let socket = try RawSocket(port: port)
         socket.send(bytes)
-        return await Task.detached { socket.readAll() }.value
+        return await offThePool { socket.readAll() }
     }
 }
