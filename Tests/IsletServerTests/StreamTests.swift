@@ -221,12 +221,26 @@ final class WebSocketTap: Sendable {
     }
 
     /// Connects and returns how the server closed the connection.
+    ///
+    /// Each attempt is bounded and a stuck one is tried again: now and then (about one full test
+    /// run in five on two busy cores) HummingbirdWSClient never finished a connection the server
+    /// closed right after the upgrade, and the whole run hung. Whether the client or the server
+    /// loses the close is not yet known; docs and the closing note say so.
     static func closeFrame(port: Int, key: String, query: String) async throws -> WebSocketCloseFrame? {
-        try await WebSocketClient.connect(
-            url: "ws://127.0.0.1:\(port)/v1/events/ws?\(query)",
-            configuration: .init(additionalHeaders: [.authorization: "Bearer \(key)"]), logger: Logger(label: "ws-test")
-        ) { inbound, _, _ in
-            for try await _ in inbound {}
+        for attempt in 1...3 {
+            do {
+                return try await within(10) {
+                    try await WebSocketClient.connect(
+                        url: "ws://127.0.0.1:\(port)/v1/events/ws?\(query)",
+                        configuration: .init(additionalHeaders: [.authorization: "Bearer \(key)"]), logger: Logger(label: "ws-test")
+                    ) { inbound, _, _ in
+                        for try await _ in inbound {}
+                    }
+                }
+            } catch is TimedOut where attempt < 3 {
+                continue
+            }
         }
+        return nil
     }
 }
