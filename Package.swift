@@ -98,7 +98,9 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            exclude: ["Display"],
+            swiftSettings: swiftSettings,
+            plugins: ["EmbedFilesPlugin"]
         ),
         .target(
             name: "IsletClient",

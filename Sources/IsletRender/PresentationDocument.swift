@@ -13,10 +13,6 @@ public enum PresentationDocument {
     /// A page with each of `kinds` for `presentation`, on a Lock Screen-like background.
     public static func html(_ presentation: Presentation, kinds: [Kind], appearance: Appearance, title: String) -> String {
         let body = kinds.map { frame(presentation, $0) }.joined(separator: "\n")
-        let wallpaper =
-            appearance == .dark
-            ? "radial-gradient(120% 80% at 20% 0%, #3a3f5c 0%, #14161f 60%, #07080c 100%)"
-            : "radial-gradient(120% 80% at 20% 0%, #c8d7f5 0%, #e9e3f2 55%, #f6efe8 100%)"
         return """
             <!DOCTYPE html>
             <html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(title))</title>
@@ -24,10 +20,10 @@ public enum PresentationDocument {
             <style>
             \(Renderer.stylesheet)
             \(Renderer.chromeStylesheet)
-            body { margin: 0; background: \(wallpaper); min-height: 100vh; }
+            body { margin: 0; min-height: 100vh; }
             .islet-sheet { display: flex; flex-direction: column; align-items: center; gap: 18px; padding: 16px; width: 393px; box-sizing: border-box; }
             </style></head>
-            <body class="la-content\(appearance == .dark ? " la-dark" : "")">
+            <body class="la-content islet-wallpaper\(appearance == .dark ? " la-dark" : "")">
             <main class="islet-sheet">
             \(body)
             </main>

@@ -11,7 +11,7 @@ import ServiceLifecycle
 
 /// Which of the server's listeners started.
 public enum Endpoint: Sendable, Hashable {
-    /// The REST API, streams and (later) the display: HTTP/1.1.
+    /// The REST API, the event streams and the web display: HTTP/1.1.
     case http
     /// The APNs-compatible endpoint: HTTP/2 over TLS.
     case apns
@@ -88,16 +88,18 @@ public struct Islet: Sendable {
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
         router.add(middleware: ErrorMiddleware())
-        router.add(middleware: Authentication(keys: keys))
+        let keylessDisplays = configuration.server.listensOnLoopbackOnly
+        router.add(middleware: Authentication(keys: keys, keylessDisplays: keylessDisplays))
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: RequestLogging())
         let maxBodySize = configuration.server.maxBodySize
         OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
-        EventRoutes(engine: engine, settings: configuration.streams, keys: keys).add(to: router, webSocketRouter: webSocketRouter)
+        EventRoutes(engine: engine, settings: configuration.streams, keys: keys, keylessDisplays: keylessDisplays).add(to: router, webSocketRouter: webSocketRouter)
         let presentations = Presentations(store: store, clock: clock, logger: logger)
         LayoutRoutes(engine: engine, presentations: presentations).add(to: router)
+        DisplayRoutes(engine: engine, presentations: presentations).add(to: router)
 
         var services: [any Service] = [
             bus,

@@ -6,4 +6,7 @@ public enum KeyOwner: Hashable, Sendable {
     case admin
     /// One app: sees and changes only its own activities.
     case app(BundleID)
+    /// One device's display: reads what the device shows, dismisses its activities and changes
+    /// its settings; it starts, updates and ends nothing.
+    case device(DeviceID)
 }

@@ -47,17 +47,18 @@ extension SQLiteStore {
     /// Who the key with this hash speaks for, if anyone.
     public func keyOwner(hash: String) async throws -> KeyOwner? {
         try await read { db in
-            guard let row = try Row.fetchOne(db, sql: "SELECT bundleId FROM apiKey WHERE hash = ?", arguments: [hash])
+            guard let row = try Row.fetchOne(db, sql: "SELECT bundleId, deviceId FROM apiKey WHERE hash = ?", arguments: [hash])
             else { return nil }
-            let bundleId: String? = row["bundleId"]
-            return bundleId.map(KeyOwner.app) ?? .admin
+            if let bundleId: String = row["bundleId"] { return .app(bundleId) }
+            if let deviceId: String = row["deviceId"] { return .device(deviceId) }
+            return .admin
         }
     }
 
     /// Makes the key with this hash the only admin key.
     public func replaceAdminKey(hash: String, now: Date) async throws {
         try await write(now: now) { db, _ in
-            try db.execute(sql: "DELETE FROM apiKey WHERE bundleId IS NULL")
+            try db.execute(sql: "DELETE FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL")
             try db.execute(
                 sql: "INSERT INTO apiKey (hash, bundleId, createdAt) VALUES (?, NULL, ?)",
                 arguments: [hash, now.timeIntervalSince1970]

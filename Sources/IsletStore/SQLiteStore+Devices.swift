@@ -32,6 +32,18 @@ extension SQLiteStore {
         }
     }
 
+    /// Makes the key with this hash the only key of a device, replacing any earlier one.
+    public func replaceDeviceKey(deviceId: DeviceID, hash: String, now: Date) async throws {
+        try await write(now: now) { db, _ in
+            try Self.requireDevice(deviceId, in: db)
+            try db.execute(sql: "DELETE FROM apiKey WHERE deviceId = ?", arguments: [deviceId])
+            try db.execute(
+                sql: "INSERT INTO apiKey (hash, deviceId, createdAt) VALUES (?, ?, ?)",
+                arguments: [hash, deviceId, now.timeIntervalSince1970]
+            )
+        }
+    }
+
     /// Every device, by identifier.
     public func devices() async throws -> [Device] {
         try await read { db in

@@ -142,6 +142,13 @@ enum Schema {
                 table.primaryKey(["bundleId", "attributesType"])
             }
         }
+        migrator.registerMigration("v5: device keys, for displays") { db in
+            try db.alter(table: "apiKey") { table in
+                // Set for a device's key (bundleId is then NULL too); at most one key per device.
+                table.add(column: "deviceId", .text).references("device", onDelete: .cascade)
+            }
+            try db.create(index: "apiKey_deviceId", on: "apiKey", columns: ["deviceId"], unique: true)
+        }
         return migrator
     }
 }

@@ -104,11 +104,16 @@ struct Serve: AsyncParsableCommand {
             configuration.apns.certificate == nil
             ? "trust \(absolute((configuration.store.tlsDirectory as NSString).appendingPathComponent("ca.pem")))"
             : "certificate \(configuration.apns.certificate!)"
+        let displayNote =
+            configuration.server.listensOnLoopbackOnly
+            ? "(this machine only: no key needed)"
+            : "(needs the device's key: islet devices key default)"
         return { endpoint, port in
             switch endpoint {
             case .http:
                 """
                 Islet \(Islet.version) listening on http://\(host):\(port)
+                  display:    http://\(host):\(port)/ \(displayNote)
                   data:       \(data)
                   admin key:  \(key)
                   stop with Ctrl-C or SIGTERM

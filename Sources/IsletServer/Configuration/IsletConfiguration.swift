@@ -39,6 +39,11 @@ public struct ServerSettings: Equatable, Sendable {
 
     /// The defaults.
     public init() {}
+
+    /// Whether only this machine can connect: then a display needs no device key.
+    public var listensOnLoopbackOnly: Bool {
+        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
 }
 
 /// Where data lives and how durably.

@@ -9,11 +9,15 @@ import IsletCore
 /// key say so. A key that is present but unknown is refused at once.
 struct Authentication: RouterMiddleware {
     let keys: KeyRing
+    /// Whether requests with no key may act as displays (the server listens on loopback only).
+    let keylessDisplays: Bool
 
     func handle(
         _ request: Request, context: IsletRequestContext, next: (Request, IsletRequestContext) async throws -> Response
     ) async throws -> Response {
         guard let key = Self.key(in: request) else {
+            var context = context
+            context.keylessDisplays = keylessDisplays
             return try await next(request, context)
         }
         guard let owner = try await keys.owner(of: key) else {

@@ -10,6 +10,9 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
     public let webSocket: WebSocketHandlerReference<Self>
     /// Who the request's API key speaks for; `nil` when it sent none.
     public var owner: KeyOwner?
+    /// Whether a request with no key may read and act as any device's display: true when the
+    /// server listens on loopback only, so every caller is on this machine.
+    var keylessDisplays = false
     /// The connection, so a stream whose reader stopped reading can be cut off.
     let channel: any Channel
 
@@ -30,7 +33,7 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
     /// Succeeds only for the admin key.
     func requireAdmin() throws {
         guard try requireOwner() == .admin else {
-            throw IsletError(.forbidden, "Only the admin key may do this; an app key may not.")
+            throw IsletError(.forbidden, "Only the admin key may do this.")
         }
     }
 
@@ -39,8 +42,32 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
         switch try requireOwner() {
         case .admin: nil
         case .app(let bundleId): bundleId
+        case .device: throw Self.displayOnly
         }
     }
+
+    /// Succeeds when the request may see and act as `deviceId`'s display: the admin key, that
+    /// device's key, or no key at all on a server that listens on loopback only.
+    func requireDisplay(of deviceId: DeviceID) throws {
+        switch owner {
+        case .admin: return
+        case .device(let own) where own == deviceId: return
+        case .device(let own):
+            throw IsletError(.forbidden, "This key belongs to device \(own)'s display; it cannot see \(deviceId).")
+        case .app: throw IsletError(.forbidden, "An app key cannot act as a device's display; use the device's key.")
+        case nil:
+            guard keylessDisplays else {
+                throw IsletError(
+                    .unauthorized,
+                    "This server is reachable from other machines, so a display needs its device's key: run \"islet devices key \(deviceId)\" and open the address it prints."
+                )
+            }
+        }
+    }
+
+    static let displayOnly = IsletError(
+        .forbidden, "A device key only reads its display, dismisses its activities and changes its settings."
+    )
 
     /// The app a request acts for: an app key's own app, or the admin's explicit choice.
     ///
@@ -60,6 +87,8 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
                 throw IsletError(.forbidden, "This key belongs to \(bundleId); it cannot act for \(requested).")
             }
             return bundleId
+        case .device:
+            throw Self.displayOnly
         }
     }
 }

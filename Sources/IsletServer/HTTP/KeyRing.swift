@@ -5,7 +5,7 @@ import IsletStore
 import Synchronization
 
 /// API keys: generated from 32 random bytes, stored only as SHA-256 hashes, and resolved to
-/// their owner on each request (with a cache, since keys never change owner).
+/// their owner on each request (with a cache, since keys never change owner; a device's replaced key leaves it at once).
 final class KeyRing: Sendable {
     private let store: SQLiteStore
     private let cache = Mutex<[String: KeyOwner]>([:])
@@ -37,7 +37,18 @@ final class KeyRing: Sendable {
         switch owner {
         case .admin: return "islet_admin_" + secret
         case .app: return "islet_app_" + secret
+        case .device: return "islet_device_" + secret
         }
+    }
+
+    /// A new key for a device's display, replacing its earlier key at once.
+    func issueDeviceKey(deviceId: DeviceID, now: Date) async throws -> String {
+        let key = Self.generate(for: .device(deviceId))
+        try await store.replaceDeviceKey(deviceId: deviceId, hash: Self.hash(key), now: now)
+        cache.withLock { cache in
+            cache = cache.filter { $0.value != .device(deviceId) }
+        }
+        return key
     }
 
     /// The hash under which a key is stored.

@@ -84,8 +84,13 @@ struct ActivityRoutes {
     }
 
     @Sendable func dismiss(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try context.requireAdmin()
-        let outcome = try await engine.apply(.userDismissal, to: try context.parameters.require("id"), owner: nil)
+        let id = try context.parameters.require("id")
+        if context.owner != .admin {
+            // A display dismisses what its device shows; whether the activity exists is no secret
+            // worth keeping from it, so the device check comes after the lookup.
+            try context.requireDisplay(of: try await engine.store.activity(id, owner: nil).deviceId)
+        }
+        let outcome = try await engine.apply(.userDismissal, to: id, owner: nil)
         return try respond(with: outcome)
     }
 

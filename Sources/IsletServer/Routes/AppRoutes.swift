@@ -16,6 +16,7 @@ struct AppRoutes {
         router.get("v1/apps/:bundleId", use: getApp)
         router.post("v1/devices", use: createDevice)
         router.get("v1/devices", use: listDevices)
+        router.post("v1/devices/:id/key", use: issueDeviceKey)
         router.get("v1/devices/:id/settings", use: getSettings)
         router.put("v1/devices/:id/settings", use: putSettings)
     }
@@ -66,15 +67,34 @@ struct AppRoutes {
         return try Response.json(["devices": try await engine.store.devices()])
     }
 
+    /// The response to issuing a device key: the only time it is shown.
+    struct IssuedDeviceKey: Encodable {
+        var deviceId: DeviceID
+        var key: String
+    }
+
+    @Sendable func issueDeviceKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let deviceId = try context.parameters.require("id")
+        let key = try await keys.issueDeviceKey(deviceId: deviceId, now: engine.clock.now())
+        return try Response.json(IssuedDeviceKey(deviceId: deviceId, key: key), status: .created)
+    }
+
     @Sendable func getSettings(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let settings = try await engine.store.settings(
-            deviceId: try context.parameters.require("id"), bundleId: try context.appScope() ?? request.query("bundleId")
-        )
+        let deviceId = try context.parameters.require("id")
+        var bundleId = request.query("bundleId")
+        if case .app(let own) = context.owner {
+            // An app reads its own settings on any device, as ActivityAuthorizationInfo does.
+            bundleId = own
+        } else {
+            try context.requireDisplay(of: deviceId)
+        }
+        let settings = try await engine.store.settings(deviceId: deviceId, bundleId: bundleId)
         return try Response.json(["settings": settings])
     }
 
     @Sendable func putSettings(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try context.requireAdmin()
+        try context.requireDisplay(of: try context.parameters.require("id"))
         let body = try await request.decodeJSON(SettingsBody.self, limit: maxBodySize)
         guard let bundleId = body.bundleId else {
             throw IsletError(.invalidRequest, "Name the app whose settings change: add \"bundleId\".")

@@ -18,6 +18,8 @@ struct EventRoutes {
     let engine: Engine
     let settings: StreamSettings
     let keys: KeyRing
+    /// Whether a stream with no key may watch a device (the server listens on loopback only).
+    let keylessDisplays: Bool
 
     func add(to router: Router<IsletRequestContext>, webSocketRouter: Router<IsletRequestContext>) {
         router.get("v1/events", use: serverSentEvents)
@@ -77,6 +79,7 @@ struct EventRoutes {
         let request: StreamRequest
         do {
             var requestContext = context.requestContext
+            requestContext.keylessDisplays = keylessDisplays
             if let key = Authentication.key(in: context.request) {
                 guard let owner = try await keys.owner(of: key) else {
                     throw IsletError(.unauthorized, "The API key is not valid for this server.")
@@ -134,11 +137,22 @@ struct EventRoutes {
         var filter = EventFilter(
             bundleId: request.query("bundleId"), deviceId: request.query("device"), activityId: request.query("activity")
         )
-        if let own = try context.appScope() {
-            if let asked = filter.bundleId, asked != own {
-                throw IsletError(.forbidden, "This key belongs to \(own); it cannot watch \(asked).")
+        switch context.owner {
+        case .device(let own):
+            // A display sees its own device, every app on it.
+            if let asked = filter.deviceId, asked != own {
+                throw IsletError(.forbidden, "This key belongs to device \(own)'s display; it cannot watch \(asked).")
             }
-            filter.bundleId = own
+            filter.deviceId = own
+        case nil where filter.deviceId != nil && context.keylessDisplays:
+            break
+        default:
+            if let own = try context.appScope() {
+                if let asked = filter.bundleId, asked != own {
+                    throw IsletError(.forbidden, "This key belongs to \(own); it cannot watch \(asked).")
+                }
+                filter.bundleId = own
+            }
         }
         var since: EventID?
         if let text = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("since") {

@@ -1,0 +1,107 @@
+import Foundation
+import Hummingbird
+import IsletCore
+import IsletRender
+import IsletStore
+
+/// The web display: the page at `/` (the default device) and `/devices/{id}`, its files, and
+/// `GET /v1/devices/{id}/display`, everything a device shows in one answer.
+///
+/// The page asks for the snapshot, then follows the device's event stream from the snapshot's
+/// event id and asks again after each change: the server decides what is shown and in which
+/// order, the page only draws and animates.
+struct DisplayRoutes {
+    let engine: Engine
+    let presentations: Presentations
+
+    func add(to router: Router<IsletRequestContext>) {
+        router.get("/") { _, _ in try Self.file("display.html") }
+        router.get("devices/:id") { _, _ in try Self.file("display.html") }
+        router.get("display/:file") { _, context in
+            try Self.file(try context.parameters.require("file"))
+        }
+        router.get("v1/devices/:id/display", use: snapshot)
+    }
+
+    /// The states a display shows: ended activities stay on the Lock Screen until dismissed.
+    static let shownStates: Set<ActivityState> = [.active, .stale, .ended]
+
+    /// What one device shows, in relevance order, with the settings its panel edits.
+    struct Snapshot: Encodable {
+        struct Shown: Encodable {
+            var id: ActivityID
+            var bundleId: BundleID
+            var appName: String
+            var attributesType: String
+            var state: ActivityState
+            var relevanceScore: Double
+            /// The presentation in each of its system frames, as HTML.
+            var frames: [String: String]
+        }
+        struct AppEntry: Encodable {
+            var bundleId: BundleID
+            var name: String
+            var activitiesEnabled: Bool
+            var frequentUpdates: Bool
+        }
+        var device: Device
+        /// The last event the snapshot includes: follow the stream from here.
+        var eventId: EventID
+        var activities: [Shown]
+        var apps: [AppEntry]
+    }
+
+    @Sendable func snapshot(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let deviceId = try context.parameters.require("id")
+        try context.requireDisplay(of: deviceId)
+        let store = engine.store
+        // Read first, so an event committed while the rest is read is replayed rather than lost.
+        let eventId = try await store.lastEventID()
+        guard let device = try await store.devices().first(where: { $0.id == deviceId }) else {
+            throw IsletError(.deviceNotFound, "No device \(deviceId).")
+        }
+        let names = Dictionary(try await store.apps().map { ($0.bundleId, $0.name) }) { first, _ in first }
+        var shown: [Snapshot.Shown] = []
+        for activity in try await store.activities(ActivityFilter(deviceId: deviceId, states: Self.shownStates, limit: 64)) {
+            let presentation = try await presentations.presentation(of: activity)
+            let frames = Dictionary(uniqueKeysWithValues: PresentationDocument.Kind.allCases.map {
+                ($0.rawValue, PresentationDocument.frame(presentation, $0))
+            })
+            shown.append(Snapshot.Shown(
+                id: activity.id, bundleId: activity.bundleId, appName: names[activity.bundleId] ?? activity.bundleId,
+                attributesType: activity.attributesType, state: activity.state,
+                relevanceScore: activity.content.relevanceScore, frames: frames
+            ))
+        }
+        let apps = try await store.settings(deviceId: deviceId).map {
+            Snapshot.AppEntry(
+                bundleId: $0.bundleId, name: names[$0.bundleId] ?? $0.bundleId,
+                activitiesEnabled: $0.activitiesEnabled, frequentUpdates: $0.frequentUpdates
+            )
+        }
+        return try Response.json(Snapshot(device: device, eventId: eventId, activities: shown, apps: apps))
+    }
+
+    /// The display's own files, and the renderer's stylesheets and script it shares.
+    static func file(_ name: String) throws -> Response {
+        let text: String? =
+            switch name {
+            case "presentation.css": Renderer.stylesheet
+            case "chrome.css": Renderer.chromeStylesheet
+            case "presentation.js": Renderer.script
+            default: EmbeddedFiles.files[name]
+            }
+        guard let text, let type = contentTypes[(name as NSString).pathExtension] else {
+            throw IsletError(.routeNotFound, "The display has no file \(name).")
+        }
+        return Response(
+            status: .ok,
+            headers: [.contentType: type, .cacheControl: "no-cache"],
+            body: .init(byteBuffer: .init(string: text))
+        )
+    }
+
+    static let contentTypes = [
+        "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8",
+    ]
+}
