@@ -194,7 +194,7 @@ let package = Package(
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ],
-            exclude: ["Providers"],
+            exclude: ["Providers", "Browser"],
             swiftSettings: testSwiftSettings
         ),
     ]

@@ -130,15 +130,29 @@ struct ServerFailed: Error, CustomStringConvertible {
 func runCLI(
     _ arguments: [String], environment: [String: String] = [:], timeout: Double = 30
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
+    try await runProgram(isletBinary, arguments, environment: environment, timeout: timeout)
+}
+
+/// Runs a program with `input` on its standard input, and returns its exit status and output;
+/// one that takes longer than `timeout` seconds is killed (status 9).
+func runProgram(
+    _ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: Data? = nil, timeout: Double
+) async throws -> (status: Int32, stdout: String, stderr: String) {
     let process = Process()
-    process.executableURL = isletBinary
+    process.executableURL = executable
     process.arguments = arguments
     process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
     let out = Pipe()
     let err = Pipe()
+    let inputPipe = Pipe()
     process.standardOutput = out
     process.standardError = err
+    process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
     try process.run()
+    if let input {
+        inputPipe.fileHandleForWriting.write(input)
+        try inputPipe.fileHandleForWriting.close()
+    }
     let pid = process.processIdentifier
     let watchdog = Task.detached {
         try await Task.sleep(for: .seconds(timeout))
@@ -152,4 +166,26 @@ func runCLI(
         return (String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
     }
     return (process.terminationStatus, stdout, stderr)
+}
+
+/// Runs a Python script with the system's `python3`.
+func runPython(
+    _ script: URL, environment: [String: String] = [:], input: Data? = nil, timeout: Double
+) async throws -> (status: Int32, stdout: String, stderr: String) {
+    try await runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path], environment: environment, input: input, timeout: timeout)
+}
+
+/// Whether the system's Python can import `module`; always true when `requiredBy` (an
+/// environment variable `.ci/run` sets) is set, so that there a missing module fails the test
+/// rather than skipping it.
+func pythonHas(_ module: String, requiredBy variable: String) -> Bool {
+    if ProcessInfo.processInfo.environment[variable] != nil { return true }
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    process.arguments = ["python3", "-c", "import \(module)"]
+    process.standardOutput = FileHandle.nullDevice
+    process.standardError = FileHandle.nullDevice
+    guard (try? process.run()) != nil else { return false }
+    process.waitUntilExit()
+    return process.terminationStatus == 0
 }

@@ -6,19 +6,9 @@ import IsletCore
 import IsletTestSupport
 import Testing
 
-/// Whether Python's aioapns is installed (`.ci/run` installs it; set ISLET_REQUIRE_PYTHON_PROVIDER
-/// to make its absence a failure rather than a skip).
-let aioapnsAvailable: Bool = {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import aioapns"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
-        || ProcessInfo.processInfo.environment["ISLET_REQUIRE_PYTHON_PROVIDER"] != nil
-}()
+/// Whether Python's aioapns is installed (`.ci/run` installs it and sets
+/// ISLET_REQUIRE_PYTHON_PROVIDER, making its absence a failure rather than a skip).
+let aioapnsAvailable = pythonHas("aioapns", requiredBy: "ISLET_REQUIRE_PYTHON_PROVIDER")
 
 extension DurabilityTests {
     @Test(.enabled(if: aioapnsAvailable, "needs Python's aioapns: pip install aioapns==4.0 (.ci/run installs it)"))
@@ -89,31 +79,8 @@ func runProvider(
         },
     ]
     let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Providers/aioapns_provider.py")
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script.path]
-    let input = Pipe()
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardInput = input
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    input.fileHandleForWriting.write(try JSONSerialization.data(withJSONObject: plan))
-    try input.fileHandleForWriting.close()
-    let pid = process.processIdentifier
-    let watchdog = Task.detached {
-        try await Task.sleep(for: .seconds(60))
-        kill(pid, SIGKILL)
-    }
-    let (stdout, stderr) = await offThePool {
-        let stdout = output.fileHandleForReading.readDataToEndOfFile()
-        let stderr = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (stdout, String(decoding: stderr, as: UTF8.self))
-    }
-    watchdog.cancel()
-    let lines = String(decoding: stdout, as: UTF8.self).split(separator: "\n")
+    let (_, stdout, stderr) = try await runPython(script, input: try JSONSerialization.data(withJSONObject: plan), timeout: 60)
+    let lines = stdout.split(separator: "\n")
     #expect(lines.count == pushes.count, "aioapns printed \(lines.count) results; its errors: \(stderr)")
     // aioapns logs each refusal as "Status of notification … is 400 (BadDeviceToken)"; anything
     // else — a traceback over a frame it did not expect, a dropped connection — is a failure.

@@ -167,9 +167,11 @@ enum SSE {
         var ids: [Int]
     }
 
-    static func read(_ islet: Harness, key: String, headers: [String: String] = [:], until marker: String) async throws -> Reply {
-        var request = HTTPClientRequest(url: "http://127.0.0.1:\(islet.port)/v1/events")
-        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+    static func read(
+        _ islet: Harness, key: String?, headers: [String: String] = [:], path: String = "/v1/events", until marker: String
+    ) async throws -> Reply {
+        var request = HTTPClientRequest(url: "http://127.0.0.1:\(islet.port)\(path)")
+        if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
         for (name, value) in headers { request.headers.add(name: name, value: value) }
         let response = try await islet.http.execute(request, timeout: .seconds(10))
         var text = ""

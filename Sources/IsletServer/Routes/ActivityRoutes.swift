@@ -21,7 +21,8 @@ struct ActivityRoutes {
     }
 
     @Sendable func start(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        _ = try context.requireOwner()
+        // Before the body: a key that cannot act for an app (none, or a display's) learns so first.
+        _ = try context.appScope()
         let body = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize)
         let bundleId = try context.actingApp(requested: body.bundleId)
         let outcome = try await engine.request(body.request, bundleId: bundleId)
@@ -29,7 +30,7 @@ struct ActivityRoutes {
     }
 
     @Sendable func startOrUpdate(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        _ = try context.requireOwner()
+        _ = try context.appScope()
         let key = try context.parameters.require("key")
         guard !key.isEmpty, key.count <= 256 else {
             throw IsletError(.invalidRequest, "The key must be 1 to 256 characters.")

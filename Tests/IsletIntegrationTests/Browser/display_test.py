@@ -1,0 +1,272 @@
+"""The web display in a real headless Chromium, driven by Selenium, against a running Islet.
+
+Started by BrowserTests.swift with ISLET_URL and ISLET_ADMIN_KEY set. Each step changes
+activities through the REST API, as a producer would, then waits (a few seconds at most) for the
+page to show the result: text, order, the island's mode, the banner, the stale mark, removal.
+Prints one line per step; on a failure, the page's state and a screenshot path, then exits 1.
+"""
+
+import json
+import os
+import sys
+import tempfile
+import time
+import traceback
+import urllib.error
+import urllib.request
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.options import Options
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.action_chains import ActionChains
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support.ui import WebDriverWait
+
+URL = os.environ["ISLET_URL"]
+ADMIN = os.environ["ISLET_ADMIN_KEY"]
+WAIT = 8
+
+
+def api(method, path, body=None, key=ADMIN):
+    request = urllib.request.Request(URL + path, method=method, data=None if body is None else json.dumps(body).encode())
+    request.add_header("Authorization", "Bearer " + key)
+    request.add_header("Content-Type", "application/json")
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            text = response.read()
+            return json.loads(text) if text else None
+    except urllib.error.HTTPError as error:
+        raise AssertionError(f"{method} {path} → {error.code}: {error.read().decode()}") from None
+
+
+def browser():
+    options = Options()
+    for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                     "--window-size=900,1100", "--hide-scrollbars"]:
+        options.add_argument(argument)
+    if os.environ.get("ISLET_CHROMIUM"):
+        options.binary_location = os.environ["ISLET_CHROMIUM"]
+    driver_path = os.environ.get("ISLET_CHROMEDRIVER", "/usr/bin/chromedriver")
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
+class Display:
+    def __init__(self, driver):
+        self.driver = driver
+
+    def until(self, what, check):
+        """Waits until check() returns something truthy, and returns it."""
+        try:
+            return WebDriverWait(self.driver, WAIT, poll_frequency=0.05).until(lambda _: check())
+        except TimeoutException:
+            raise AssertionError(f"the page never showed {what}") from None
+
+    def js(self, script, *arguments):
+        return self.driver.execute_script(script, *arguments)
+
+    def items(self):
+        """The Lock Screen's activities, top to bottom: (id, state, text, stale, truncated)."""
+        return self.js("""
+            return Array.from(document.querySelectorAll('#list .islet-item:not([data-leaving])')).map(item => {
+              const card = item.querySelector('.islet-card');
+              return {id: item.dataset.id, state: item.dataset.state, text: card.innerText,
+                      stale: card.classList.contains('islet-stale'), truncated: card.classList.contains('islet-truncated'),
+                      height: card.offsetHeight};
+            });""")
+
+    def ids(self):
+        return [item["id"] for item in self.items()]
+
+    def item(self, activity_id):
+        return next((item for item in self.items() if item["id"] == activity_id), None)
+
+    def island(self):
+        return self.js("""
+            const island = document.getElementById('island'), detached = document.getElementById('detached');
+            return {mode: island.dataset.mode, activity: island.dataset.activity, text: island.innerText,
+                    detached: detached.dataset.activity || '', detachedText: detached.innerText,
+                    width: island.offsetWidth};""")
+
+    def banner(self):
+        return self.js("""
+            const banner = document.getElementById('banner');
+            return {shown: banner.dataset.shown === 'true', activity: banner.dataset.activity, text: banner.innerText};""")
+
+    def state(self):
+        return json.dumps({"items": self.items(), "island": self.island(), "banner": self.banner(),
+                           "message": self.js("return document.getElementById('message').innerText")}, indent=1)
+
+
+def start(key, type_name, attributes, state, relevance=0, extra=None):
+    body = {"attributesType": type_name, "attributes": attributes, "content": {"state": state, "relevanceScore": relevance}}
+    body.update(extra or {})
+    return api("POST", "/v1/activities", body, key=key)["id"]
+
+
+def main():
+    bike_key = api("POST", "/v1/apps", {"bundleId": "com.example.bike", "name": "Bike Computer"})["apiKey"]
+    ci_key = api("POST", "/v1/apps", {"bundleId": "com.example.ci", "name": "Builds"})["apiKey"]
+    api("PUT", "/v1/apps/com.example.bike/layouts/RideAttributes", {
+        "lockScreen": {"type": "HStack", "children": [
+            {"type": "Image", "systemName": "bicycle"},
+            {"type": "Text", "text": {"bind": "attributes.route"}},
+            {"type": "Spacer"},
+            {"type": "Text", "text": {"bind": "state.speed", "format": {"number": {"precision": 1, "unit": "km/h"}}},
+             "modifiers": [{"contentTransition": "numericText"}]},
+        ], "modifiers": [{"padding": 16}]},
+        "dynamicIsland": {
+            "expanded": {"leading": {"type": "Image", "systemName": "bicycle"},
+                         "trailing": {"type": "Text", "text": {"bind": "state.speed", "format": {"number": {"precision": 1}}}},
+                         "bottom": {"type": "Text", "text": ["Route ", {"bind": "attributes.route"}]}},
+            "compactLeading": {"type": "Image", "systemName": "bicycle"},
+            "compactTrailing": {"type": "Text", "text": {"bind": "state.speed", "format": {"number": {"precision": 0}}}},
+            "minimal": {"type": "Text", "text": {"bind": "state.speed", "format": {"number": {"precision": 0}}}},
+        },
+    }, key=bike_key)
+
+    driver = browser()
+    page = Display(driver)
+    step = "open"
+    try:
+        driver.get(URL + "/")
+        page.until("the live status", lambda: page.js("return document.getElementById('status').dataset.status") == "live")
+        assert page.items() == [], page.state()
+        assert page.island()["mode"] == "idle", page.state()
+        print("ok: the display opens live, empty, the island idle")
+
+        step = "start"
+        ride = start(bike_key, "RideAttributes", {"route": "Lakeside <b>loop</b>"}, {"speed": 21.44}, relevance=10)
+        page.until("the ride's card", lambda: (page.item(ride) or {}).get("text", "").find("21.4 km/h") >= 0)
+        card = page.item(ride)
+        assert "Lakeside <b>loop</b>" in card["text"], card  # markup in a payload is text
+        assert page.js("return document.querySelector('#list b') === null")
+        page.until("the island compact with the ride", lambda: page.island()["mode"] == "compact" and page.island()["activity"] == ride)
+        assert "21" in page.island()["text"], page.state()
+        print("ok: a started activity shows on the Lock Screen and, compact, in the island; markup stays text")
+
+        step = "second activity"
+        build = start(ci_key, "BuildAttributes", {"pipeline": "main #412"}, {"status": "running", "progress": 0.4}, relevance=50)
+        page.until("the build above the ride", lambda: page.ids() == [build, ride])
+        island = page.until("the minimal pair", lambda: page.island()["mode"] == "minimal" and page.island())
+        assert island["activity"] == build and island["detached"] == ride, page.state()
+        assert "21" in island["detachedText"], page.state()
+        print("ok: by relevance, the build leads the Lock Screen and the island; the ride floats in the minimal bubble")
+
+        step = "update"
+        api("POST", f"/v1/activities/{ride}/update", {"content": {"state": {"speed": 33.06}, "relevanceScore": 90}}, key=bike_key)
+        page.until("the new speed", lambda: "33.1 km/h" in (page.item(ride) or {}).get("text", ""))
+        page.until("the ride leading after its relevance rose", lambda: page.ids() == [ride, build] and page.island()["activity"] == ride)
+        print("ok: an update changes the text in place and reorders by relevance")
+
+        step = "click to expand"
+        driver.find_element(By.ID, "island").click()
+        island = page.until("the expanded island, full width", lambda: page.island()["width"] > 360 and page.island())
+        assert island["mode"] == "expanded" and "Route Lakeside" in island["text"], page.state()
+        driver.find_element(By.ID, "island").click()
+        page.until("the island back to minimal", lambda: page.island()["mode"] == "minimal")
+        print("ok: a click expands the island and another collapses it")
+
+        step = "alert"
+        api("POST", f"/v1/activities/{build}/update", {
+            "content": {"state": {"status": "failed", "progress": 0.9}, "relevanceScore": 50},
+            "alert": {"title": "Build failed", "body": "3 tests failed in IsletCoreTests"}}, key=ci_key)
+        banner = page.until("the alert's banner", lambda: page.banner()["shown"] and page.banner())
+        assert "Build failed" in banner["text"] and "3 tests failed" in banner["text"] and "Builds" in banner["text"], banner
+        island = page.until("the island expanded for the alert", lambda: page.island()["mode"] == "expanded" and page.island())
+        assert island["activity"] == build, page.state()
+        page.until("the build's new status", lambda: "failed" in (page.item(build) or {}).get("text", ""))
+        started = time.time()
+        page.until("the island collapsing by itself", lambda: page.island()["mode"] == "minimal")
+        page.until("the banner leaving", lambda: not page.banner()["shown"])
+        print(f"ok: an alerting update shows a banner and expands the island for a few seconds ({time.time() - started:.1f} s more)")
+
+        step = "stale"
+        soon = time.time() + 1.5
+        api("POST", f"/v1/activities/{build}/update", {"content": {"state": {"status": "queued", "progress": 0}, "staleDate": soon}}, key=ci_key)
+        page.until("the stale mark", lambda: (page.item(build) or {}).get("stale"))
+        assert page.item(build)["state"] == "stale" and not page.item(ride)["stale"], page.state()
+        print("ok: past its stale date an activity is marked stale")
+
+        step = "end"
+        api("POST", f"/v1/activities/{ride}/end", {"content": {"state": {"speed": 0}}}, key=bike_key)
+        page.until("the ended ride still on the Lock Screen, with its final content",
+                   lambda: (page.item(ride) or {}).get("state") == "ended" and "0.0 km/h" in page.item(ride)["text"])
+        page.until("the island without the ended ride", lambda: page.island()["mode"] == "compact" and page.island()["activity"] == build)
+        print("ok: an ended activity stays on the Lock Screen with its final content and leaves the island")
+
+        step = "dismiss"
+        item = driver.find_element(By.CSS_SELECTOR, f'.islet-item[data-id="{ride}"]')
+        ActionChains(driver).move_to_element(item).perform()
+        item.find_element(By.CSS_SELECTOR, ".islet-dismiss").click()
+        page.until("the ride removed", lambda: ride not in page.ids())
+        assert api("GET", f"/v1/activities/{ride}", key=bike_key)["activityState"] == "dismissed"
+        history = api("GET", f"/v1/activities/{ride}/events", key=bike_key)["events"]
+        assert any(e["type"] == "stateChanged" and e["data"].get("to") == "dismissed" for e in history), history
+        print("ok: the dismiss button dismisses the activity, and its producer sees the event")
+
+        step = "swipe"
+        other = start(bike_key, "RideAttributes", {"route": "Hills"}, {"speed": 18}, relevance=5)
+        page.until("the second ride", lambda: other in page.ids())
+        card = driver.find_element(By.CSS_SELECTOR, f'.islet-item[data-id="{other}"] .islet-card')
+        ActionChains(driver).click_and_hold(card).move_by_offset(-60, 0).move_by_offset(-80, 0).move_by_offset(-60, 0).release().perform()
+        page.until("the swiped ride removed", lambda: other not in page.ids())
+        assert api("GET", f"/v1/activities/{other}", key=bike_key)["activityState"] == "dismissed"
+        print("ok: swiping a card to the left dismisses it")
+
+        step = "immediate end"
+        api("POST", f"/v1/activities/{build}/end", {"dismissalPolicy": "immediate"}, key=ci_key)
+        page.until("an empty Lock Screen", lambda: page.items() == [])
+        page.until("the idle island", lambda: page.island()["mode"] == "idle")
+        print("ok: an activity ended with immediate dismissal leaves at once")
+
+        step = "truncation"
+        api("PUT", "/v1/apps/com.example.ci/layouts/LogAttributes", {"lockScreen": {"type": "VStack", "children": [
+            {"type": "Text", "text": f"Log line {i}"} for i in range(12)], "modifiers": [{"padding": 16}]}}, key=ci_key)
+        tall = start(ci_key, "LogAttributes", {}, {})
+        page.until("the tall card cut at 160 points", lambda: (page.item(tall) or {}).get("truncated"))
+        assert page.item(tall)["height"] <= 160.5, page.state()
+        print("ok: a card taller than 160 points is cut and marked")
+
+        step = "settings"
+        toggle = driver.find_element(By.CSS_SELECTOR, '#apps li[data-bundle-id="com.example.ci"] input[name="activitiesEnabled"]')
+        driver.execute_script("arguments[0].scrollIntoView()", toggle)
+        toggle.click()
+        page.until("the app's activities gone", lambda: tall not in page.ids())
+        settings = api("GET", "/v1/devices/default/settings?bundleId=com.example.ci")["settings"][0]
+        assert settings["activitiesEnabled"] is False, settings
+        assert api("GET", f"/v1/activities/{tall}", key=ci_key)["activityState"] == "dismissed"
+        print("ok: turning an app's Live Activities off in the panel ends its activities on this device")
+
+        step = "appearance"
+        driver.find_element(By.CSS_SELECTOR, '#appearance input[value="dark"]').find_element(By.XPATH, "..").click()
+        page.until("dark appearance", lambda: page.js("return document.getElementById('phone').classList.contains('la-dark')"))
+        driver.find_element(By.CSS_SELECTOR, '#appearance input[value="light"]').find_element(By.XPATH, "..").click()
+        page.until("light appearance", lambda: not page.js("return document.getElementById('phone').classList.contains('la-dark')"))
+        print("ok: the appearance switches between light and dark")
+
+        step = "another device"
+        api("POST", "/v1/devices", {"id": "kitchen", "name": "Kitchen iPad"})
+        timer = start(bike_key, "RideAttributes", {"route": "Kitchen"}, {"speed": 1}, extra={"device": "kitchen"})
+        driver.get(URL + "/devices/kitchen")
+        page.until("the kitchen's activity only", lambda: page.ids() == [timer])
+        assert "Kitchen iPad" in driver.find_element(By.ID, "device-name").text
+        print("ok: /devices/{id} shows that device's activities")
+    except Exception:
+        shot = os.path.join(tempfile.gettempdir(), f"islet-display-failure-{os.getpid()}.png")
+        driver.save_screenshot(shot)
+        print(f"FAILED at step '{step}': screenshot {shot}")
+        traceback.print_exc(file=sys.stdout)
+        try:
+            print(page.state())
+            for entry in driver.get_log("browser"):
+                print("console:", entry)
+        except Exception:
+            pass
+        driver.quit()
+        sys.exit(1)
+    driver.quit()
+
+
+if __name__ == "__main__":
+    main()
