@@ -58,6 +58,25 @@ public struct IsletClient: Sendable {
         return try await send(.POST, "/v1/devices", body: JSONValue.object(body), expect: Device.self)
     }
 
+    /// A device's new display key (admin key); it replaces the device's earlier key at once.
+    public struct DeviceKey: Decodable, Sendable {
+        public var deviceId: DeviceID
+        /// The key: shown only now.
+        public var key: String
+    }
+
+    /// Issues a device's display key (admin key).
+    public func issueDeviceKey(device: DeviceID) async throws -> DeviceKey {
+        try await send(.POST, "/v1/devices/\(escaped(device))/key", expect: DeviceKey.self)
+    }
+
+    /// The address of a device's web display; with `key`, one that carries it (in the fragment,
+    /// which browsers do not send to the server; the page keeps it).
+    public func displayURL(device: DeviceID, key: String? = nil) -> String {
+        let path = device == DeviceID.defaultDevice ? "/" : "/devices/\(escaped(device))"
+        return server + path + (key.map { "#key=\($0)" } ?? "")
+    }
+
     /// Every device.
     public func devices() async throws -> [Device] {
         try await send(.GET, "/v1/devices", expect: Wrapped<Device>.self).items

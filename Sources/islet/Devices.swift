@@ -5,8 +5,8 @@ import IsletCore
 /// `islet devices`: virtual devices and their per-app settings.
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create and list devices; show and change per-app settings.",
-        subcommands: [Create.self, ListDevices.self, Settings.self], defaultSubcommand: ListDevices.self
+        abstract: "Create and list devices; show and change per-app settings; issue a display's key.",
+        subcommands: [Create.self, ListDevices.self, Settings.self, Key.self], defaultSubcommand: ListDevices.self
     )
 
     struct Create: AsyncParsableCommand {
@@ -37,6 +37,36 @@ struct Devices: AsyncParsableCommand {
             let output = Output(json: options.json)
             if options.json { return output.print(["devices": devices]) }
             output.table(["ID", "NAME", "CREATED"], devices.map { [$0.id, $0.name, Output.time($0.createdAt)] })
+        }
+    }
+
+    struct Key: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "key",
+            abstract: "Issue a device's display key and print the display's address with it.",
+            discussion: """
+                A server that listens beyond loopback (server.host other than 127.0.0.1) shows a device's \
+                display only with that device's key. A new key replaces the old one at once.
+                """
+        )
+
+        @Argument(help: "The device.")
+        var device = DeviceID.defaultDevice
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let (issued, url) = try await options.run { client in
+                let issued = try await client.issueDeviceKey(device: device)
+                return (issued, client.displayURL(device: device, key: issued.key))
+            }
+            if options.json { return Output(json: true).print(["deviceId": issued.deviceId, "key": issued.key, "displayURL": url]) }
+            print("""
+                Display key for device \(issued.deviceId) (shown once; it replaces any earlier key):
+                  \(issued.key)
+                Open the display with it:
+                  \(url)
+                """)
         }
     }
 

@@ -18,13 +18,28 @@ extension DurabilityTests {
     func theDisplayShowsWhatProducersDoAsItHappens() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/display_test.py")
         let (status, stdout, stderr) = try await runPython(
-            script, environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: 180
+            Self.displayScript, environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: 180
         )
         let text = stdout + stderr
         #expect(status == 0, "the display test failed:\n\(text)")
         #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 15, "\(text)")
         await server.stop(signal: SIGTERM)
     }
+
+    /// Listening beyond loopback, the display needs its device's key, given once in the address.
+    @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
+    func offLoopbackTheDisplayNeedsItsDevicesKey() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data, environment: ["ISLET_SERVER_HOST": "0.0.0.0"])
+        let (status, stdout, stderr) = try await runPython(
+            Self.displayScript, arguments: ["keys"],
+            environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: 120
+        )
+        #expect(status == 0, "the display test failed:\n\(stdout)\(stderr)")
+        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 4, "\(stdout)\(stderr)")
+        await server.stop(signal: SIGTERM)
+    }
+
+    static let displayScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/display_test.py")
 }

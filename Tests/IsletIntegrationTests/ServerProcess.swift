@@ -68,9 +68,16 @@ final class ServerProcess: Sendable {
         var port: Int?
         var apnsPort: Int?
         func bound(after marker: String) -> Int? {
-            guard let range = seen.range(of: marker + #"127\.0\.0\.1:(\d+)"#, options: .regularExpression) else { return nil }
+            guard let range = seen.range(of: marker + #"[^\s/]+:(\d+)"#, options: .regularExpression) else { return nil }
             return Int(seen[range].split(separator: ":").last!)
         }
+        // A server that never says where it listens is stopped, so the test fails instead of hanging.
+        let pid = process.processIdentifier
+        let watchdog = Task.detached {
+            try await Task.sleep(for: .seconds(30))
+            kill(pid, SIGKILL)
+        }
+        defer { watchdog.cancel() }
         for await chunk in lines {
             seen += chunk
             port = bound(after: "listening on http://")
@@ -170,9 +177,12 @@ func runProgram(
 
 /// Runs a Python script with the system's `python3`.
 func runPython(
-    _ script: URL, environment: [String: String] = [:], input: Data? = nil, timeout: Double
+    _ script: URL, arguments: [String] = [], environment: [String: String] = [:], input: Data? = nil, timeout: Double
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
-    try await runProgram(URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path], environment: environment, input: input, timeout: timeout)
+    try await runProgram(
+        URL(fileURLWithPath: "/usr/bin/env"), ["python3", script.path] + arguments, environment: environment, input: input,
+        timeout: timeout
+    )
 }
 
 /// Whether the system's Python can import `module`; always true when `requiredBy` (an

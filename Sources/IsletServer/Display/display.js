@@ -33,6 +33,11 @@
     }
   })();
 
+  // A key pasted into the address of an open display changes only the fragment: start again.
+  window.addEventListener("hashchange", function () {
+    if (/key=/.test(location.hash)) location.reload();
+  });
+
   function api(method, path, body) {
     var headers = { Accept: "application/json" };
     if (key) headers.Authorization = "Bearer " + key;

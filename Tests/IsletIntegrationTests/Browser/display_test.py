@@ -268,5 +268,45 @@ def main():
     driver.quit()
 
 
+def keys():
+    """A server that listens beyond loopback shows a display only with its device's key."""
+    bike_key = api("POST", "/v1/apps", {"bundleId": "com.example.bike"})["apiKey"]
+    driver = browser()
+    page = Display(driver)
+    step = "no key"
+    try:
+        driver.get(URL + "/")
+        page.until("the refusal", lambda: page.js("return document.getElementById('phone').dataset.error") == "401")
+        message = driver.find_element(By.ID, "message").text
+        assert "islet devices key default" in message, message
+        print("ok: without its device's key the display says how to get one")
+
+        step = "key in the address"
+        key = api("POST", "/v1/devices/default/key")["key"]
+        driver.get(URL + "/#key=" + key)
+        page.until("the live status", lambda: page.js("return document.getElementById('status').dataset.status") == "live")
+        assert page.js("return location.hash") == "", "the key stays in the address bar"
+        ride = start(bike_key, "RideAttributes", {"route": "Loop"}, {"speed": 7})
+        page.until("the activity", lambda: page.ids() == [ride])
+        print("ok: with the key in the address's fragment the display is live, and the key leaves the address bar")
+
+        step = "remembered"
+        driver.get(URL + "/")
+        page.until("the activity again", lambda: page.ids() == [ride])
+        print("ok: the browser remembers the key")
+
+        step = "replaced"
+        api("POST", "/v1/devices/default/key")
+        driver.refresh()
+        page.until("the refusal of the old key", lambda: page.js("return document.getElementById('phone').dataset.error") == "401")
+        print("ok: a replaced key stops working at once")
+    except Exception:
+        print(f"FAILED at step '{step}'")
+        traceback.print_exc(file=sys.stdout)
+        driver.quit()
+        sys.exit(1)
+    driver.quit()
+
+
 if __name__ == "__main__":
-    main()
+    keys() if sys.argv[1:] == ["keys"] else main()
