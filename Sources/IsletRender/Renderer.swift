@@ -53,7 +53,10 @@ public struct Renderer: Sendable {
 
     private func render(_ view: LayoutView, id: String, parent: LayoutView.Stack.Axis, context: Context) -> Box {
         var box = content(view.content, id: id, parent: parent, context: context)
-        box.attributes.insert("data-n=\"\(id)\"", at: 0)
+        // An `If` is its branch, which carries its own path; a false one with no `else` is nothing.
+        if case .conditional = view.content {} else {
+            box.attributes.insert("data-n=\"\(id)\"", at: 0)
+        }
         for modifier in view.modifiers {
             apply(modifier, to: &box, parent: parent)
         }

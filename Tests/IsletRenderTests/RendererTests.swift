@@ -232,11 +232,45 @@ struct RendererTests {
         #expect(presentation.lockScreen.contains(">Build<") && presentation.lockScreen.contains(">running<"))
     }
 
+    /// The shipped examples parse, draw every region with every sample state, and name only icons
+    /// Islet has.
+    @Test func theExampleLayoutsDrawEveryRegionWithEverySampleState() throws {
+        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Layouts")
+            .standardizedFileURL
+        let names = try FileManager.default.contentsOfDirectory(atPath: examples.path).filter { !$0.contains(".") }.sorted()
+        #expect(names == ["bike-computer", "ci-build", "water-countdown"])
+        func json(_ url: URL) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url)) }
+        for name in names {
+            let folder = examples.appendingPathComponent(name)
+            let layout = try Layout.parse(try json(folder.appendingPathComponent("layout.json")))
+            let attributes = try json(folder.appendingPathComponent("attributes.json"))
+            let states = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { $0.hasPrefix("state") }
+            #expect(!states.isEmpty, "\(name)")
+            for file in states {
+                let unknown = ReportedNames()
+                let scope = LayoutScope(
+                    attributes: attributes, state: try json(folder.appendingPathComponent(file)), isStale: false,
+                    dateEncoding: layout.dateEncoding
+                )
+                let drawn = Renderer { unknown.add($0) }.render(layout, scope: scope, now: Date(timeIntervalSince1970: noon))
+                for (region, html) in [
+                    ("lockScreen", drawn.lockScreen), ("compactLeading", drawn.compactLeading),
+                    ("compactTrailing", drawn.compactTrailing), ("minimal", drawn.minimal),
+                    ("expandedLeading", drawn.expandedLeading), ("expandedTrailing", drawn.expandedTrailing),
+                    ("expandedBottom", drawn.expandedBottom),
+                ] {
+                    #expect(html.contains("data-n="), "\(name) \(file): \(region) draws nothing")
+                }
+                #expect(unknown.names.isEmpty, "\(name) \(file) names icons Islet lacks: \(unknown.names)")
+            }
+        }
+    }
+
     @Test func theStandaloneDocumentFramesEachPresentation() throws {
         let presentation = try render(#"{"type": "Text", "text": "hello"}"#, isStale: true)
         let page = PresentationDocument.html(presentation, kinds: PresentationDocument.Kind.allCases, appearance: .dark, title: "<x>")
         #expect(page.contains("<title>&lt;x&gt;</title>"))
-        #expect(page.contains("class=\"la-content la-dark\""))
+        #expect(page.contains("class=\"la-content islet-wallpaper la-dark\""))
         for kind in PresentationDocument.Kind.allCases { #expect(page.contains("data-kind=\"\(kind.rawValue)\"")) }
         #expect(page.contains("islet-card islet-stale"))
         #expect(page.contains("IsletPresentation.refresh"))

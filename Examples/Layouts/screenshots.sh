@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Screenshots of the example layouts: every scenario in every presentation (lockScreen, compact,
+# minimal, expanded) and both appearances, plus a few other phases, drawn by `islet render` into
+# docs/screenshots/, with an index at docs/screenshots/index.md.
+#
+#   Examples/Layouts/screenshots.sh                              # uses `swift run islet`
+#   ISLET=.build/debug/islet Examples/Layouts/screenshots.sh     # a built islet, much faster
+#
+# Needs a headless Chromium (chromium, chromium-browser or google-chrome on PATH, or
+# ISLET_CHROMIUM). PNGs are optimized losslessly when optipng is installed.
+#
+# The sample files hold one fixed moment, 2026-11-21 10:00:00 UTC. Timers count from the time of
+# drawing, so the dates in them are moved here by the time since that moment: a build finishes in
+# 4:12, a ride has been going for 23:41 and the next drink is in 3:48, whenever this runs (give or
+# take the seconds the screenshots take).
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+read -r -a islet <<<"${ISLET:-swift run islet}"
+layouts=Examples/Layouts
+out=docs/screenshots
+presentations=(lockScreen compact minimal expanded)
+appearances=(light dark)
+
+reference=1795255200 # 2026-11-21 10:00:00 UTC, the moment the sample files show
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$out"
+
+# moved FILE SCALE KEY... — FILE (a path under $layouts) with the numbers of KEY moved to now,
+# SCALE being 1 for dates in seconds and 1000 for milliseconds; prints the path of the copy.
+moved() {
+    local file=$1 scale=$2 copy
+    shift 2
+    copy="$work/$(echo "$file" | tr / -)"
+    awk -v keys=" $* " -v delta="$((($(date +%s) - reference) * scale))" '
+        match($0, /"[A-Za-z]+": *-?[0-9.]+/) {
+            key = substr($0, RSTART + 1); key = substr(key, 1, index(key, "\"") - 1)
+            if (index(keys, " " key " ")) {
+                head = substr($0, 1, RSTART - 1); pair = substr($0, RSTART, RLENGTH); tail = substr($0, RSTART + RLENGTH)
+                colon = index(pair, ":")
+                $0 = head substr(pair, 1, colon) " " sprintf("%.0f", substr(pair, colon + 1) + delta) tail
+            }
+        }
+        { print }' "$layouts/$file" >"$copy"
+    echo "$copy"
+}
+
+# shoot NAME TYPE ATTRIBUTES STATE PRESENTATION APPEARANCE OUTPUT
+shoot() {
+    "${islet[@]}" render --layout "@$layouts/$1/layout.json" --type "$2" --attributes "@$3" --state "@$4" \
+        --presentation "$5" --appearance "$6" -o "$7"
+    if command -v optipng >/dev/null; then optipng -quiet -o2 -strip all "$7"; fi
+    echo "$7"
+}
+
+# files NAME [PHASE] — "TYPE ATTRIBUTES STATE" for a scenario (in a phase), with dates moved to now.
+# Swift's Date (JSONEncoder) counts seconds; the Scripting app's timestamps count milliseconds.
+files() {
+    local dir=$layouts/$1
+    case $1${2:+-$2} in
+    bike-computer) echo "BikeAttributes $(moved bike-computer/attributes.json 1 startDate) $dir/state.json" ;;
+    bike-computer-paused) echo "BikeAttributes $(moved bike-computer/attributes.json 1 startDate) $dir/state-paused.json" ;;
+    ci-build) echo "StatusAttribute $dir/attributes.json $(moved ci-build/state.json 1 estimatedCompletionTime)" ;;
+    ci-build-*) echo "StatusAttribute $dir/attributes.json $(moved "ci-build/state-$2.json" 1 estimatedCompletionTime)" ;;
+    water-countdown) echo "MyLiveActivity $dir/attributes.json $(moved water-countdown/state.json 1000 startDate endDate)" ;;
+    water-countdown-*) echo "MyLiveActivity $dir/attributes.json $dir/state-$2.json" ;;
+    esac
+}
+
+scenarios=(bike-computer ci-build water-countdown)
+# Other phases, for the conditionals: scenario, phase, presentation, appearances.
+phases=(
+    "ci-build failed lockScreen light,dark"
+    "ci-build succeeded expanded dark"
+    "bike-computer paused lockScreen light"
+    "water-countdown done lockScreen light"
+)
+
+started=$SECONDS
+for name in "${scenarios[@]}"; do
+    for presentation in "${presentations[@]}"; do
+        for appearance in "${appearances[@]}"; do
+            read -r type attributes state <<<"$(files "$name")"
+            shoot "$name" "$type" "$attributes" "$state" "$presentation" "$appearance" \
+                "$out/$name-$presentation-$appearance.png"
+        done
+    done
+done
+for variant in "${phases[@]}"; do
+    read -r name phase presentation appearance_list <<<"$variant"
+    for appearance in ${appearance_list//,/ }; do
+        read -r type attributes state <<<"$(files "$name" "$phase")"
+        shoot "$name" "$type" "$attributes" "$state" "$presentation" "$appearance" \
+            "$out/$name-$phase-$presentation-$appearance.png"
+    done
+done
+
+# The index: a row per scenario, a column per presentation and appearance.
+{
+    echo "# Screenshots"
+    echo
+    echo "The layouts in [\`Examples/Layouts/\`](../../Examples/Layouts/) drawn by \`islet render\`, made by"
+    echo "\`Examples/Layouts/screenshots.sh\`. The Dynamic Island is always dark; the appearance changes"
+    echo "the Lock Screen card and the wallpaper."
+    echo
+    header="| scenario |" rule="|---|"
+    for presentation in "${presentations[@]}"; do
+        for appearance in "${appearances[@]}"; do
+            header+=" $presentation, $appearance |" rule+="---|"
+        done
+    done
+    echo "$header"
+    echo "$rule"
+    for name in "${scenarios[@]}"; do
+        row="| \`$name\` |"
+        for presentation in "${presentations[@]}"; do
+            for appearance in "${appearances[@]}"; do
+                file=$name-$presentation-$appearance.png
+                row+=" [![$name $presentation $appearance]($file)]($file) |"
+            done
+        done
+        echo "$row"
+    done
+    echo
+    echo "## Other phases"
+    echo
+    echo "| scenario | phase | presentation | appearance | screenshot |"
+    echo "|---|---|---|---|---|"
+    for variant in "${phases[@]}"; do
+        read -r name phase presentation appearance_list <<<"$variant"
+        for appearance in ${appearance_list//,/ }; do
+            file=$name-$phase-$presentation-$appearance.png
+            echo "| \`$name\` | $phase | $presentation | $appearance | [![$name $phase]($file)]($file) |"
+        done
+    done
+} >"$out/index.md"
+echo "$out/index.md"
+echo "done in $((SECONDS - started)) s" >&2
