@@ -96,6 +96,27 @@ for variant in "${phases[@]}"; do
     done
 done
 
+# The web display with all three live on it, from a server of its own (Selenium drives Chromium).
+if python3 -c "import selenium" 2>/dev/null; then
+    ISLET_APNS_ENABLED=false "${islet[@]}" serve --port 0 --data "$work/data" >"$work/serve.log" 2>&1 &
+    server=$!
+    trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+    for _ in $(seq 600); do
+        port=$(sed -n 's|^Islet .* listening on http://[^:]*:\([0-9]*\)$|\1|p' "$work/serve.log")
+        [ -n "$port" ] && break
+        sleep 0.1
+    done
+    [ -n "$port" ] || { cat "$work/serve.log" >&2; echo "islet serve did not start" >&2; exit 1; }
+    python3 "$layouts/display_screenshots.py" "http://127.0.0.1:$port" "$(cat "$work/data/admin.key")" "$out"
+    kill "$server"
+    wait "$server" 2>/dev/null || true
+    for file in "$out"/display-*.png; do
+        if command -v optipng >/dev/null; then optipng -quiet -o2 -strip all "$file"; fi
+    done
+else
+    echo "skipping the display's screenshots: Python's selenium is not installed (pip install selenium)" >&2
+fi
+
 # The index: a row per scenario, a column per presentation and appearance.
 {
     echo "# Screenshots"
@@ -103,6 +124,17 @@ done
     echo "The layouts in [\`Examples/Layouts/\`](../../Examples/Layouts/) drawn by \`islet render\`, made by"
     echo "\`Examples/Layouts/screenshots.sh\`. The Dynamic Island is always dark; the appearance changes"
     echo "the Lock Screen card and the wallpaper."
+    echo
+    echo "## The web display"
+    echo
+    echo "All three live on the display at \`/\` (\`islet serve\`): the Lock Screen in relevance order, the"
+    echo "island in its minimal pair (the most relevant attached, the next in a bubble), and expanded."
+    echo
+    echo "| light | dark | expanded |"
+    echo "|---|---|---|"
+    echo "| ![display, light](display-light.png) | ![display, dark](display-dark.png) | ![display, island expanded](display-expanded-dark.png) |"
+    echo
+    echo "## Each presentation"
     echo
     header="| scenario |" rule="|---|"
     for presentation in "${presentations[@]}"; do
