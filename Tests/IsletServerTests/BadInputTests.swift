@@ -75,7 +75,7 @@ struct BadInputTests {
     @Test func unknownRoutesAndMethods() async throws {
         try await withIslet { islet in
             for (method, path) in [
-                (HTTPMethod.GET, "/v2/activities"), (.DELETE, "/v1/activities"), (.GET, "/"),
+                (HTTPMethod.GET, "/v2/activities"), (.DELETE, "/v1/activities"), (.POST, "/"), (.GET, "/devices"),
                 (.PATCH, "/v1/apps"),
             ] {
                 let reply = try await islet.request(method, path, key: islet.admin)

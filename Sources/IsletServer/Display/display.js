@@ -473,13 +473,13 @@
   island.addEventListener("click", function (event) { event.stopPropagation(); toggleIsland(); });
   island.addEventListener("keydown", function (event) {
     if (event.key === "Enter" || event.key === " ") { event.preventDefault(); toggleIsland(); }
-    if (event.key === "Escape") collapse();
   });
   detached.addEventListener("click", function (event) {
     event.stopPropagation();
     if (detached.dataset.activity) expand(detached.dataset.activity, false);
   });
   phone.addEventListener("click", function () { if (expanded) collapse(); });
+  document.addEventListener("keydown", function (event) { if (event.key === "Escape" && expanded) collapse(); });
 
   // ---- Alerts ---------------------------------------------------------------------------------
 
