@@ -84,7 +84,15 @@
     var url = "/v1/events?device=" + encodeURIComponent(deviceId) + "&since=" + since + (key ? "&key=" + encodeURIComponent(key) : "");
     source = new EventSource(url);
     source.onopen = function () { setStatus("live"); refresh(); };
-    source.onerror = function () { setStatus("reconnecting"); };
+    source.onerror = function () {
+      setStatus("reconnecting");
+      // A refused stream (a key replaced meanwhile, say) is not retried by EventSource: start
+      // over from a snapshot, which says what is wrong if something is.
+      if (source.readyState === EventSource.CLOSED) {
+        source = null;
+        retryTimer = setTimeout(refresh, 3000);
+      }
+    };
     STREAM_TYPES.forEach(function (type) {
       source.addEventListener(type, function (message) {
         if (type === "alert") pendingAlerts.push(JSON.parse(message.data));
