@@ -13,7 +13,7 @@ let browserAvailable =
 extension DurabilityTests {
     /// The web display in headless Chromium against the real `islet serve`: start, update,
     /// relevance order, island modes, alert banner, stale mark, end, dismissal by button and by
-    /// swipe, truncation, settings, appearance and a second device — each checked on the page.
+    /// swipe, truncation, timers that tick by themselves, settings, appearance and a second device — each checked on the page.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func theDisplayShowsWhatProducersDoAsItHappens() async throws {
         let data = DataDirectory()
@@ -23,7 +23,7 @@ extension DurabilityTests {
         )
         let text = stdout + stderr
         #expect(status == 0, "the display test failed:\n\(text)")
-        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 15, "\(text)")
+        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 16, "\(text)")
         await server.stop(signal: SIGTERM)
     }
 

@@ -228,6 +228,21 @@ def main():
         assert page.item(tall)["height"] <= 160.5, page.state()
         print("ok: a card taller than 160 points is cut and marked")
 
+        step = "timers"
+        api("PUT", "/v1/apps/com.example.ci/layouts/TimerAttributes", {"dateEncoding": "secondsSince1970", "lockScreen": {
+            "type": "HStack", "children": [
+                {"type": "Text", "text": "Next drink"},
+                {"type": "Text", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}},
+                {"type": "ProgressView", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}}],
+            "modifiers": [{"padding": 16}]}}, key=ci_key)
+        countdown = start(ci_key, "TimerAttributes", {}, {"start": time.time() - 60, "end": time.time() + 240})
+        first = page.until("the countdown", lambda: "Next drink" in (page.item(countdown) or {}).get("text", "") and page.item(countdown)["text"])
+        fill = lambda: page.js(f'return getComputedStyle(document.querySelector(\'.islet-item[data-id="{countdown}"] .la-progress\')).getPropertyValue("--p")')
+        filled = fill()
+        page.until("the countdown ticking with no update", lambda: page.item(countdown)["text"] != first)
+        page.until("the timed progress advancing with no update", lambda: fill() != filled)
+        print(f"ok: timers and timed progress advance by themselves ({first.split()[-1]} → {page.item(countdown)['text'].split()[-1]})")
+
         step = "settings"
         toggle = driver.find_element(By.CSS_SELECTOR, '#apps li[data-bundle-id="com.example.ci"] input[name="activitiesEnabled"]')
         driver.execute_script("arguments[0].scrollIntoView()", toggle)
