@@ -31,12 +31,15 @@ struct DisplayRouteTests {
     @Test func theSnapshotShowsTheDevicesActivitiesInRelevanceOrderWithTheirFrames() async throws {
         try await withIslet { islet in
             let bike = try await islet.createApp("com.example.bike")
+            // Equal scores go to the earliest started: each starts a second after the last.
             let low = try await islet.start(key: bike, state: ["speed": 12])
+            islet.clock.advance(by: 1)
             let started = try await islet.request(
                 .POST, "/v1/activities", key: bike,
                 body: #"{"attributesType":"RideAttributes","attributes":{},"content":{"state":{"speed":30},"relevanceScore":80}}"#
             )
             let high = try #require(started.json["id"]?.stringValue)
+            islet.clock.advance(by: 1)
             let ended = try await islet.start(key: bike, state: ["speed": 5])
             #expect(try await islet.request(.POST, "/v1/activities/\(ended.id)/end", key: bike, body: "{}").status == 200)
             let gone = try await islet.start(key: bike, state: ["speed": 1])
