@@ -17,6 +17,7 @@ let package = Package(
         .library(name: "IsletCore", targets: ["IsletCore"]),
         .library(name: "IsletClient", targets: ["IsletClient"]),
         .library(name: "IsletRender", targets: ["IsletRender"]),
+        .library(name: "IsletKit", targets: ["IsletKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
@@ -113,6 +114,31 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
+        ),
+        .target(
+            name: "IsletKit",
+            dependencies: [
+                "IsletCore",
+                "IsletClient",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            // The reference document 002's own code (StatusAttribute, Status, LiveActivityHelper),
+            // as the article prints it but for its import lines, in Swift 5 mode as it was written.
+            name: "IsletKitReferenceTests",
+            dependencies: [
+                "IsletKit",
+                "IsletServer",
+                "IsletClient",
+                "IsletCore",
+                "IsletTestSupport",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: [.swiftLanguageMode(.v5)]
         ),
         .executableTarget(
             name: "islet",

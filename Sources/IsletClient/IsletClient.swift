@@ -324,7 +324,8 @@ public struct IsletClient: Sendable {
         }
     }
 
-    private func send<Response: Decodable>(
+    /// Sends a request and decodes the answer, or throws the server's refusal.
+    public func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type
     ) async throws -> Response {
         var request = HTTPClientRequest(url: server + path)
@@ -342,9 +343,40 @@ public struct IsletClient: Sendable {
         } catch {
             throw ClientError.unreachable(server: server, detail: "\(error)")
         }
-        let status = Int(response.status.code)
+        return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)
+    }
+
+    /// `send`, blocking the calling thread until the server answers: for APIs that are
+    /// synchronous by contract (ActivityKit's `request`). It waits on async-http-client's event
+    /// loops, never on Swift's cooperative pool, so it cannot starve the tasks that answer it;
+    /// do not call it on an event loop.
+    public func sendBlocking<Response: Decodable>(
+        _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type
+    ) throws -> Response {
+        var request: HTTPClient.Request
+        do {
+            request = try HTTPClient.Request(url: server + path, method: method)
+        } catch {
+            throw ClientError.unreachable(server: server, detail: "\(error)")
+        }
+        if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+        if let body {
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.body = .data(try WireFormat.encoder().encode(body))
+        }
+        let response: HTTPClient.Response
+        do {
+            response = try http.execute(request: request, deadline: .now() + timeout).wait()
+        } catch {
+            throw ClientError.unreachable(server: server, detail: "\(error)")
+        }
+        let bytes = response.body ?? ByteBuffer()
+        return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)
+    }
+
+    private static func decode<Response: Decodable>(_ type: Response.Type, status: Int, body bytes: ByteBuffer) throws -> Response {
         guard (200..<300).contains(status) else {
-            throw Self.failure(status: status, body: bytes)
+            throw failure(status: status, body: bytes)
         }
         do {
             return try WireFormat.decoder().decode(Response.self, from: Data(buffer: bytes))
@@ -360,7 +392,8 @@ public struct IsletClient: Sendable {
         return .unexpected(status: status, body: String(buffer: body))
     }
 
-    private func escaped(_ component: String) -> String {
+    /// A path component, percent-escaped.
+    public func escaped(_ component: String) -> String {
         component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? component
     }
 

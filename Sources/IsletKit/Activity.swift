@@ -1,0 +1,173 @@
+import Foundation
+import IsletClient
+import IsletCore
+import Logging
+import NIOHTTP1
+
+/// A Live Activity, as ActivityKit's `Activity`: request one, update it, end it, and read its
+/// state — against an Islet server instead of the system.
+public final class Activity<Attributes: ActivityAttributes>: Identifiable, @unchecked Sendable {
+    public typealias ContentState = Attributes.ContentState
+
+    /// The activity's identifier, the server's.
+    public let id: String
+    /// Its static data.
+    public let attributes: Attributes
+    private let connection: IsletConnection
+    // Content states need not be Sendable (ActivityKit does not ask it), so a lock guards them.
+    private let lock = NSLock()
+    private var snapshot: Snapshot
+
+    struct Snapshot {
+        var state: ActivityState
+        var content: ActivityContent<ContentState>
+        var pushToken: Data?
+    }
+
+    init(id: String, attributes: Attributes, snapshot: Snapshot, connection: IsletConnection) {
+        self.id = id
+        self.attributes = attributes
+        self.snapshot = snapshot
+        self.connection = connection
+    }
+
+    /// Where the activity is in its life.
+    public var activityState: ActivityState { lock.withLock { snapshot.state } }
+    /// Its current content.
+    public var content: ActivityContent<ContentState> { lock.withLock { snapshot.content } }
+    /// Its current content state.
+    @available(*, deprecated, renamed: "content.state")
+    public var contentState: ContentState { content.state }
+    /// Its push token, when it was requested with `pushType: .token`.
+    public var pushToken: Data? { lock.withLock { snapshot.pushToken } }
+
+    // MARK: Starting
+
+    /// Starts a Live Activity; returns when the server has it. Throws
+    /// `ActivityAuthorizationError` when the rules refuse it (Live Activities off, a limit,
+    /// too large).
+    public static func request(
+        attributes: Attributes, content: ActivityContent<ContentState>, pushType: PushType? = nil,
+        style: ActivityStyle = .standard
+    ) throws -> Activity<Attributes> {
+        let connection = IsletConnection.shared
+        let request = IsletCore.ActivityRequest(
+            attributesType: Attributes.attributesTypeName, attributes: try Wire.json(attributes),
+            content: try Wire.content(content), pushType: pushType.map(Wire.pushType),
+            style: style == .transient ? .transient : .standard, deviceId: connection.device
+        )
+        let started: IsletCore.Activity
+        do {
+            started = try connection.client.sendBlocking(.POST, "/v1/activities", body: request, expect: IsletCore.Activity.self)
+        } catch let error as ClientError {
+            throw Wire.authorizationError(error) ?? error
+        }
+        return try Registry.shared.activity(for: started, attributes: attributes, connection: connection)
+    }
+
+    /// Starts a Live Activity with a content state and no stale date (iOS 16.1's form).
+    @available(*, deprecated, renamed: "request(attributes:content:pushType:)")
+    public static func request(
+        attributes: Attributes, contentState: ContentState, pushType: PushType? = nil
+    ) throws -> Activity<Attributes> {
+        try request(attributes: attributes, content: ActivityContent(state: contentState, staleDate: nil), pushType: pushType)
+    }
+
+    // MARK: Updating
+
+    /// Replaces the content. Like ActivityKit, it does not throw: an update the rules ignore
+    /// (the activity has ended, an older timestamp) is logged.
+    public func update(_ content: ActivityContent<ContentState>, alertConfiguration: AlertConfiguration? = nil) async {
+        await send(update: content, alert: alertConfiguration, timestamp: nil)
+    }
+
+    /// Replaces the content unless a newer update was applied already.
+    public func update(
+        _ content: ActivityContent<ContentState>, alertConfiguration: AlertConfiguration? = nil, timestamp: Date
+    ) async {
+        await send(update: content, alert: alertConfiguration, timestamp: timestamp)
+    }
+
+    /// Replaces the content state, keeping the relevance score (iOS 16.1's form).
+    @available(*, deprecated, renamed: "update(_:alertConfiguration:)")
+    public func update(using contentState: ContentState, alertConfiguration: AlertConfiguration? = nil) async {
+        let relevance = content.relevanceScore
+        await send(update: ActivityContent(state: contentState, staleDate: nil, relevanceScore: relevance), alert: alertConfiguration, timestamp: nil)
+    }
+
+    // MARK: Ending
+
+    /// Ends the activity, with final content if given; `dismissalPolicy` says when it leaves the
+    /// Lock Screen.
+    public func end(_ content: ActivityContent<ContentState>?, dismissalPolicy: ActivityUIDismissalPolicy = .default) async {
+        await send(end: content, dismissalPolicy: dismissalPolicy, timestamp: nil)
+    }
+
+    /// Ends the activity; final content older than an applied update is not applied.
+    public func end(
+        _ content: ActivityContent<ContentState>?, dismissalPolicy: ActivityUIDismissalPolicy = .default, timestamp: Date
+    ) async {
+        await send(end: content, dismissalPolicy: dismissalPolicy, timestamp: timestamp)
+    }
+
+    /// Ends the activity with a final content state (iOS 16.1's form).
+    @available(*, deprecated, renamed: "end(_:dismissalPolicy:)")
+    public func end(using contentState: ContentState? = nil, dismissalPolicy: ActivityUIDismissalPolicy = .default) async {
+        let relevance = content.relevanceScore
+        await send(
+            end: contentState.map { ActivityContent(state: $0, staleDate: nil, relevanceScore: relevance) },
+            dismissalPolicy: dismissalPolicy, timestamp: nil
+        )
+    }
+
+    // MARK: Listing
+
+    /// The app's activities of this type on the device that are not dismissed yet.
+    public static var activities: [Activity<Attributes>] {
+        let connection = IsletConnection.shared
+        let path = "/v1/activities?type=\(connection.client.escaped(Attributes.attributesTypeName))"
+            + "&device=\(connection.client.escaped(connection.device))&state=pending,active,stale,ended&limit=1000"
+        do {
+            let listed = try connection.client.sendBlocking(.GET, path, expect: [String: [IsletCore.Activity]].self)["activities"] ?? []
+            return listed.compactMap { activity in
+                do {
+                    return try Registry.shared.activity(for: activity, attributes: nil, connection: connection)
+                } catch {
+                    connection.logger.warning("An activity's attributes do not decode as \(Attributes.self)", metadata: ["id": "\(activity.id)", "error": "\(error)"])
+                    return nil
+                }
+            }
+        } catch {
+            connection.logger.error("Could not list activities", metadata: ["error": "\(error)"])
+            return []
+        }
+    }
+
+    // MARK: The server's answers
+
+    /// Takes the server's view of the activity.
+    func apply(_ activity: IsletCore.Activity) throws {
+        let next = try Wire.snapshot(of: activity, as: Attributes.self)
+        lock.withLock { snapshot = next }
+    }
+
+    private func send(update content: ActivityContent<ContentState>, alert: AlertConfiguration?, timestamp: Date?) async {
+        do {
+            let body = IsletCore.ContentUpdate(content: try Wire.content(content), alert: alert.map(Wire.alert), timestamp: timestamp)
+            try apply(try await connection.client.update(id, body))
+        } catch {
+            connection.logger.warning("The update was not applied", metadata: ["id": "\(id)", "error": "\(error)"])
+        }
+    }
+
+    private func send(end content: ActivityContent<ContentState>?, dismissalPolicy: ActivityUIDismissalPolicy, timestamp: Date?) async {
+        do {
+            let body = IsletCore.EndRequest(
+                content: try content.map(Wire.content), dismissalPolicy: Wire.dismissalPolicy(dismissalPolicy), timestamp: timestamp
+            )
+            try apply(try await connection.client.end(id, body))
+        } catch {
+            connection.logger.warning("The end was not applied", metadata: ["id": "\(id)", "error": "\(error)"])
+        }
+    }
+}

@@ -1,0 +1,138 @@
+import Foundation
+import IsletClient
+import IsletCore
+import IsletKit
+import IsletTestSupport
+import Testing
+
+/// Reference 002's `LiveActivityHelper`, unchanged but for its imports, driving a live server.
+@Suite("Reference code", .serialized, .timeLimit(.minutes(1)))
+struct ReferenceCodeTests {
+    @Test func theArticlesHelperStartsUpdatesAndEndsABuild() async throws {
+        try await withLiveServer { url, adminKey in
+            let admin = IsletClient(server: url, key: adminKey)
+            let app = try await admin.createApp(bundleId: "com.appcircle.build")
+            IsletConnection.configure(server: url, key: app.apiKey)
+            let client = IsletClient(server: url, key: app.apiKey)
+            var events = try await client.events().makeAsyncIterator()
+
+            let helper = LiveActivityHelper()
+            let before = Date()
+            // `start()` is synchronous, as ActivityKit's request is: off the cooperative pool.
+            await offThePool { helper.start() }
+            let activity = try #require(helper.statusActivity)
+            #expect(activity.activityState == .active)
+            #expect(activity.attributes.buildId == "123456789")
+            #expect(activity.content.state.status == .pending)
+
+            // What the server keeps is what iOS would send: the Swift type's name, and the content
+            // state as a default JSONEncoder writes it (an enum case as an object, a Date as
+            // seconds since 2001).
+            let stored = try await client.activity(activity.id)
+            #expect(stored.attributesType == "StatusAttribute")
+            #expect(stored.attributes == ["buildId": "123456789"])
+            #expect(stored.content.state["status"] == ["pending": [:]])
+            let due = try #require(stored.content.state["estimatedCompletionTime"].flatMap(Self.number))
+            #expect(abs(due - (before.timeIntervalSinceReferenceDate + 60)) < 5)
+
+            helper.update()
+            let updated = try await Self.next(.contentUpdated, in: &events)
+            #expect(updated.data["content"]?["state"]?["status"] == ["inProgress": [:]])
+
+            helper.end(with: .succeed)
+            let ended = try await Self.next(.stateChanged, in: &events)
+            #expect(ended.data["to"] == "ended")
+            #expect(try await client.activity(activity.id).content.state["status"] == ["succeed": [:]])
+        }
+    }
+
+    @Test func theHelperRespectsLiveActivitiesTurnedOff() async throws {
+        try await withLiveServer { url, adminKey in
+            let admin = IsletClient(server: url, key: adminKey)
+            let app = try await admin.createApp(bundleId: "com.appcircle.build")
+            _ = try await admin.updateSettings(device: "default", bundleId: "com.appcircle.build", activitiesEnabled: false)
+            IsletConnection.configure(server: url, key: app.apiKey)
+            let helper = LiveActivityHelper()
+            await offThePool { helper.start() }
+            #expect(helper.statusActivity == nil)
+            #expect(try await IsletClient(server: url, key: app.apiKey).activities().isEmpty)
+        }
+    }
+
+    @Test func requestUpdateAndEndKeepTheActivityCurrent() async throws {
+        try await withLiveServer { url, adminKey in
+            let app = try await IsletClient(server: url, key: adminKey).createApp(bundleId: "com.appcircle.build")
+            IsletConnection.configure(server: url, key: app.apiKey)
+            let first = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 800_000_000))
+            let activity = try await offThePool {
+                Result { try Activity<StatusAttribute>.request(
+                    attributes: StatusAttribute(buildId: "7"), content: ActivityContent(state: first, staleDate: nil, relevanceScore: 40),
+                    pushType: .token
+                ) }
+            }.get()
+            #expect(activity.content == ActivityContent(state: first, staleDate: nil, relevanceScore: 40))
+            #expect(activity.pushToken?.count == 32)
+            #expect(Activity<StatusAttribute>.activities.map(\.id) == [activity.id])
+            #expect(Activity<StatusAttribute>.activities.first === activity)
+
+            let second = StatusAttribute.ContentState(status: .failed, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 800_000_100))
+            let stale = Date().addingTimeInterval(600)
+            await activity.update(
+                ActivityContent(state: second, staleDate: stale, relevanceScore: 90),
+                alertConfiguration: AlertConfiguration(title: "Build failed", body: "3 tests", sound: .default)
+            )
+            #expect(activity.content.state == second)
+            #expect(activity.content.relevanceScore == 90)
+            #expect(abs((activity.content.staleDate ?? .distantPast).timeIntervalSince(stale)) < 0.01)
+            let history = try await IsletClient(server: url, key: app.apiKey).history(activity.id)
+            #expect(history.contains { $0.type == .alert && $0.data["title"] == "Build failed" })
+
+            // An update older than the last is ignored, and does not change what the object says.
+            await activity.update(ActivityContent(state: first, staleDate: nil), timestamp: Date.distantPast.addingTimeInterval(1e9))
+            #expect(activity.content.state == second)
+
+            await activity.end(nil, dismissalPolicy: .immediate)
+            #expect(activity.activityState == .dismissed)
+            #expect(Activity<StatusAttribute>.activities.isEmpty)
+        }
+    }
+
+    @Test func refusalsAreActivityKitsErrors() async throws {
+        try await withLiveServer { url, adminKey in
+            let admin = IsletClient(server: url, key: adminKey)
+            let app = try await admin.createApp(bundleId: "com.appcircle.build")
+            IsletConnection.configure(server: url, key: app.apiKey)
+            let state = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date())
+            let huge = StatusAttribute(buildId: String(repeating: "x", count: 5000))
+            let tooLarge = await offThePool {
+                Result { try Activity<StatusAttribute>.request(attributes: huge, content: ActivityContent(state: state, staleDate: nil)) }
+            }
+            #expect(throws: ActivityAuthorizationError.attributesTooLarge) { try tooLarge.get() }
+            _ = try await admin.updateSettings(device: "default", bundleId: "com.appcircle.build", activitiesEnabled: false)
+            #expect(!ActivityAuthorizationInfo().areActivitiesEnabled)
+            let denied = await offThePool {
+                Result { try Activity<StatusAttribute>.request(attributes: StatusAttribute(buildId: "1"), content: ActivityContent(state: state, staleDate: nil)) }
+            }
+            #expect(throws: ActivityAuthorizationError.denied) { try denied.get() }
+        }
+    }
+
+    static func number(_ value: JSONValue) -> Double? {
+        switch value {
+        case .number(let number): number
+        case .integer(let integer): Double(integer)
+        default: nil
+        }
+    }
+
+    static func next(_ type: EventType, in events: inout AsyncThrowingStream<Event, any Error>.Iterator) async throws -> Event {
+        while let event = try await events.next() {
+            if event.type == type { return event }
+        }
+        throw TestFailure(message: "the stream ended before a \(type) event")
+    }
+}
+
+struct TestFailure: Error {
+    var message: String
+}
