@@ -129,6 +129,13 @@ public struct IsletClient: Sendable {
         )
     }
 
+    /// Gives a device a new push-to-start token for an app (admin key); the old one answers 410.
+    public func rotatePushToStartToken(device: DeviceID, bundleId: BundleID) async throws -> AppSettings {
+        try await send(
+            .POST, "/v1/devices/\(escaped(device))/apps/\(escaped(bundleId))/rotate-push-to-start-token", expect: AppSettings.self
+        )
+    }
+
     /// Gives an activity a new push token (admin key).
     public func rotatePushToken(_ id: ActivityID) async throws -> Activity {
         try await send(.POST, "/v1/activities/\(escaped(id))/rotate-push-token", expect: Activity.self)

@@ -6,7 +6,7 @@ import NIOHTTP1
 
 /// A Live Activity, as ActivityKit's `Activity`: request one, update it, end it, and read its
 /// state — against an Islet server instead of the system.
-public final class Activity<Attributes: ActivityAttributes>: Identifiable, @unchecked Sendable {
+public final class Activity<Attributes: ActivityAttributes>: Identifiable, EventReceiver, @unchecked Sendable {
     public typealias ContentState = Attributes.ContentState
 
     /// The activity's identifier, the server's.
@@ -51,6 +51,8 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, @unch
         style: ActivityStyle = .standard
     ) throws -> Activity<Attributes> {
         let connection = IsletConnection.shared
+        // From here on no event about the new activity can be missed by its sequences.
+        connection.feed.start()
         let request = IsletCore.ActivityRequest(
             attributesType: Attributes.attributesTypeName, attributes: try Wire.json(attributes),
             content: try Wire.content(content), pushType: pushType.map(Wire.pushType),
@@ -143,12 +145,101 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, @unch
         }
     }
 
+    // MARK: Observing
+
+    /// Each lifecycle state the activity moves to, from now on; ends after `dismissed`.
+    public var activityStateUpdates: AsyncStream<ActivityState> {
+        let id = self.id
+        return .following(connection.feed) { event in
+            guard event.activityId == id, event.type == .stateChanged, let change = Wire.payload(StateChange.self, of: event)
+            else { return nil }
+            let state = ActivityState(rawValue: change.to.rawValue) ?? .active
+            return state == .dismissed ? .last(state) : .value(state)
+        }
+    }
+
+    /// Each new content, from now on (updates from anywhere: this process, others, pushes).
+    public var contentUpdates: AsyncStream<ActivityContent<ContentState>> {
+        let id = self.id
+        return .following(connection.feed) { event in
+            guard event.activityId == id, event.type == .contentUpdated, let change = Wire.payload(ContentChange.self, of: event)
+            else { return nil }
+            return (try? Wire.content(change.content, as: ContentState.self)).map { .value($0) }
+        }
+    }
+
+    /// The activity's push token now (if it has one), then each new one.
+    public var pushTokenUpdates: AsyncStream<Data> {
+        let id = self.id
+        let token = pushToken
+        return .following(connection.feed, first: { token }) { event in
+            guard event.activityId == id, event.type == .pushTokenUpdated,
+                let change = Wire.payload(PushTokenChange.self, of: event), change.kind == .activity
+            else { return nil }
+            return Wire.hexData(change.pushToken).map { .value($0) }
+        }
+    }
+
+    /// Each activity of this type that starts from now on — by this process, another, or a
+    /// push-to-start.
+    public static var activityUpdates: AsyncStream<Activity<Attributes>> {
+        let connection = IsletConnection.shared
+        return .following(connection.feed) { event in
+            guard event.type == .started, let started = Wire.payload(IsletCore.Activity.self, of: event),
+                started.attributesType == Attributes.attributesTypeName,
+                let activity: Activity<Attributes> = try? Registry.shared.activity(for: started, attributes: nil, connection: connection)
+            else { return nil }
+            return .value(activity)
+        }
+    }
+
+    /// The app's push-to-start token on the device: a push with `"event": "start"` to it starts
+    /// an activity of this type.
+    public static var pushToStartToken: Data? {
+        ActivityAuthorizationInfo.settings(IsletConnection.shared)?.pushToStartToken.flatMap(Wire.hexData)
+    }
+
+    /// The push-to-start token now, then each new one.
+    public static var pushToStartTokenUpdates: AsyncStream<Data> {
+        let connection = IsletConnection.shared
+        let token = pushToStartToken
+        return .following(connection.feed, first: { token }) { event in
+            guard event.type == .pushTokenUpdated, let change = Wire.payload(PushTokenChange.self, of: event),
+                change.kind == .pushToStart
+            else { return nil }
+            return Wire.hexData(change.pushToken).map { .value($0) }
+        }
+    }
+
     // MARK: The server's answers
 
     /// Takes the server's view of the activity.
     func apply(_ activity: IsletCore.Activity) throws {
         let next = try Wire.snapshot(of: activity, as: Attributes.self)
         lock.withLock { snapshot = next }
+    }
+
+    func receive(_ event: Event) {
+        lock.withLock {
+            switch event.type {
+            case .contentUpdated:
+                if let change = Wire.payload(ContentChange.self, of: event),
+                    let content = try? Wire.content(change.content, as: ContentState.self)
+                {
+                    snapshot.content = content
+                }
+            case .stateChanged:
+                if let change = Wire.payload(StateChange.self, of: event), let state = ActivityState(rawValue: change.to.rawValue) {
+                    snapshot.state = state
+                }
+            case .pushTokenUpdated:
+                if let change = Wire.payload(PushTokenChange.self, of: event), change.kind == .activity {
+                    snapshot.pushToken = Wire.hexData(change.pushToken)
+                }
+            default:
+                break
+            }
+        }
     }
 
     private func send(update content: ActivityContent<ContentState>, alert: AlertConfiguration?, timestamp: Date?) async {

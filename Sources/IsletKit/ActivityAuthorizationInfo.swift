@@ -2,6 +2,7 @@ import Foundation
 import IsletClient
 import IsletCore
 import Logging
+import Synchronization
 import NIOHTTP1
 
 /// Whether the app may show Live Activities on the device, as the person set it (the display's
@@ -20,7 +21,37 @@ public final class ActivityAuthorizationInfo: Sendable {
     /// Whether the person allowed the app more frequent updates.
     public var frequentPushesEnabled: Bool { settings?.frequentUpdates ?? false }
 
-    private var settings: AppSettings? {
+    /// Whether Live Activities are on, now and at each change.
+    public var activityEnablementUpdates: AsyncStream<Bool> {
+        updates { $0.activitiesEnabled }
+    }
+
+    /// Whether frequent updates are allowed, now and at each change.
+    public var frequentPushEnablementUpdates: AsyncStream<Bool> {
+        updates { $0.frequentUpdates }
+    }
+
+    private func updates(_ value: @escaping @Sendable (AppSettings) -> Bool) -> AsyncStream<Bool> {
+        let device = connection.device
+        let now = settings.map(value)
+        // A settings change may change the other setting only: yield this one when it changes.
+        let last = Mutex(now)
+        return .following(connection.feed, first: { now }) { event in
+            guard event.type == .settingsChanged, event.deviceId == device, let settings = Wire.payload(AppSettings.self, of: event)
+            else { return nil }
+            let next = value(settings)
+            return last.withLock { last in
+                defer { last = next }
+                return last == next ? nil : .value(next)
+            }
+        }
+    }
+
+    private var settings: AppSettings? { Self.settings(connection) }
+
+    /// The connection's app's settings on its device, or `nil` (logged) when the server cannot
+    /// say.
+    static func settings(_ connection: IsletConnection) -> AppSettings? {
         do {
             let path = "/v1/devices/\(connection.client.escaped(connection.device))/settings"
             return try connection.client.sendBlocking(.GET, path, expect: [String: [AppSettings]].self)["settings"]?.first

@@ -18,12 +18,15 @@ public final class IsletConnection: Sendable {
     public let device: String
     let client: IsletClient
     let logger = Logger(label: "IsletKit")
+    /// The event stream behind every activity sequence.
+    let feed: EventFeed
 
     init(server: String, key: String?, device: String) {
         self.server = server
         self.key = key
         self.device = device
         client = IsletClient(server: server, key: key)
+        feed = EventFeed(client: client, device: device, logger: logger)
     }
 
     private static let current = Mutex<IsletConnection?>(nil)
@@ -44,6 +47,10 @@ public final class IsletConnection: Sendable {
 
     /// Talks to `server` with `key` from now on, showing activities on `device`.
     public static func configure(server: String, key: String?, device: String = "default") {
-        current.withLock { $0 = IsletConnection(server: server, key: key, device: device) }
+        let replaced = current.withLock { current in
+            defer { current = IsletConnection(server: server, key: key, device: device) }
+            return current
+        }
+        replaced?.feed.stop()
     }
 }

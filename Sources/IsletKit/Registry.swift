@@ -27,4 +27,14 @@ final class Registry: Sendable {
             return created
         }
     }
+
+    /// Brings the object for `id`, if there is one, up to date with an event.
+    func receive(_ event: Event, for id: String) {
+        (activities.withLock { $0[id] } as? any EventReceiver)?.receive(event)
+    }
+}
+
+/// An object kept current by the event feed.
+protocol EventReceiver: AnyObject {
+    func receive(_ event: Event)
 }

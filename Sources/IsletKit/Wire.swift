@@ -13,6 +13,16 @@ enum Wire {
         try JSONDecoder().decode(Value.self, from: JSONEncoder().encode(json))
     }
 
+    /// An event's `data` as the payload its type carries.
+    static func payload<Payload: Decodable>(_ type: Payload.Type, of event: Event) -> Payload? {
+        try? WireFormat.decoder().decode(Payload.self, from: WireFormat.encoder().encode(event.data))
+    }
+
+    /// Typed content from the server's.
+    static func content<State: Decodable>(_ content: IsletCore.ActivityContent, as type: State.Type) throws -> ActivityContent<State> {
+        ActivityContent(state: try decode(State.self, from: content.state), staleDate: content.staleDate, relevanceScore: content.relevanceScore)
+    }
+
     static func content<State>(_ content: ActivityContent<State>) throws -> IsletCore.ActivityContent {
         IsletCore.ActivityContent(state: try json(content.state), staleDate: content.staleDate, relevanceScore: content.relevanceScore)
     }
@@ -22,10 +32,7 @@ enum Wire {
     ) throws -> Activity<Attributes>.Snapshot {
         Activity<Attributes>.Snapshot(
             state: ActivityState(rawValue: activity.state.rawValue) ?? .active,
-            content: ActivityContent(
-                state: try decode(Attributes.ContentState.self, from: activity.content.state),
-                staleDate: activity.content.staleDate, relevanceScore: activity.content.relevanceScore
-            ),
+            content: try content(activity.content, as: Attributes.ContentState.self),
             pushToken: activity.pushToken.flatMap(hexData)
         )
     }

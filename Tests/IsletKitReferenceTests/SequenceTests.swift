@@ -1,0 +1,99 @@
+import Foundation
+import IsletClient
+import IsletCore
+import IsletKit
+import IsletTestSupport
+import Testing
+
+/// IsletKit's async sequences against a live server: changes made anywhere — this process,
+/// another producer over REST, the admin — arrive, in order, and keep the objects current.
+/// (Getters that may ask the server, like ActivityKit's synchronous ones, run off the pool.)
+// One suite with the reference code's tests: IsletConnection is one per process, so tests that
+// configure it must not run at the same time.
+extension ReferenceCodeTests {
+    @Test func anActivitysSequencesFollowChangesFromAnywhere() async throws {
+        try await withLiveServer { url, adminKey in
+            let admin = IsletClient(server: url, key: adminKey)
+            let app = try await admin.createApp(bundleId: "com.appcircle.build")
+            IsletConnection.configure(server: url, key: app.apiKey)
+            let producer = IsletClient(server: url, key: app.apiKey)
+            let state = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 1))
+            let activity = try await offThePool {
+                Result { try Activity<StatusAttribute>.request(
+                    attributes: StatusAttribute(buildId: "1"), content: ActivityContent(state: state, staleDate: nil), pushType: .token
+                ) }
+            }.get()
+            var states = await offThePool { activity.activityStateUpdates }.makeAsyncIterator()
+            var contents = await offThePool { activity.contentUpdates }.makeAsyncIterator()
+            var tokens = await offThePool { activity.pushTokenUpdates }.makeAsyncIterator()
+            let firstToken = try #require(activity.pushToken)
+            #expect(await tokens.next() == firstToken)
+
+            // Another producer updates it, as a server or a push would.
+            _ = try await producer.update(activity.id, ContentUpdate(content: IsletCore.ActivityContent(
+                state: ["status": ["inProgress": [:]], "estimatedCompletionTime": 30], relevanceScore: 5
+            )))
+            let content = await contents.next()
+            #expect(content?.state == StatusAttribute.ContentState(status: .inProgress, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 30)))
+            #expect(content?.relevanceScore == 5)
+            #expect(activity.content.state.status == .inProgress)
+
+            // The admin rotates its token.
+            _ = try await admin.rotatePushToken(activity.id)
+            let secondToken = await tokens.next()
+            #expect(secondToken != nil && secondToken != firstToken)
+            #expect(activity.pushToken == secondToken)
+
+            // It ends elsewhere: ended, then dismissed, and the sequence is over.
+            _ = try await producer.end(activity.id, EndRequest(dismissalPolicy: .immediate))
+            #expect(await states.next() == .ended)
+            #expect(await states.next() == .dismissed)
+            #expect(await states.next() == nil)
+            #expect(activity.activityState == .dismissed)
+        }
+    }
+
+    @Test func activityUpdatesBringActivitiesStartedElsewhere() async throws {
+        try await withLiveServer { url, adminKey in
+            let app = try await IsletClient(server: url, key: adminKey).createApp(bundleId: "com.appcircle.build")
+            IsletConnection.configure(server: url, key: app.apiKey)
+            var started = await offThePool { Activity<StatusAttribute>.activityUpdates }.makeAsyncIterator()
+            let producer = IsletClient(server: url, key: app.apiKey)
+            _ = try await producer.start(ActivityRequest(attributesType: "OtherAttributes", content: IsletCore.ActivityContent(state: [:])))
+            let id = try await producer.start(ActivityRequest(
+                attributesType: "StatusAttribute", attributes: ["buildId": "99"],
+                content: IsletCore.ActivityContent(state: ["status": ["failed": [:]], "estimatedCompletionTime": 0])
+            )).id
+            let activity = await started.next()
+            #expect(activity?.id == id)
+            #expect(activity?.attributes.buildId == "99")
+            #expect(activity?.content.state.status == .failed)
+        }
+    }
+
+    @Test func authorizationFollowsTheDevicesSettings() async throws {
+        try await withLiveServer { url, adminKey in
+            let admin = IsletClient(server: url, key: adminKey)
+            let app = try await admin.createApp(bundleId: "com.appcircle.build")
+            IsletConnection.configure(server: url, key: app.apiKey)
+            let info = ActivityAuthorizationInfo()
+            var enabled = await offThePool { info.activityEnablementUpdates }.makeAsyncIterator()
+            var frequent = await offThePool { info.frequentPushEnablementUpdates }.makeAsyncIterator()
+            #expect(await enabled.next() == true)
+            #expect(await frequent.next() == false)
+            _ = try await admin.updateSettings(device: "default", bundleId: "com.appcircle.build", frequentUpdates: true)
+            #expect(await frequent.next() == true)
+            _ = try await admin.updateSettings(device: "default", bundleId: "com.appcircle.build", activitiesEnabled: false)
+            #expect(await enabled.next() == false)
+            #expect(await offThePool { info.areActivitiesEnabled } == false)
+
+            // The push-to-start token, now and after a rotation.
+            var tokens = await offThePool { Activity<StatusAttribute>.pushToStartTokenUpdates }.makeAsyncIterator()
+            let first = await tokens.next()
+            #expect(first?.count == 32)
+            _ = try await admin.rotatePushToStartToken(device: "default", bundleId: "com.appcircle.build")
+            let second = await tokens.next()
+            #expect(second != nil && second != first)
+        }
+    }
+}
