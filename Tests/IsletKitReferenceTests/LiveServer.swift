@@ -3,33 +3,59 @@ import IsletServer
 import Logging
 import ServiceLifecycle
 
-/// A real Islet server in this process, on a free port, with the system clock and its own data
-/// directory, for code that talks to it as an app would.
+/// A real Islet server in this process, with the system clock, for code that talks to it as an
+/// app would. It can be stopped and started again on the same port and data, as a restart.
+final class LiveServer: Sendable {
+    let url: String
+    let port: Int
+    let adminKey: String
+    private let services: ServiceGroup
+    private let running: Task<Void, any Error>
+
+    private init(port: Int, adminKey: String, services: ServiceGroup, running: Task<Void, any Error>) {
+        self.url = "http://127.0.0.1:\(port)"
+        self.port = port
+        self.adminKey = adminKey
+        self.services = services
+        self.running = running
+    }
+
+    /// Starts a server on `port` (0: a free one) keeping its data in `directory`.
+    static func start(directory: URL, port: Int = 0) async throws -> LiveServer {
+        var configuration = IsletConfiguration()
+        configuration.store.dataDirectory = directory.path
+        configuration.server.port = port
+        configuration.apns.enabled = false
+        var logger = Logger(label: "islet-kit-test")
+        logger.logLevel = .warning
+        let (ports, listening) = AsyncStream<Int>.makeStream()
+        let islet = try await Islet(configuration: configuration, logger: logger) { endpoint, port in
+            if endpoint == .http { listening.yield(port) }
+        }
+        let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))
+        let running = Task { try await services.run() }
+        var iterator = ports.makeAsyncIterator()
+        guard let bound = await iterator.next() else { throw CancellationError() }
+        return LiveServer(port: bound, adminKey: islet.adminKey, services: services, running: running)
+    }
+
+    /// Shuts the server down gracefully and waits until it has.
+    func stop() async {
+        await services.triggerGracefulShutdown()
+        _ = try? await running.value
+    }
+}
+
+/// Runs `body` against a fresh server, then stops it and deletes its data.
 func withLiveServer(_ body: (_ url: String, _ adminKey: String) async throws -> Void) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-kit-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
-    var configuration = IsletConfiguration()
-    configuration.store.dataDirectory = directory.path
-    configuration.server.port = 0
-    configuration.apns.enabled = false
-    var logger = Logger(label: "islet-kit-test")
-    logger.logLevel = .warning
-    let (ports, listening) = AsyncStream<Int>.makeStream()
-    let islet = try await Islet(configuration: configuration, logger: logger) { endpoint, port in
-        if endpoint == .http { listening.yield(port) }
+    let server = try await LiveServer.start(directory: directory)
+    do {
+        try await body(server.url, server.adminKey)
+    } catch {
+        await server.stop()
+        throw error
     }
-    let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))
-    try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { try await services.run() }
-        var iterator = ports.makeAsyncIterator()
-        guard let port = await iterator.next() else { return }
-        do {
-            try await body("http://127.0.0.1:\(port)", islet.adminKey)
-        } catch {
-            await services.triggerGracefulShutdown()
-            throw error
-        }
-        await services.triggerGracefulShutdown()
-        try await group.waitForAll()
-    }
+    await server.stop()
 }

@@ -97,3 +97,37 @@ extension ReferenceCodeTests {
         }
     }
 }
+
+extension ReferenceCodeTests {
+    /// The server restarts under a running app: IsletKit reconnects, and the updates made while
+    /// it was away arrive, all of them, in order.
+    @Test func sequencesResumeAfterTheServerRestarts() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-kit-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = try await LiveServer.start(directory: directory)
+        let app = try await IsletClient(server: first.url, key: first.adminKey).createApp(bundleId: "com.appcircle.build")
+        IsletConnection.configure(server: first.url, key: app.apiKey)
+        let state = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 0))
+        let activity = try await offThePool {
+            Result { try Activity<StatusAttribute>.request(attributes: StatusAttribute(buildId: "1"), content: ActivityContent(state: state, staleDate: nil)) }
+        }.get()
+        var contents = await offThePool { activity.contentUpdates }.makeAsyncIterator()
+        await activity.update(ActivityContent(state: StatusAttribute.ContentState(status: .inProgress, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 1)), staleDate: nil))
+        #expect(await contents.next()?.state.estimatedCompletionTime == Date(timeIntervalSinceReferenceDate: 1))
+
+        await first.stop()
+        let second = try await LiveServer.start(directory: directory, port: first.port)
+        // Another producer updates it three times, at once, while IsletKit is still reconnecting.
+        let producer = IsletClient(server: second.url, key: app.apiKey)
+        for seconds in 2...4 {
+            _ = try await producer.update(activity.id, ContentUpdate(content: IsletCore.ActivityContent(
+                state: ["status": ["inProgress": [:]], "estimatedCompletionTime": .integer(Int64(seconds))]
+            )))
+        }
+        for seconds in 2...4 {
+            #expect(await contents.next()?.state.estimatedCompletionTime == Date(timeIntervalSinceReferenceDate: Double(seconds)))
+        }
+        #expect(activity.content.state.estimatedCompletionTime == Date(timeIntervalSinceReferenceDate: 4))
+        await second.stop()
+    }
+}
