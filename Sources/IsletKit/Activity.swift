@@ -51,8 +51,6 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
         style: ActivityStyle = .standard
     ) throws -> Activity<Attributes> {
         let connection = IsletConnection.shared
-        // From here on no event about the new activity can be missed by its sequences.
-        connection.feed.start()
         let request = IsletCore.ActivityRequest(
             attributesType: Attributes.attributesTypeName, attributes: try Wire.json(attributes),
             content: try Wire.content(content), pushType: pushType.map(Wire.pushType),
@@ -64,6 +62,9 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
         } catch let error as ClientError {
             throw Wire.authorizationError(error) ?? error
         }
+        // Follow events from here on: the new activity's sequences see every later change, and
+        // not the events of its own start, which the answer already holds.
+        connection.feed.start()
         return try Registry.shared.activity(for: started, attributes: attributes, connection: connection)
     }
 
