@@ -131,3 +131,33 @@ extension ReferenceCodeTests {
         await second.stop()
     }
 }
+
+extension ReferenceCodeTests {
+    /// A content state written as iOS's default JSONEncoder writes it — by a provider server, in an
+    /// APNs `content-state` — decodes into the same Swift value here, and IsletKit writes exactly
+    /// what iOS would.
+    @Test func anIOSEncodedContentStateDecodesIntoTheSameValue() async throws {
+        try await withLiveServer { url, adminKey in
+            let app = try await IsletClient(server: url, key: adminKey).createApp(bundleId: "com.appcircle.build")
+            IsletConnection.configure(server: url, key: app.apiKey)
+            let pending = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 754_000_000.25))
+            let activity = try await offThePool {
+                Result { try Activity<StatusAttribute>.request(attributes: StatusAttribute(buildId: "5"), content: ActivityContent(state: pending, staleDate: nil)) }
+            }.get()
+            // What the server keeps is byte for byte what JSONEncoder() makes of the value.
+            let stored = try await IsletClient(server: url, key: app.apiKey).activity(activity.id).content.state
+            #expect(stored == (try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(pending))))
+
+            // A provider's payload, as text: an enum case without raw values, a Date as seconds
+            // since 2001.
+            let payload = #"{"status": {"failed": {}}, "estimatedCompletionTime": 754000123.5}"#
+            var contents = await offThePool { activity.contentUpdates }.makeAsyncIterator()
+            _ = try await IsletClient(server: url, key: app.apiKey).update(activity.id, ContentUpdate(content: IsletCore.ActivityContent(
+                state: try JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
+            )))
+            let expected = StatusAttribute.ContentState(status: .failed, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 754_000_123.5))
+            #expect(await contents.next()?.state == expected)
+            #expect(try JSONDecoder().decode(StatusAttribute.ContentState.self, from: Data(payload.utf8)) == expected)
+        }
+    }
+}
