@@ -126,6 +126,11 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .testTarget(
+            name: "IsletKitTests",
+            dependencies: ["IsletKit"],
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
             // The reference document 002's own code (StatusAttribute, Status, LiveActivityHelper),
             // as the article prints it but for its import lines, in Swift 5 mode as it was written.
             name: "IsletKitReferenceTests",
