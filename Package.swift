@@ -127,7 +127,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IsletKitTests",
-            dependencies: ["IsletKit"],
+            dependencies: ["IsletKit", "IsletCore", "IsletRender"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

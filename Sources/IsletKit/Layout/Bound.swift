@@ -1,0 +1,68 @@
+import Foundation
+import IsletCore
+
+/// A value of an activity's attributes or content state, as a layout binds it: `context.state.speed`.
+///
+/// Reading a member gives a `Bound` for it, checked by the compiler (a misspelled field does not
+/// compile); the path it stands for (`state.speed`) is learned from the type's `Decodable`
+/// conformance (`KeyPathNames`).
+@dynamicMemberLookup
+public struct Bound<Root: Decodable, Value>: @unchecked Sendable {
+    let scope: String
+    let keyPath: KeyPath<Root, Value>
+
+    public subscript<Member>(dynamicMember member: KeyPath<Value, Member>) -> Bound<Root, Member> {
+        Bound<Root, Member>(scope: scope, keyPath: keyPath.appending(path: member))
+    }
+
+    /// The binding path, such as `state.rider.name`.
+    func path() throws -> String {
+        if keyPath == \Root.self as PartialKeyPath<Root> { return scope }
+        guard let path = try KeyPathNameCache.names(for: Root.self).path(of: keyPath) else {
+            throw LayoutDSLError("\(scope): \(keyPath) is not a value a layout can bind (bind its fields, or a String, number, Bool or Date)")
+        }
+        return "\(scope).\(path)"
+    }
+
+    func binding(format: JSONValue? = nil, default fallback: String? = nil) throws -> JSONValue {
+        var binding: [String: JSONValue] = ["bind": .string(try path())]
+        if let format { binding["format"] = format }
+        if let fallback { binding["default"] = .string(fallback) }
+        return .object(binding)
+    }
+}
+
+/// Why a layout could not be built.
+public struct LayoutDSLError: Error, CustomStringConvertible, Sendable {
+    public let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Names are learned once per type.
+enum KeyPathNameCache {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var cache: [ObjectIdentifier: Any] = [:]
+
+    static func names<Root: Decodable>(for type: Root.Type) throws -> KeyPathNames<Root> {
+        try lock.withLock {
+            if let names = cache[ObjectIdentifier(type)] as? KeyPathNames<Root> { return names }
+            do {
+                let names = try KeyPathNames<Root>()
+                cache[ObjectIdentifier(type)] = names
+                return names
+            } catch {
+                throw LayoutDSLError("\(Root.self) cannot be probed for its field names: \(error)")
+            }
+        }
+    }
+}
+
+/// What a layout's closures receive: the activity's attributes and content state to bind to.
+public struct ActivityViewContext<Attributes: ActivityAttributes> {
+    /// The static attributes.
+    public var attributes: Bound<Attributes, Attributes> { Bound(scope: "attributes", keyPath: \.self) }
+    /// The content state.
+    public var state: Bound<Attributes.ContentState, Attributes.ContentState> { Bound(scope: "state", keyPath: \.self) }
+    /// Whether the content is stale.
+    public var isStale: Bound<Bool, Bool> { Bound(scope: "isStale", keyPath: \.self) }
+}

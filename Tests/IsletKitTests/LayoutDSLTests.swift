@@ -1,0 +1,114 @@
+import Foundation
+import IsletCore
+import IsletRender
+import Testing
+
+@testable import IsletKit
+
+struct RideAttributes: ActivityAttributes {
+    struct ContentState: Codable, Hashable {
+        var speed: Double
+        var distance: Double
+        var paused: Bool
+        var startedAt: Date
+        var climb: Climb
+
+        struct Climb: Codable, Hashable {
+            var name: String
+            var gradient: Double
+        }
+    }
+    var route: String
+}
+
+@Suite("Layout DSL")
+struct LayoutDSLTests {
+    static let ride = ActivityConfiguration(for: RideAttributes.self) { context in
+        VStack(alignment: .leading, spacing: 8) {
+            HStack {
+                Image(systemName: "bicycle").foregroundStyle(.green)
+                Text(context.attributes.route).font(.headline)
+                Spacer()
+                Text(context.state.startedAt, style: .timer).monospacedDigit()
+            }
+            HStack(alignment: .bottom) {
+                Text(context.state.speed, format: .number(precision: 1, unit: "km/h"))
+                    .font(.system(size: 34, weight: .bold))
+                    .contentTransition(.numericText())
+                Spacer()
+                If(context.state.paused.isTrue) {
+                    Text("Paused").foregroundStyle(.orange)
+                } else: {
+                    Text(context.state.distance, format: .number(precision: 1, unit: "km"))
+                }
+            }
+            Text(context.state.climb.name)
+        }
+        .padding(16)
+        .activityBackgroundTint(Color(light: .white, dark: Color(hex: "#102018")))
+    } dynamicIsland: { context in
+        DynamicIsland {
+            DynamicIslandExpandedRegion(.leading) { Image(systemName: "bicycle") }
+            DynamicIslandExpandedRegion(.trailing) { Text(context.state.speed, format: .number(precision: 1)) }
+            DynamicIslandExpandedRegion(.bottom) { Text(context.attributes.route) }
+        } compactLeading: {
+            Image(systemName: "bicycle")
+        } compactTrailing: {
+            Text(context.state.speed, format: .number(precision: 0))
+        } minimal: {
+            Text(context.state.speed, format: .number(precision: 0))
+        }
+        .keylineTint(.green)
+    }
+
+    @Test func aLayoutWrittenInSwiftIsTheDocumentTheServerTakes() throws {
+        let document = try Self.ride.document()
+        let layout = try Layout.parse(document)
+        #expect(layout.dateEncoding == DateEncoding.secondsSince2001)
+        let rows = Self.children(try #require(document["lockScreen"]))
+        let speed = Self.children(rows[1])[0]
+        #expect(speed["text"] == ["bind": "state.speed", "format": ["number": ["precision": 1, "unit": "km/h"]]])
+        #expect(speed["modifiers"] == [["font": ["size": 34.0, "weight": "bold", "design": "default"]], ["contentTransition": "numericText"]])
+        #expect(Self.children(rows[1])[2]["condition"] == ["bind": "state.paused"])
+        #expect(rows[2]["text"] == ["bind": "state.climb.name"])
+        #expect(document["dynamicIsland"]?["keylineTint"] == "green")
+
+        // Drawn by the renderer with a content state encoded as iOS would.
+        let state = RideAttributes.ContentState(
+            speed: 27.44, distance: 12.3, paused: false, startedAt: Date(), climb: .init(name: "Col du Galibier", gradient: 6.9)
+        )
+        let scope = LayoutScope(
+            attributes: try Wire.json(RideAttributes(route: "Lakeside")), state: try Wire.json(state), isStale: false,
+            dateEncoding: layout.dateEncoding
+        )
+        let drawn = Renderer().render(layout, scope: scope, now: Date())
+        #expect(drawn.lockScreen.contains(">27.4 km/h<"))
+        #expect(drawn.lockScreen.contains(">12.3 km<"))
+        #expect(drawn.lockScreen.contains("Col du Galibier"))
+        #expect(drawn.compactTrailing.contains(">27<"))
+    }
+
+    static func children(_ node: JSONValue) -> [JSONValue] {
+        if case .array(let children) = node["children"] { return children }
+        return []
+    }
+
+    @Test func aFieldTheProbeCannotNameIsAClearError() {
+        struct Odd: ActivityAttributes {
+            enum Phase: Codable, Hashable { case warmUp, race }
+            struct ContentState: Codable, Hashable { var phase: Phase }
+        }
+        let configuration = ActivityConfiguration(for: Odd.self) { context in
+            If(context.state.phase == .race) { Text("Racing") }
+        } dynamicIsland: { _ in
+            DynamicIsland {
+                DynamicIslandExpandedRegion(.center) { Text("") }
+            } compactLeading: { Text("") } compactTrailing: { Text("") } minimal: { Text("") }
+        }
+        #expect {
+            try configuration.document()
+        } throws: { error in
+            "\(error)".contains("ContentState cannot be probed for its field names")
+        }
+    }
+}
