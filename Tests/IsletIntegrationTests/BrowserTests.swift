@@ -41,5 +41,19 @@ extension DurabilityTests {
         await server.stop(signal: SIGTERM)
     }
 
+    /// The Scripting app's example flow through `/islet.js` in a page, seen on the display.
+    @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
+    func isletJSRunsTheScriptingAppsFlow() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let (status, stdout, stderr) = try await runPython(
+            Self.displayScript, arguments: ["islet-js"],
+            environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: 120
+        )
+        #expect(status == 0, "the islet.js test failed:\n\(stdout)\(stderr)")
+        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 3, "\(stdout)\(stderr)")
+        await server.stop(signal: SIGTERM)
+    }
+
     static let displayScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/display_test.py")
 }

@@ -21,6 +21,8 @@ struct DisplayRoutes {
             try Self.file(try context.parameters.require("file"))
         }
         router.get("v1/devices/:id/display", use: snapshot)
+        // The Scripting app's LiveActivity API for web pages (docs/islet-js.md).
+        router.get("islet.js") { _, _ in try Self.file("islet.js") }
     }
 
     /// The states a display shows: ended activities stay on the Lock Screen until dismissed.

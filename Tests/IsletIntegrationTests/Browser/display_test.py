@@ -323,5 +323,102 @@ def keys():
     driver.quit()
 
 
+def islet_js():
+    """The Scripting app's LiveActivity flow, in a page, through /islet.js; the display shows it."""
+    key = api("POST", "/v1/apps", {"bundleId": "com.example.water", "name": "Scripting"})["apiKey"]
+    with open(os.path.join(os.path.dirname(__file__), "../../../Examples/Layouts/water-countdown/layout.json")) as file:
+        layout = json.load(file)
+    driver = browser()
+    page = Display(driver)
+    step = "load"
+    try:
+        driver.get(URL + "/")
+        page.until("the live status", lambda: page.js("return document.getElementById('status').dataset.status") == "live")
+        driver.set_script_timeout(20)
+        loaded = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            const script = document.createElement('script');
+            script.src = '/islet.js';
+            script.onload = () => done(typeof LiveActivity);
+            script.onerror = () => done('failed');
+            document.head.appendChild(script);""")
+        assert loaded == "function", loaded
+
+        step = "register, start, update"
+        result = driver.execute_async_script("""
+            const [key, layout, done] = arguments;
+            (async () => {
+              LiveActivity.configure({ key });
+              const MyLiveActivity = LiveActivity.register('MyLiveActivity', layout);
+              await MyLiveActivity.registered;
+              window.states = [];
+              const activity = MyLiveActivity();
+              activity.addUpdateListener((state) => window.states.push(state));
+              window.activity = activity;
+              const enabled = await LiveActivity.areActivitiesEnabled();
+              const started = await activity.start({ mins: 5 }, { relevanceScore: 10 });
+              const state = await activity.getActivityState();
+              const ids = await LiveActivity.getAllActivitiesIds();
+              const updated = await activity.update({ mins: 4 }, { alert: { title: 'Drink', body: '4 minutes to go' } });
+              done({ enabled, started, state, ids, updated, id: activity.activityId });
+            })().catch((error) => done({ error: String(error) }));""", key, layout)
+        assert "error" not in result, result
+        assert result["enabled"] is True and result["started"] is True and result["updated"] is True, result
+        assert result["state"] == "active" and result["ids"] == [result["id"]], result
+        activity_id = result["id"]
+        page.until("the countdown on the Lock Screen", lambda: "4 minutes left" in ((page.item(activity_id) or {}).get("text") or ""))
+        banner = page.until("the alert's banner", lambda: page.banner()["shown"] and page.banner())
+        assert "4 minutes to go" in banner["text"], banner
+        print("ok: islet.js registers a layout, starts (true), reads the state, updates with an alert; the display shows it")
+
+        step = "from and end"
+        result = driver.execute_async_script("""
+            const [id, done] = arguments;
+            (async () => {
+              const again = LiveActivity.from(id, 'MyLiveActivity');
+              const ended = await again.end({ mins: 0 }, { dismissTimeInterval: 0 });
+              done({ ended, state: await LiveActivity.getActivityState(id) });
+            })().catch((error) => done({ error: String(error) }));""", activity_id)
+        assert result == {"ended": True, "state": "dismissed"}, result
+        page.until("the listener hearing ended then dismissed", lambda: page.js("return window.states") == ["ended", "dismissed"])
+        page.until("the card gone", lambda: activity_id not in page.ids())
+        print("ok: from(id) ends it with dismissTimeInterval 0; the listener hears ended then dismissed; the card leaves")
+
+        step = "endAllActivities and a refused start"
+        result = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            (async () => {
+              const factory = LiveActivity.register('MyLiveActivity');
+              await factory().start({ mins: 3 });
+              await factory().start({ mins: 2 });
+              const before = (await LiveActivity.getAllActivities()).map((detail) => detail.state);
+              await LiveActivity.endAllActivities({ dismissTimeInterval: 60 });
+              const after = (await LiveActivity.getAllActivities()).map((detail) => detail.state);
+              const unstarted = await factory().update({ mins: 1 });
+              done({ before, after, unstarted });
+            })().catch((error) => done({ error: String(error) }));""")
+        assert result == {"before": ["active", "active"], "after": ["ended", "ended"], "unstarted": False}, result
+        api("PUT", "/v1/devices/default/settings", {"bundleId": "com.example.water", "activitiesEnabled": False})
+        result = driver.execute_async_script("""
+            const done = arguments[arguments.length - 1];
+            (async () => {
+              const activity = LiveActivity.register('MyLiveActivity')();
+              const started = await activity.start({ mins: 5 });
+              done({ enabled: await LiveActivity.areActivitiesEnabled(), started, reason: activity.lastError && activity.lastError.reason });
+            })().catch((error) => done({ error: String(error) }));""")
+        assert result == {"enabled": False, "started": False, "reason": "denied"}, result
+        print("ok: endAllActivities ends every one; with Live Activities off, start resolves false (denied)")
+    except Exception:
+        print(f"FAILED at step '{step}'")
+        traceback.print_exc(file=sys.stdout)
+        try:
+            print(page.state())
+        except Exception:
+            pass
+        driver.quit()
+        sys.exit(1)
+    driver.quit()
+
+
 if __name__ == "__main__":
-    keys() if sys.argv[1:] == ["keys"] else main()
+    {"keys": keys, "islet-js": islet_js}.get(sys.argv[1] if len(sys.argv) > 1 else "", main)()
