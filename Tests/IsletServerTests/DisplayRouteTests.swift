@@ -23,6 +23,9 @@ struct DisplayRouteTests {
                 #expect(reply.headers["Content-Type"].first?.hasPrefix(type) == true, "\(file)")
                 #expect(reply.text.count > 500, "\(file)")
             }
+            let script = try await islet.request(.GET, "/islet.js")
+            #expect(script.headers["Content-Type"].first == "text/javascript; charset=utf-8")
+            #expect(script.text.contains("global.LiveActivity = LiveActivity"))
             #expect(try await islet.request(.GET, "/display/secrets.txt").reason == "routeNotFound")
             #expect(try await islet.request(.GET, "/display/..%2Fadmin.key").reason == "routeNotFound")
         }
