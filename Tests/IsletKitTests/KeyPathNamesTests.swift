@@ -42,8 +42,8 @@ struct KeyPathNamesTests {
             (\.startedAt, "startedAt"), (\.paused, "paused"), (\.finished, "finished"), (\.count, "count"),
             (\.note, "note"), (\.rider.name, "rider.name"), (\.rider.weight, "rider.weight"),
             (\.laps[0].seconds, "laps[0].seconds"), (\.laps[0].best, "laps[0].best"),
-            // Not leaves the probe can tell apart: an object, an enum.
-            (\.rider, nil), (\.mode, nil),
+            // Objects, by a leaf inside them; an enum cannot be told apart.
+            (\.rider, "rider"), (\.laps[0], "laps[0]"), (\.mode, nil),
         ]
         for (keyPath, path) in expected {
             #expect(names.path(of: keyPath) == path, "\(keyPath)")

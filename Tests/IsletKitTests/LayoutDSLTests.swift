@@ -12,6 +12,7 @@ struct RideAttributes: ActivityAttributes {
         var paused: Bool
         var startedAt: Date
         var climb: Climb
+        var nextClimb: Climb?
 
         struct Climb: Codable, Hashable {
             var name: String
@@ -43,6 +44,7 @@ struct LayoutDSLTests {
                 }
             }
             Text(context.state.climb.name)
+            Text(context.state.nextClimb.name)
         }
         .padding(16)
         .activityBackgroundTint(Color(light: .white, dark: Color(hex: "#102018")))
@@ -71,11 +73,13 @@ struct LayoutDSLTests {
         #expect(speed["modifiers"] == [["font": ["size": 34.0, "weight": "bold", "design": "default"]], ["contentTransition": "numericText"]])
         #expect(Self.children(rows[1])[2]["condition"] == ["bind": "state.paused"])
         #expect(rows[2]["text"] == ["bind": "state.climb.name"])
+        #expect(rows[3]["text"] == ["bind": "state.nextClimb.name"])
         #expect(document["dynamicIsland"]?["keylineTint"] == "green")
 
         // Drawn by the renderer with a content state encoded as iOS would.
         let state = RideAttributes.ContentState(
-            speed: 27.44, distance: 12.3, paused: false, startedAt: Date(), climb: .init(name: "Col du Galibier", gradient: 6.9)
+            speed: 27.44, distance: 12.3, paused: false, startedAt: Date(), climb: .init(name: "Col du Galibier", gradient: 6.9),
+            nextClimb: .init(name: "Alpe d'Huez", gradient: 8.1)
         )
         let scope = LayoutScope(
             attributes: try Wire.json(RideAttributes(route: "Lakeside")), state: try Wire.json(state), isStale: false,
@@ -85,6 +89,7 @@ struct LayoutDSLTests {
         #expect(drawn.lockScreen.contains(">27.4 km/h<"))
         #expect(drawn.lockScreen.contains(">12.3 km<"))
         #expect(drawn.lockScreen.contains("Col du Galibier"))
+        #expect(drawn.lockScreen.contains("Alpe d&#39;Huez") || drawn.lockScreen.contains("Alpe d&#x27;Huez") || drawn.lockScreen.contains("Alpe d'Huez"))
         #expect(drawn.compactTrailing.contains(">27<"))
     }
 

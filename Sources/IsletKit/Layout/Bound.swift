@@ -8,15 +8,35 @@ import IsletCore
 /// conformance (`KeyPathNames`).
 @dynamicMemberLookup
 public struct Bound<Root: Decodable, Value>: @unchecked Sendable {
-    let scope: String
+    /// The path of `Root` itself: `state`, or the path of an optional this one chains through.
+    let scope: @Sendable () throws -> String
     let keyPath: KeyPath<Root, Value>
+
+    init(scope: String, keyPath: KeyPath<Root, Value>) {
+        self.scope = { scope }
+        self.keyPath = keyPath
+    }
+
+    init(scope: @escaping @Sendable () throws -> String, keyPath: KeyPath<Root, Value>) {
+        self.scope = scope
+        self.keyPath = keyPath
+    }
 
     public subscript<Member>(dynamicMember member: KeyPath<Value, Member>) -> Bound<Root, Member> {
         Bound<Root, Member>(scope: scope, keyPath: keyPath.appending(path: member))
     }
 
+    /// A member of an optional value (`context.state.climb.name` for `climb: Climb?`): the
+    /// renderer shows a binding's default when the optional is missing.
+    public subscript<Wrapped: Decodable, Member>(dynamicMember member: KeyPath<Wrapped, Member>) -> Bound<Wrapped, Member>
+    where Value == Wrapped? {
+        let parent = self
+        return Bound<Wrapped, Member>(scope: { try parent.path() }, keyPath: member)
+    }
+
     /// The binding path, such as `state.rider.name`.
     func path() throws -> String {
+        let scope = try self.scope()
         if keyPath == \Root.self as PartialKeyPath<Root> { return scope }
         guard let path = try KeyPathNameCache.names(for: Root.self).path(of: keyPath) else {
             throw LayoutDSLError("\(scope): \(keyPath) is not a value a layout can bind (bind its fields, or a String, number, Bool or Date)")

@@ -22,8 +22,8 @@ struct KeyPathNames<Root: Decodable> {
         }
     }
 
-    /// The path of `keyPath`'s value (`speed`, `rider.name`, `laps[0]`), or `nil` when its value
-    /// is not one the probe can tell apart (a nested object, an enum).
+    /// The path of `keyPath`'s value (`speed`, `rider.name`, `rider`, `laps[0].time`), or `nil`
+    /// when its value is not one the probe can tell apart (an enum, an object with no leaf).
     func path(of keyPath: PartialKeyPath<Root>) -> String? {
         guard let (instance, recording) = probes.first else { return nil }
         let value = instance[keyPath: keyPath]
@@ -34,7 +34,30 @@ struct KeyPathNames<Root: Decodable> {
             }
             return nil
         }
-        return recording.path(of: value)
+        return recording.path(of: value) ?? Self.objectPath(of: value, recording: recording)
+    }
+
+    /// The path of an object: a leaf inside it has the object's path plus its own key.
+    private static func objectPath(of value: Any, recording: Recording) -> String? {
+        var mirror = Mirror(reflecting: value)
+        if mirror.displayStyle == .optional {
+            guard let wrapped = mirror.children.first?.value else { return nil }
+            mirror = Mirror(reflecting: wrapped)
+        }
+        guard mirror.displayStyle == .struct || mirror.displayStyle == .class else { return nil }
+        for child in mirror.children {
+            if let inner = recording.path(of: child.value) ?? objectPath(of: child.value, recording: recording) {
+                return parent(of: inner)
+            }
+        }
+        return nil
+    }
+
+    /// `a.b[0].c` → `a.b[0]`; `a.b[0]` → `a.b`.
+    private static func parent(of path: String) -> String? {
+        if path.hasSuffix("]"), let open = path.lastIndex(of: "[") { return String(path[..<open]) }
+        guard let dot = path.lastIndex(of: ".") else { return nil }
+        return String(path[..<dot])
     }
 }
 
