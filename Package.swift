@@ -121,7 +121,6 @@ let package = Package(
                 "IsletCore",
                 "IsletClient",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -84,7 +84,16 @@ public struct IsletClient: Sendable {
 
     /// A device's settings for the apps the key may see.
     public func settings(device: DeviceID) async throws -> [AppSettings] {
-        try await send(.GET, "/v1/devices/\(escaped(device))/settings", expect: Wrapped<AppSettings>.self).items
+        try await send(.GET, settingsPath(device), expect: Wrapped<AppSettings>.self).items
+    }
+
+    /// `settings(device:)`, blocking the calling thread (see `sendBlocking`).
+    public func settingsBlocking(device: DeviceID) throws -> [AppSettings] {
+        try sendBlocking(.GET, settingsPath(device), expect: Wrapped<AppSettings>.self).items
+    }
+
+    private func settingsPath(_ device: DeviceID) -> String {
+        "/v1/devices/\(escaped(device))/settings"
     }
 
     /// Changes a device's settings for an app (admin key).
@@ -145,9 +154,18 @@ public struct IsletClient: Sendable {
 
     /// Starts an activity; with the admin key, `bundleId` names the app.
     public func start(_ request: ActivityRequest, bundleId: BundleID? = nil) async throws -> Activity {
-        var body = try JSONValue(encoding: request)
-        if let bundleId { body = body.merging(["bundleId": .string(bundleId)]) }
-        return try await send(.POST, "/v1/activities", body: body, expect: Activity.self)
+        try await send(.POST, "/v1/activities", body: try startBody(request, bundleId: bundleId), expect: Activity.self)
+    }
+
+    /// `start`, blocking the calling thread (see `sendBlocking`): for ActivityKit's synchronous
+    /// `request`.
+    public func startBlocking(_ request: ActivityRequest, bundleId: BundleID? = nil) throws -> Activity {
+        try sendBlocking(.POST, "/v1/activities", body: try startBody(request, bundleId: bundleId), expect: Activity.self)
+    }
+
+    private func startBody(_ request: ActivityRequest, bundleId: BundleID?) throws -> JSONValue {
+        let body = try JSONValue(encoding: request)
+        return bundleId.map { body.merging(["bundleId": .string($0)]) } ?? body
     }
 
     /// Starts an activity under a stable key, or updates (and with `end`, ends) the live one.
@@ -204,12 +222,22 @@ public struct IsletClient: Sendable {
 
     /// The activities a filter selects, in the order a device shows them.
     public func activities(_ filter: ActivityFilter = ActivityFilter()) async throws -> [Activity] {
+        try await send(.GET, activitiesPath(filter), expect: Wrapped<Activity>.self).items
+    }
+
+    /// `activities`, blocking the calling thread (see `sendBlocking`): for ActivityKit's
+    /// synchronous `Activity.activities`.
+    public func activitiesBlocking(_ filter: ActivityFilter = ActivityFilter()) throws -> [Activity] {
+        try sendBlocking(.GET, activitiesPath(filter), expect: Wrapped<Activity>.self).items
+    }
+
+    private func activitiesPath(_ filter: ActivityFilter) -> String {
         var query: [(String, String)] = [("limit", "\(filter.limit)")]
         if let bundleId = filter.bundleId { query.append(("bundleId", bundleId)) }
         if let deviceId = filter.deviceId { query.append(("device", deviceId)) }
         if let type = filter.attributesType { query.append(("type", type)) }
         if let states = filter.states { query.append(("state", states.sorted().map(\.rawValue).joined(separator: ","))) }
-        return try await send(.GET, "/v1/activities" + queryString(query), expect: Wrapped<Activity>.self).items
+        return "/v1/activities" + queryString(query)
     }
 
     /// An activity's history, with the reason for every ignored update.
@@ -296,6 +324,13 @@ public struct IsletClient: Sendable {
         try await send(.GET, "/healthz", expect: JSONValue.self)
     }
 
+    /// The id of the newest event the server has recorded, blocking the calling thread (see
+    /// `sendBlocking`): where a stream that must miss nothing from now on starts.
+    public func lastEventIDBlocking() throws -> EventID {
+        struct Health: Decodable { var lastEventId: EventID }
+        return try sendBlocking(.GET, "/healthz", expect: Health.self).lastEventId
+    }
+
     // MARK: Transport
 
     private struct Wrapped<Item: Decodable>: Decodable {
@@ -331,8 +366,7 @@ public struct IsletClient: Sendable {
         }
     }
 
-    /// Sends a request and decodes the answer, or throws the server's refusal.
-    public func send<Response: Decodable>(
+    private func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type
     ) async throws -> Response {
         var request = HTTPClientRequest(url: server + path)
@@ -357,7 +391,7 @@ public struct IsletClient: Sendable {
     /// synchronous by contract (ActivityKit's `request`). It waits on async-http-client's event
     /// loops, never on Swift's cooperative pool, so it cannot starve the tasks that answer it;
     /// do not call it on an event loop.
-    public func sendBlocking<Response: Decodable>(
+    private func sendBlocking<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type
     ) throws -> Response {
         var request: HTTPClient.Request
@@ -399,8 +433,7 @@ public struct IsletClient: Sendable {
         return .unexpected(status: status, body: String(buffer: body))
     }
 
-    /// A path component, percent-escaped.
-    public func escaped(_ component: String) -> String {
+    private func escaped(_ component: String) -> String {
         component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? component
     }
 

@@ -2,7 +2,6 @@ import Foundation
 import IsletClient
 import IsletCore
 import Logging
-import NIOHTTP1
 
 /// A Live Activity, as ActivityKit's `Activity`: request one, update it, end it, and read its
 /// state — against an Islet server instead of the system.
@@ -58,7 +57,7 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
         )
         let started: IsletCore.Activity
         do {
-            started = try connection.client.sendBlocking(.POST, "/v1/activities", body: request, expect: IsletCore.Activity.self)
+            started = try connection.client.startBlocking(request)
         } catch let error as ClientError {
             throw Wire.authorizationError(error) ?? error
         }
@@ -128,11 +127,12 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
     /// The app's activities of this type on the device that are not dismissed yet.
     public static var activities: [Activity<Attributes>] {
         let connection = IsletConnection.shared
-        let path = "/v1/activities?type=\(connection.client.escaped(Attributes.attributesTypeName))"
-            + "&device=\(connection.client.escaped(connection.device))&state=pending,active,stale,ended&limit=1000"
+        let filter = ActivityFilter(
+            deviceId: connection.device, states: [.pending, .active, .stale, .ended], attributesType: Attributes.attributesTypeName,
+            limit: 1000
+        )
         do {
-            let listed = try connection.client.sendBlocking(.GET, path, expect: [String: [IsletCore.Activity]].self)["activities"] ?? []
-            return listed.compactMap { activity in
+            return try connection.client.activitiesBlocking(filter).compactMap { activity in
                 do {
                     return try Registry.shared.activity(for: activity, attributes: nil, connection: connection)
                 } catch {

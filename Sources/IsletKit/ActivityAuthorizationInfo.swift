@@ -3,7 +3,6 @@ import IsletClient
 import IsletCore
 import Logging
 import Synchronization
-import NIOHTTP1
 
 /// Whether the app may show Live Activities on the device, as the person set it (the display's
 /// settings panel, `islet devices settings`, or `PUT /v1/devices/{id}/settings`).
@@ -53,8 +52,7 @@ public final class ActivityAuthorizationInfo: Sendable {
     /// say.
     static func settings(_ connection: IsletConnection) -> AppSettings? {
         do {
-            let path = "/v1/devices/\(connection.client.escaped(connection.device))/settings"
-            return try connection.client.sendBlocking(.GET, path, expect: [String: [AppSettings]].self)["settings"]?.first
+            return try connection.client.settingsBlocking(device: connection.device).first
         } catch {
             connection.logger.error("Could not read the app's Live Activity settings", metadata: ["error": "\(error)"])
             return nil

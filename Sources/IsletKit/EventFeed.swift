@@ -2,7 +2,6 @@ import Foundation
 import IsletClient
 import IsletCore
 import Logging
-import NIOHTTP1
 import Synchronization
 
 /// The one event stream a process keeps to its server, for every activity sequence IsletKit
@@ -40,7 +39,7 @@ final class EventFeed: Sendable {
         guard !isStarted else { return }
         var since = eventId
         if since == nil {
-            since = try? client.sendBlocking(.GET, "/healthz", expect: Health.self).lastEventId
+            since = try? client.lastEventIDBlocking()
         }
         state.withLock { state in
             guard state.task == nil else { return }
@@ -58,9 +57,6 @@ final class EventFeed: Sendable {
         task?.cancel()
     }
 
-    private struct Health: Decodable {
-        var lastEventId: EventID
-    }
 
     /// Calls `listener` with every event from now on, until the returned token is cancelled.
     func listen(_ listener: @escaping @Sendable (Event) -> Void) -> UUID {

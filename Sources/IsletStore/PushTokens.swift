@@ -37,6 +37,22 @@ enum PushTokens {
     /// Issues a new push-to-start token for an app on a device, retiring the old one. A rotation
     /// is an event; the first token, issued with the app or the device, is simply there.
     @discardableResult
+    /// Gives a live activity a new push token, retiring the old one, and records the change.
+    ///
+    /// - Returns: The transition recorded (a `pushTokenUpdated` event).
+    static func rotateActivityToken(
+        _ activity: inout Activity, now: Date, db: Database, log: inout EventLog
+    ) throws -> Transition {
+        try retireActivityTokens(activity.id, reason: "rotated", at: now, db: db)
+        activity.pushToken = generate()
+        try ActivityRow.save(activity, now: now, in: db)
+        try recordActivityToken(activity, db: db)
+        var transition = Transition()
+        transition.payloads.append(.pushTokenUpdated(PushTokenChange(pushToken: activity.pushToken!)))
+        try log.record(transition, of: activity, in: db)
+        return transition
+    }
+
     static func issuePushToStart(
         deviceId: DeviceID, bundleId: BundleID, now: Date, db: Database, log: inout EventLog, announce: Bool = true
     ) throws -> String {

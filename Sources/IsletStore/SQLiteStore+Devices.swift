@@ -47,10 +47,22 @@ extension SQLiteStore {
     /// Every device, by identifier.
     public func devices() async throws -> [Device] {
         try await read { db in
-            try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY id").map { row in
-                Device(id: row["id"], name: row["name"], createdAt: Date(timeIntervalSince1970: row["createdAt"]))
-            }
+            try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY id").map(Self.device(from:))
         }
+    }
+
+    /// One device, or `deviceNotFound`.
+    public func device(_ id: DeviceID) async throws -> Device {
+        try await read { db in
+            guard let row = try Row.fetchOne(db, sql: "SELECT * FROM device WHERE id = ?", arguments: [id]) else {
+                throw IsletError(.deviceNotFound, "No device \(id).")
+            }
+            return Self.device(from: row)
+        }
+    }
+
+    private static func device(from row: Row) -> Device {
+        Device(id: row["id"], name: row["name"], createdAt: Date(timeIntervalSince1970: row["createdAt"]))
     }
 
     /// A device's settings for every app (or only `bundleId`'s), defaults included.

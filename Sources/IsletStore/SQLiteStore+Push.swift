@@ -29,13 +29,7 @@ extension SQLiteStore {
             guard activity.pushType == .token, activity.state != .dismissed else {
                 throw IsletError(.invalidRequest, "Activity \(id) has no push token to rotate (its pushType is not \"token\", or it is dismissed).")
             }
-            try PushTokens.retireActivityTokens(id, reason: "rotated", at: now, db: db)
-            activity.pushToken = PushTokens.generate()
-            try ActivityRow.save(activity, now: now, in: db)
-            try PushTokens.recordActivityToken(activity, db: db)
-            var transition = Transition()
-            transition.payloads.append(.pushTokenUpdated(PushTokenChange(pushToken: activity.pushToken!)))
-            try log.record(transition, of: activity, in: db)
+            let transition = try PushTokens.rotateActivityToken(&activity, now: now, db: db, log: &log)
             return Outcome(activity: activity, transition: transition, created: false)
         }
     }
@@ -59,13 +53,7 @@ extension SQLiteStore {
                 db, sql: "SELECT body FROM activity WHERE state IN \(ActivityRow.liveStates) AND json_extract(body, '$.pushToken') IS NOT NULL"
             )
             for var activity in activities {
-                try PushTokens.retireActivityTokens(activity.id, reason: "rotated", at: now, db: db)
-                activity.pushToken = PushTokens.generate()
-                try ActivityRow.save(activity, now: now, in: db)
-                try PushTokens.recordActivityToken(activity, db: db)
-                var transition = Transition()
-                transition.payloads.append(.pushTokenUpdated(PushTokenChange(pushToken: activity.pushToken!)))
-                try log.record(transition, of: activity, in: db)
+                _ = try PushTokens.rotateActivityToken(&activity, now: now, db: db, log: &log)
                 rotated += 1
             }
             let pairs = try Row.fetchAll(

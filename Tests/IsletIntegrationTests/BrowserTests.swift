@@ -13,47 +13,39 @@ let browserAvailable =
 extension DurabilityTests {
     /// The web display in headless Chromium against the real `islet serve`: start, update,
     /// relevance order, island modes, alert banner, stale mark, end, dismissal by button and by
-    /// swipe, truncation, timers that tick by themselves, settings, appearance and a second device — each checked on the page.
+    /// swipe, truncation, timers that tick by themselves, settings, appearance and a second
+    /// device — each checked on the page.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func theDisplayShowsWhatProducersDoAsItHappens() async throws {
-        let data = DataDirectory()
-        let server = try await ServerProcess(data: data)
-        let (status, stdout, stderr) = try await runPython(
-            Self.displayScript, environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: 180
-        )
-        let text = stdout + stderr
-        #expect(status == 0, "the display test failed:\n\(text)")
-        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 16, "\(text)")
-        await server.stop(signal: SIGTERM)
+        try await Self.runBrowserScript(steps: 16, timeout: 180)
     }
 
     /// Listening beyond loopback, the display needs its device's key, given once in the address.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func offLoopbackTheDisplayNeedsItsDevicesKey() async throws {
-        let data = DataDirectory()
-        let server = try await ServerProcess(data: data, environment: ["ISLET_SERVER_HOST": "0.0.0.0"])
-        let (status, stdout, stderr) = try await runPython(
-            Self.displayScript, arguments: ["keys"],
-            environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: 120
-        )
-        #expect(status == 0, "the display test failed:\n\(stdout)\(stderr)")
-        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 4, "\(stdout)\(stderr)")
-        await server.stop(signal: SIGTERM)
+        try await Self.runBrowserScript("keys", steps: 4, server: ["ISLET_SERVER_HOST": "0.0.0.0"])
     }
 
     /// The Scripting app's example flow through `/islet.js` in a page, seen on the display.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func isletJSRunsTheScriptingAppsFlow() async throws {
-        let data = DataDirectory()
-        let server = try await ServerProcess(data: data)
-        let (status, stdout, stderr) = try await runPython(
-            Self.displayScript, arguments: ["islet-js"],
-            environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: 120
-        )
-        #expect(status == 0, "the islet.js test failed:\n\(stdout)\(stderr)")
-        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 3, "\(stdout)\(stderr)")
-        await server.stop(signal: SIGTERM)
+        try await Self.runBrowserScript("islet-js", steps: 3)
     }
 
-    static let displayScript = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/display_test.py")
+    /// Runs one part of `Browser/display_test.py` against a fresh `islet serve` (with `server`
+    /// in its environment) and expects it to pass with `steps` checked steps ("ok: " lines).
+    static func runBrowserScript(
+        _ part: String? = nil, steps: Int, server environment: [String: String] = [:], timeout: Double = 120
+    ) async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data, environment: environment)
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/display_test.py")
+        let (status, stdout, stderr) = try await runPython(
+            script, arguments: part.map { [$0] } ?? [],
+            environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: timeout
+        )
+        #expect(status == 0, "display_test.py \(part ?? "") failed:\n\(stdout)\(stderr)")
+        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == steps, "\(stdout)\(stderr)")
+        await server.stop(signal: SIGTERM)
+    }
 }

@@ -1,4 +1,7 @@
 import Foundation
+import IsletClient
+import IsletKit
+import IsletTestSupport
 import IsletServer
 import Logging
 import ServiceLifecycle
@@ -58,4 +61,22 @@ func withLiveServer(_ body: (_ url: String, _ adminKey: String) async throws -> 
         throw error
     }
     await server.stop()
+}
+
+/// Creates the app these tests act for and points IsletKit at the server with its key, as an
+/// app would configure it; returns the key.
+func connectIsletKit(to url: String, adminKey: String) async throws -> String {
+    let app = try await IsletClient(server: url, key: adminKey).createApp(bundleId: "com.appcircle.build")
+    IsletConnection.configure(server: url, key: app.apiKey)
+    return app.apiKey
+}
+
+/// `Activity.request` for a build, off the cooperative pool: it blocks until the server answers,
+/// as ActivityKit's blocks on the system.
+func requestBuild(
+    _ attributes: StatusAttribute, _ content: ActivityContent<StatusAttribute.ContentState>, pushType: PushType? = nil
+) async throws -> Activity<StatusAttribute> {
+    try await offThePool {
+        Result { try Activity<StatusAttribute>.request(attributes: attributes, content: content, pushType: pushType) }
+    }.get()
 }

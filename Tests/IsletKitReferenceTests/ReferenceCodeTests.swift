@@ -10,10 +10,8 @@ import Testing
 struct ReferenceCodeTests {
     @Test func theArticlesHelperStartsUpdatesAndEndsABuild() async throws {
         try await withLiveServer { url, adminKey in
-            let admin = IsletClient(server: url, key: adminKey)
-            let app = try await admin.createApp(bundleId: "com.appcircle.build")
-            IsletConnection.configure(server: url, key: app.apiKey)
-            let client = IsletClient(server: url, key: app.apiKey)
+            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
+            let client = IsletClient(server: url, key: appKey)
             var events = try await client.events().makeAsyncIterator()
 
             let helper = LiveActivityHelper()
@@ -49,27 +47,20 @@ struct ReferenceCodeTests {
     @Test func theHelperRespectsLiveActivitiesTurnedOff() async throws {
         try await withLiveServer { url, adminKey in
             let admin = IsletClient(server: url, key: adminKey)
-            let app = try await admin.createApp(bundleId: "com.appcircle.build")
+            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
             _ = try await admin.updateSettings(device: "default", bundleId: "com.appcircle.build", activitiesEnabled: false)
-            IsletConnection.configure(server: url, key: app.apiKey)
             let helper = LiveActivityHelper()
             await offThePool { helper.start() }
             #expect(helper.statusActivity == nil)
-            #expect(try await IsletClient(server: url, key: app.apiKey).activities().isEmpty)
+            #expect(try await IsletClient(server: url, key: appKey).activities().isEmpty)
         }
     }
 
     @Test func requestUpdateAndEndKeepTheActivityCurrent() async throws {
         try await withLiveServer { url, adminKey in
-            let app = try await IsletClient(server: url, key: adminKey).createApp(bundleId: "com.appcircle.build")
-            IsletConnection.configure(server: url, key: app.apiKey)
+            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
             let first = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 800_000_000))
-            let activity = try await offThePool {
-                Result { try Activity<StatusAttribute>.request(
-                    attributes: StatusAttribute(buildId: "7"), content: ActivityContent(state: first, staleDate: nil, relevanceScore: 40),
-                    pushType: .token
-                ) }
-            }.get()
+            let activity = try await requestBuild(StatusAttribute(buildId: "7"), ActivityContent(state: first, staleDate: nil, relevanceScore: 40), pushType: .token)
             #expect(activity.content == ActivityContent(state: first, staleDate: nil, relevanceScore: 40))
             #expect(activity.pushToken?.count == 32)
             #expect(Activity<StatusAttribute>.activities.map(\.id) == [activity.id])
@@ -84,7 +75,7 @@ struct ReferenceCodeTests {
             #expect(activity.content.state == second)
             #expect(activity.content.relevanceScore == 90)
             #expect(abs((activity.content.staleDate ?? .distantPast).timeIntervalSince(stale)) < 0.01)
-            let history = try await IsletClient(server: url, key: app.apiKey).history(activity.id)
+            let history = try await IsletClient(server: url, key: appKey).history(activity.id)
             #expect(history.contains { $0.type == .alert && $0.data["title"] == "Build failed" })
 
             // An update older than the last is ignored, and does not change what the object says.
@@ -100,20 +91,17 @@ struct ReferenceCodeTests {
     @Test func refusalsAreActivityKitsErrors() async throws {
         try await withLiveServer { url, adminKey in
             let admin = IsletClient(server: url, key: adminKey)
-            let app = try await admin.createApp(bundleId: "com.appcircle.build")
-            IsletConnection.configure(server: url, key: app.apiKey)
+            _ = try await connectIsletKit(to: url, adminKey: adminKey)
             let state = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date())
             let huge = StatusAttribute(buildId: String(repeating: "x", count: 5000))
-            let tooLarge = await offThePool {
-                Result { try Activity<StatusAttribute>.request(attributes: huge, content: ActivityContent(state: state, staleDate: nil)) }
+            await #expect(throws: ActivityAuthorizationError.attributesTooLarge) {
+                try await requestBuild(huge, ActivityContent(state: state, staleDate: nil))
             }
-            #expect(throws: ActivityAuthorizationError.attributesTooLarge) { try tooLarge.get() }
             _ = try await admin.updateSettings(device: "default", bundleId: "com.appcircle.build", activitiesEnabled: false)
-            #expect(!ActivityAuthorizationInfo().areActivitiesEnabled)
-            let denied = await offThePool {
-                Result { try Activity<StatusAttribute>.request(attributes: StatusAttribute(buildId: "1"), content: ActivityContent(state: state, staleDate: nil)) }
+            #expect(await offThePool { ActivityAuthorizationInfo().areActivitiesEnabled } == false)
+            await #expect(throws: ActivityAuthorizationError.denied) {
+                try await requestBuild(StatusAttribute(buildId: "1"), ActivityContent(state: state, staleDate: nil))
             }
-            #expect(throws: ActivityAuthorizationError.denied) { try denied.get() }
         }
     }
 

@@ -14,15 +14,10 @@ extension ReferenceCodeTests {
     @Test func anActivitysSequencesFollowChangesFromAnywhere() async throws {
         try await withLiveServer { url, adminKey in
             let admin = IsletClient(server: url, key: adminKey)
-            let app = try await admin.createApp(bundleId: "com.appcircle.build")
-            IsletConnection.configure(server: url, key: app.apiKey)
-            let producer = IsletClient(server: url, key: app.apiKey)
+            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
+            let producer = IsletClient(server: url, key: appKey)
             let state = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 1))
-            let activity = try await offThePool {
-                Result { try Activity<StatusAttribute>.request(
-                    attributes: StatusAttribute(buildId: "1"), content: ActivityContent(state: state, staleDate: nil), pushType: .token
-                ) }
-            }.get()
+            let activity = try await requestBuild(StatusAttribute(buildId: "1"), ActivityContent(state: state, staleDate: nil), pushType: .token)
             var states = await offThePool { activity.activityStateUpdates }.makeAsyncIterator()
             var contents = await offThePool { activity.contentUpdates }.makeAsyncIterator()
             var tokens = await offThePool { activity.pushTokenUpdates }.makeAsyncIterator()
@@ -55,10 +50,9 @@ extension ReferenceCodeTests {
 
     @Test func activityUpdatesBringActivitiesStartedElsewhere() async throws {
         try await withLiveServer { url, adminKey in
-            let app = try await IsletClient(server: url, key: adminKey).createApp(bundleId: "com.appcircle.build")
-            IsletConnection.configure(server: url, key: app.apiKey)
+            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
             var started = await offThePool { Activity<StatusAttribute>.activityUpdates }.makeAsyncIterator()
-            let producer = IsletClient(server: url, key: app.apiKey)
+            let producer = IsletClient(server: url, key: appKey)
             _ = try await producer.start(ActivityRequest(attributesType: "OtherAttributes", content: IsletCore.ActivityContent(state: [:])))
             let id = try await producer.start(ActivityRequest(
                 attributesType: "StatusAttribute", attributes: ["buildId": "99"],
@@ -74,8 +68,7 @@ extension ReferenceCodeTests {
     @Test func authorizationFollowsTheDevicesSettings() async throws {
         try await withLiveServer { url, adminKey in
             let admin = IsletClient(server: url, key: adminKey)
-            let app = try await admin.createApp(bundleId: "com.appcircle.build")
-            IsletConnection.configure(server: url, key: app.apiKey)
+            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
             let info = ActivityAuthorizationInfo()
             var enabled = await offThePool { info.activityEnablementUpdates }.makeAsyncIterator()
             var frequent = await offThePool { info.frequentPushEnablementUpdates }.makeAsyncIterator()
@@ -105,12 +98,9 @@ extension ReferenceCodeTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-kit-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
         let first = try await LiveServer.start(directory: directory)
-        let app = try await IsletClient(server: first.url, key: first.adminKey).createApp(bundleId: "com.appcircle.build")
-        IsletConnection.configure(server: first.url, key: app.apiKey)
+        let appKey = try await connectIsletKit(to: first.url, adminKey: first.adminKey)
         let state = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 0))
-        let activity = try await offThePool {
-            Result { try Activity<StatusAttribute>.request(attributes: StatusAttribute(buildId: "1"), content: ActivityContent(state: state, staleDate: nil)) }
-        }.get()
+        let activity = try await requestBuild(StatusAttribute(buildId: "1"), ActivityContent(state: state, staleDate: nil))
         var contents = await offThePool { activity.contentUpdates }.makeAsyncIterator()
         await activity.update(ActivityContent(state: StatusAttribute.ContentState(status: .inProgress, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 1)), staleDate: nil))
         #expect(await contents.next()?.state.estimatedCompletionTime == Date(timeIntervalSinceReferenceDate: 1))
@@ -118,7 +108,7 @@ extension ReferenceCodeTests {
         await first.stop()
         let second = try await LiveServer.start(directory: directory, port: first.port)
         // Another producer updates it three times, at once, while IsletKit is still reconnecting.
-        let producer = IsletClient(server: second.url, key: app.apiKey)
+        let producer = IsletClient(server: second.url, key: appKey)
         for seconds in 2...4 {
             _ = try await producer.update(activity.id, ContentUpdate(content: IsletCore.ActivityContent(
                 state: ["status": ["inProgress": [:]], "estimatedCompletionTime": .integer(Int64(seconds))]
@@ -138,21 +128,18 @@ extension ReferenceCodeTests {
     /// what iOS would.
     @Test func anIOSEncodedContentStateDecodesIntoTheSameValue() async throws {
         try await withLiveServer { url, adminKey in
-            let app = try await IsletClient(server: url, key: adminKey).createApp(bundleId: "com.appcircle.build")
-            IsletConnection.configure(server: url, key: app.apiKey)
+            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
             let pending = StatusAttribute.ContentState(status: .pending, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 754_000_000.25))
-            let activity = try await offThePool {
-                Result { try Activity<StatusAttribute>.request(attributes: StatusAttribute(buildId: "5"), content: ActivityContent(state: pending, staleDate: nil)) }
-            }.get()
+            let activity = try await requestBuild(StatusAttribute(buildId: "5"), ActivityContent(state: pending, staleDate: nil))
             // What the server keeps is byte for byte what JSONEncoder() makes of the value.
-            let stored = try await IsletClient(server: url, key: app.apiKey).activity(activity.id).content.state
+            let stored = try await IsletClient(server: url, key: appKey).activity(activity.id).content.state
             #expect(stored == (try JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(pending))))
 
             // A provider's payload, as text: an enum case without raw values, a Date as seconds
             // since 2001.
             let payload = #"{"status": {"failed": {}}, "estimatedCompletionTime": 754000123.5}"#
             var contents = await offThePool { activity.contentUpdates }.makeAsyncIterator()
-            _ = try await IsletClient(server: url, key: app.apiKey).update(activity.id, ContentUpdate(content: IsletCore.ActivityContent(
+            _ = try await IsletClient(server: url, key: appKey).update(activity.id, ContentUpdate(content: IsletCore.ActivityContent(
                 state: try JSONDecoder().decode(JSONValue.self, from: Data(payload.utf8))
             )))
             let expected = StatusAttribute.ContentState(status: .failed, estimatedCompletionTime: Date(timeIntervalSinceReferenceDate: 754_000_123.5))

@@ -59,9 +59,7 @@ struct DisplayRoutes {
         let store = engine.store
         // Read first, so an event committed while the rest is read is replayed rather than lost.
         let eventId = try await store.lastEventID()
-        guard let device = try await store.devices().first(where: { $0.id == deviceId }) else {
-            throw IsletError(.deviceNotFound, "No device \(deviceId).")
-        }
+        let device = try await store.device(deviceId)
         let names = Dictionary(try await store.apps().map { ($0.bundleId, $0.name) }) { first, _ in first }
         var shown: [Snapshot.Shown] = []
         for activity in try await store.activities(ActivityFilter(deviceId: deviceId, states: Self.shownStates, limit: 64)) {

@@ -98,6 +98,37 @@ class Display:
                            "message": self.js("return document.getElementById('message').innerText")}, indent=1)
 
 
+class Scenario:
+    """A browser on the display for one scenario. On a failure it says at which step and why,
+    with the page's state, its console and a screenshot, and the script exits 1."""
+
+    def __enter__(self):
+        self.driver = browser()
+        self.page = Display(self.driver)
+        self.step = "start"
+        return self
+
+    def at(self, step):
+        self.step = step
+
+    def __exit__(self, kind, error, trace):
+        if kind is None:
+            self.driver.quit()
+            return False
+        shot = os.path.join(tempfile.gettempdir(), f"islet-display-failure-{os.getpid()}.png")
+        self.driver.save_screenshot(shot)
+        print(f"FAILED at step '{self.step}': screenshot {shot}")
+        traceback.print_exception(kind, error, trace, file=sys.stdout)
+        try:
+            print(self.page.state())
+            for entry in self.driver.get_log("browser"):
+                print("console:", entry)
+        except Exception:
+            pass
+        self.driver.quit()
+        sys.exit(1)
+
+
 def start(key, type_name, attributes, state, relevance=0, extra=None):
     body = {"attributesType": type_name, "attributes": attributes, "content": {"state": state, "relevanceScore": relevance}}
     body.update(extra or {})
@@ -125,17 +156,16 @@ def main():
         },
     }, key=bike_key)
 
-    driver = browser()
-    page = Display(driver)
-    step = "open"
-    try:
+    with Scenario() as run:
+        driver, page = run.driver, run.page
+        run.at("open")
         driver.get(URL + "/")
         page.until("the live status", lambda: page.js("return document.getElementById('status').dataset.status") == "live")
         assert page.items() == [], page.state()
         assert page.island()["mode"] == "idle", page.state()
         print("ok: the display opens live, empty, the island idle")
 
-        step = "start"
+        run.at("start")
         ride = start(bike_key, "RideAttributes", {"route": "Lakeside <b>loop</b>"}, {"speed": 21.44}, relevance=10)
         page.until("the ride's card", lambda: (page.item(ride) or {}).get("text", "").find("21.4 km/h") >= 0)
         card = page.item(ride)
@@ -145,7 +175,7 @@ def main():
         assert "21" in page.island()["text"], page.state()
         print("ok: a started activity shows on the Lock Screen and, compact, in the island; markup stays text")
 
-        step = "second activity"
+        run.at("second activity")
         build = start(ci_key, "BuildAttributes", {"pipeline": "main #412"}, {"status": "running", "progress": 0.4}, relevance=50)
         page.until("the build above the ride", lambda: page.ids() == [build, ride])
         island = page.until("the minimal pair", lambda: page.island()["mode"] == "minimal" and page.island())
@@ -153,13 +183,13 @@ def main():
         assert "21" in island["detachedText"], page.state()
         print("ok: by relevance, the build leads the Lock Screen and the island; the ride floats in the minimal bubble")
 
-        step = "update"
+        run.at("update")
         api("POST", f"/v1/activities/{ride}/update", {"content": {"state": {"speed": 33.06}, "relevanceScore": 90}}, key=bike_key)
         page.until("the new speed", lambda: "33.1 km/h" in (page.item(ride) or {}).get("text", ""))
         page.until("the ride leading after its relevance rose", lambda: page.ids() == [ride, build] and page.island()["activity"] == ride)
         print("ok: an update changes the text in place and reorders by relevance")
 
-        step = "click to expand"
+        run.at("click to expand")
         driver.find_element(By.ID, "island").click()
         island = page.until("the expanded island, full width", lambda: page.island()["width"] > 360 and page.island())
         assert island["mode"] == "expanded" and "Route Lakeside" in island["text"], page.state()
@@ -167,7 +197,7 @@ def main():
         page.until("the island back to minimal", lambda: page.island()["mode"] == "minimal")
         print("ok: a click expands the island and another collapses it")
 
-        step = "alert"
+        run.at("alert")
         api("POST", f"/v1/activities/{build}/update", {
             "content": {"state": {"status": "failed", "progress": 0.9}, "relevanceScore": 50},
             "alert": {"title": "Build failed", "body": "3 tests failed in IsletCoreTests"}}, key=ci_key)
@@ -181,21 +211,21 @@ def main():
         page.until("the banner leaving", lambda: not page.banner()["shown"])
         print(f"ok: an alerting update shows a banner and expands the island for a few seconds ({time.time() - started:.1f} s more)")
 
-        step = "stale"
+        run.at("stale")
         soon = time.time() + 1.5
         api("POST", f"/v1/activities/{build}/update", {"content": {"state": {"status": "queued", "progress": 0}, "staleDate": soon}}, key=ci_key)
         page.until("the stale mark", lambda: (page.item(build) or {}).get("stale"))
         assert page.item(build)["state"] == "stale" and not page.item(ride)["stale"], page.state()
         print("ok: past its stale date an activity is marked stale")
 
-        step = "end"
+        run.at("end")
         api("POST", f"/v1/activities/{ride}/end", {"content": {"state": {"speed": 0}}}, key=bike_key)
         page.until("the ended ride still on the Lock Screen, with its final content",
                    lambda: (page.item(ride) or {}).get("state") == "ended" and "0.0 km/h" in page.item(ride)["text"])
         page.until("the island without the ended ride", lambda: page.island()["mode"] == "compact" and page.island()["activity"] == build)
         print("ok: an ended activity stays on the Lock Screen with its final content and leaves the island")
 
-        step = "dismiss"
+        run.at("dismiss")
         item = driver.find_element(By.CSS_SELECTOR, f'.islet-item[data-id="{ride}"]')
         ActionChains(driver).move_to_element(item).perform()
         item.find_element(By.CSS_SELECTOR, ".islet-dismiss").click()
@@ -205,7 +235,7 @@ def main():
         assert any(e["type"] == "stateChanged" and e["data"].get("to") == "dismissed" for e in history), history
         print("ok: the dismiss button dismisses the activity, and its producer sees the event")
 
-        step = "swipe"
+        run.at("swipe")
         other = start(bike_key, "RideAttributes", {"route": "Hills"}, {"speed": 18}, relevance=5)
         page.until("the second ride", lambda: other in page.ids())
         card = driver.find_element(By.CSS_SELECTOR, f'.islet-item[data-id="{other}"] .islet-card')
@@ -214,13 +244,13 @@ def main():
         assert api("GET", f"/v1/activities/{other}", key=bike_key)["activityState"] == "dismissed"
         print("ok: swiping a card to the left dismisses it")
 
-        step = "immediate end"
+        run.at("immediate end")
         api("POST", f"/v1/activities/{build}/end", {"dismissalPolicy": "immediate"}, key=ci_key)
         page.until("an empty Lock Screen", lambda: page.items() == [])
         page.until("the idle island", lambda: page.island()["mode"] == "idle")
         print("ok: an activity ended with immediate dismissal leaves at once")
 
-        step = "truncation"
+        run.at("truncation")
         api("PUT", "/v1/apps/com.example.ci/layouts/LogAttributes", {"lockScreen": {"type": "VStack", "children": [
             {"type": "Text", "text": f"Log line {i}"} for i in range(12)], "modifiers": [{"padding": 16}]}}, key=ci_key)
         tall = start(ci_key, "LogAttributes", {}, {})
@@ -228,7 +258,7 @@ def main():
         assert page.item(tall)["height"] <= 160.5, page.state()
         print("ok: a card taller than 160 points is cut and marked")
 
-        step = "timers"
+        run.at("timers")
         api("PUT", "/v1/apps/com.example.ci/layouts/TimerAttributes", {"dateEncoding": "secondsSince1970", "lockScreen": {
             "type": "HStack", "children": [
                 {"type": "Text", "text": "Next drink"},
@@ -243,7 +273,7 @@ def main():
         page.until("the timed progress advancing with no update", lambda: fill() != filled)
         print(f"ok: timers and timed progress advance by themselves ({first.split()[-1]} → {page.item(countdown)['text'].split()[-1]})")
 
-        step = "settings"
+        run.at("settings")
         toggle = driver.find_element(By.CSS_SELECTOR, '#apps li[data-bundle-id="com.example.ci"] input[name="activitiesEnabled"]')
         driver.execute_script("arguments[0].scrollIntoView()", toggle)
         toggle.click()
@@ -253,50 +283,35 @@ def main():
         assert api("GET", f"/v1/activities/{tall}", key=ci_key)["activityState"] == "dismissed"
         print("ok: turning an app's Live Activities off in the panel ends its activities on this device")
 
-        step = "appearance"
+        run.at("appearance")
         driver.find_element(By.CSS_SELECTOR, '#appearance input[value="dark"]').find_element(By.XPATH, "..").click()
         page.until("dark appearance", lambda: page.js("return document.getElementById('phone').classList.contains('la-dark')"))
         driver.find_element(By.CSS_SELECTOR, '#appearance input[value="light"]').find_element(By.XPATH, "..").click()
         page.until("light appearance", lambda: not page.js("return document.getElementById('phone').classList.contains('la-dark')"))
         print("ok: the appearance switches between light and dark")
 
-        step = "another device"
+        run.at("another device")
         api("POST", "/v1/devices", {"id": "kitchen", "name": "Kitchen iPad"})
         timer = start(bike_key, "RideAttributes", {"route": "Kitchen"}, {"speed": 1}, extra={"device": "kitchen"})
         driver.get(URL + "/devices/kitchen")
         page.until("the kitchen's activity only", lambda: page.ids() == [timer])
         assert "Kitchen iPad" in driver.find_element(By.ID, "device-name").text
         print("ok: /devices/{id} shows that device's activities")
-    except Exception:
-        shot = os.path.join(tempfile.gettempdir(), f"islet-display-failure-{os.getpid()}.png")
-        driver.save_screenshot(shot)
-        print(f"FAILED at step '{step}': screenshot {shot}")
-        traceback.print_exc(file=sys.stdout)
-        try:
-            print(page.state())
-            for entry in driver.get_log("browser"):
-                print("console:", entry)
-        except Exception:
-            pass
-        driver.quit()
-        sys.exit(1)
-    driver.quit()
 
 
 def keys():
     """A server that listens beyond loopback shows a display only with its device's key."""
     bike_key = api("POST", "/v1/apps", {"bundleId": "com.example.bike"})["apiKey"]
-    driver = browser()
-    page = Display(driver)
-    step = "no key"
-    try:
+    with Scenario() as run:
+        driver, page = run.driver, run.page
+        run.at("no key")
         driver.get(URL + "/")
         page.until("the refusal", lambda: page.js("return document.getElementById('phone').dataset.error") == "401")
         message = driver.find_element(By.ID, "message").text
         assert "islet devices key default" in message, message
         print("ok: without its device's key the display says how to get one")
 
-        step = "key in the address"
+        run.at("key in the address")
         key = api("POST", "/v1/devices/default/key")["key"]
         driver.get(URL + "/#key=" + key)
         page.until("the live status", lambda: page.js("return document.getElementById('status').dataset.status") == "live")
@@ -305,22 +320,16 @@ def keys():
         page.until("the activity", lambda: page.ids() == [ride])
         print("ok: with the key in the address's fragment the display is live, and the key leaves the address bar")
 
-        step = "remembered"
+        run.at("remembered")
         driver.get(URL + "/")
         page.until("the activity again", lambda: page.ids() == [ride])
         print("ok: the browser remembers the key")
 
-        step = "replaced"
+        run.at("replaced")
         api("POST", "/v1/devices/default/key")
         driver.refresh()
         page.until("the refusal of the old key", lambda: page.js("return document.getElementById('phone').dataset.error") == "401")
         print("ok: a replaced key stops working at once")
-    except Exception:
-        print(f"FAILED at step '{step}'")
-        traceback.print_exc(file=sys.stdout)
-        driver.quit()
-        sys.exit(1)
-    driver.quit()
 
 
 def islet_js():
@@ -328,10 +337,9 @@ def islet_js():
     key = api("POST", "/v1/apps", {"bundleId": "com.example.water", "name": "Scripting"})["apiKey"]
     with open(os.path.join(os.path.dirname(__file__), "../../../Examples/Layouts/water-countdown/layout.json")) as file:
         layout = json.load(file)
-    driver = browser()
-    page = Display(driver)
-    step = "load"
-    try:
+    with Scenario() as run:
+        driver, page = run.driver, run.page
+        run.at("load")
         driver.get(URL + "/")
         page.until("the live status", lambda: page.js("return document.getElementById('status').dataset.status") == "live")
         driver.set_script_timeout(20)
@@ -344,7 +352,7 @@ def islet_js():
             document.head.appendChild(script);""")
         assert loaded == "function", loaded
 
-        step = "register, start, update"
+        run.at("register, start, update")
         result = driver.execute_async_script("""
             const [key, layout, done] = arguments;
             (async () => {
@@ -371,7 +379,7 @@ def islet_js():
         assert "4 minutes to go" in banner["text"], banner
         print("ok: islet.js registers a layout, starts (true), reads the state, updates with an alert; the display shows it")
 
-        step = "from and end"
+        run.at("from and end")
         result = driver.execute_async_script("""
             const [id, done] = arguments;
             (async () => {
@@ -384,7 +392,7 @@ def islet_js():
         page.until("the card gone", lambda: activity_id not in page.ids())
         print("ok: from(id) ends it with dismissTimeInterval 0; the listener hears ended then dismissed; the card leaves")
 
-        step = "endAllActivities and a refused start"
+        run.at("endAllActivities and a refused start")
         result = driver.execute_async_script("""
             const done = arguments[arguments.length - 1];
             (async () => {
@@ -408,16 +416,6 @@ def islet_js():
             })().catch((error) => done({ error: String(error) }));""")
         assert result == {"enabled": False, "started": False, "reason": "denied"}, result
         print("ok: endAllActivities ends every one; with Live Activities off, start resolves false (denied)")
-    except Exception:
-        print(f"FAILED at step '{step}'")
-        traceback.print_exc(file=sys.stdout)
-        try:
-            print(page.state())
-        except Exception:
-            pass
-        driver.quit()
-        sys.exit(1)
-    driver.quit()
 
 
 if __name__ == "__main__":
