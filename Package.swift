@@ -124,6 +124,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .target(
+            // The reference documents' scenarios against IsletKit: `islet demo <name>`.
+            name: "IsletExamples",
+            dependencies: [
+                "IsletKit",
+                "IsletClient",
+                "IsletCore",
+                "IsletAPNs",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "Examples/Scenarios",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IsletKitTests",
             dependencies: ["IsletKit", "IsletCore", "IsletRender"],
@@ -153,6 +166,8 @@ let package = Package(
                 "IsletServer",
                 "IsletClient",
                 "IsletRender",
+                "IsletKit",
+                "IsletExamples",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),

@@ -112,6 +112,11 @@ public struct IsletClient: Sendable {
         return try await send(.POST, "/v1/apps/\(escaped(bundleId))/keys", body: body, expect: ProviderKey.self)
     }
 
+    /// Removes a provider key: tokens it signs are refused from now on.
+    public func deleteProviderKey(bundleId: BundleID, keyId: String) async throws {
+        _ = try await send(.DELETE, "/v1/apps/\(escaped(bundleId))/keys/\(escaped(keyId))", expect: NoContent.self)
+    }
+
     /// Turns strict pushes on or off for an app.
     public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
         try await send(.PATCH, "/v1/apps/\(escaped(bundleId))", body: JSONValue.object(["strictPushes": .bool(strict)]), expect: App.self)
@@ -415,10 +420,14 @@ public struct IsletClient: Sendable {
         return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)
     }
 
+    /// The answer of a request that has none (`204 No Content`).
+    struct NoContent: Decodable {}
+
     private static func decode<Response: Decodable>(_ type: Response.Type, status: Int, body bytes: ByteBuffer) throws -> Response {
         guard (200..<300).contains(status) else {
             throw failure(status: status, body: bytes)
         }
+        if bytes.readableBytes == 0, let none = NoContent() as? Response { return none }
         do {
             return try WireFormat.decoder().decode(Response.self, from: Data(buffer: bytes))
         } catch {

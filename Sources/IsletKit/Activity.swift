@@ -57,7 +57,7 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
         )
         let started: IsletCore.Activity
         do {
-            started = try connection.client.startBlocking(request)
+            started = try connection.client.startBlocking(request, bundleId: connection.app)
         } catch let error as ClientError {
             throw Wire.authorizationError(error) ?? error
         }
@@ -128,7 +128,7 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
     public static var activities: [Activity<Attributes>] {
         let connection = IsletConnection.shared
         let filter = ActivityFilter(
-            deviceId: connection.device, states: [.pending, .active, .stale, .ended], attributesType: Attributes.attributesTypeName,
+            bundleId: connection.app, deviceId: connection.device, states: [.pending, .active, .stale, .ended], attributesType: Attributes.attributesTypeName,
             limit: 1000
         )
         do {

@@ -23,5 +23,5 @@ public protocol ActivityAttributes: Decodable, Encodable {
 extension ActivityAttributes {
     /// The name a server knows this type by: the Swift type's name, as iOS puts it in
     /// push-to-start payloads' `attributes-type`.
-    static var attributesTypeName: String { String(describing: Self.self) }
+    public static var attributesTypeName: String { String(describing: Self.self) }
 }

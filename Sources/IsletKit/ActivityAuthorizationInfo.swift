@@ -52,7 +52,8 @@ public final class ActivityAuthorizationInfo: Sendable {
     /// say.
     static func settings(_ connection: IsletConnection) -> AppSettings? {
         do {
-            return try connection.client.settingsBlocking(device: connection.device).first
+            let settings = try connection.client.settingsBlocking(device: connection.device)
+            return connection.app.map { app in settings.first { $0.bundleId == app } } ?? settings.first
         } catch {
             connection.logger.error("Could not read the app's Live Activity settings", metadata: ["error": "\(error)"])
             return nil

@@ -13,6 +13,7 @@ import Synchronization
 final class EventFeed: Sendable {
     private let client: IsletClient
     private let device: String
+    private let app: String?
     private let logger: Logger
     private struct State {
         var listeners: [UUID: @Sendable (Event) -> Void] = [:]
@@ -24,9 +25,10 @@ final class EventFeed: Sendable {
     }
     private let state = Mutex(State())
 
-    init(client: IsletClient, device: String, logger: Logger) {
+    init(client: IsletClient, device: String, app: String?, logger: Logger) {
         self.client = client
         self.device = device
+        self.app = app
         self.logger = logger
     }
 
@@ -88,7 +90,7 @@ final class EventFeed: Sendable {
             do {
                 let since = state.withLock { $0.lastEventId }
                 let events = try await client.events(
-                    IsletClient.StreamOptions(filter: EventFilter(deviceId: device), since: since, coalesce: false)
+                    IsletClient.StreamOptions(filter: EventFilter(bundleId: app, deviceId: device), since: since, coalesce: false)
                 )
                 let waiters = state.withLock { state in
                     state.connected = true

@@ -112,7 +112,7 @@ struct Push: AsyncParsableCommand {
         if let priority { headers.append(("apns-priority", "\(priority)")) }
         if let expiration { headers.append(("apns-expiration", "\(expiration)")) }
 
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: try clientConfiguration())
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(ca: ca, dataDirectory: dataDirectory))
         let result: Result<APNsClient.Response, any Error>
         do {
             let client = APNsClient(server: server, http: http)
@@ -180,7 +180,9 @@ struct Push: AsyncParsableCommand {
         return try WireFormat.encoder().encode(JSONValue.object(["aps": .object(aps)]))
     }
 
-    private func clientConfiguration() throws -> HTTPClient.Configuration {
+    /// An HTTP/2 client's settings for an APNs endpoint: `ca`, or Islet's development CA in the
+    /// data directory when there, trusted besides the system's roots.
+    static func clientConfiguration(ca: String?, dataDirectory: String?) -> HTTPClient.Configuration {
         var tls = TLSConfiguration.makeClientConfiguration()
         let defaultAuthority = ((dataDirectory ?? ProcessInfo.processInfo.environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet")
             as NSString).appendingPathComponent("tls/ca.pem")

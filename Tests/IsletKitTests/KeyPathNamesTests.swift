@@ -29,9 +29,11 @@ struct KeyPathNamesTests {
         var rider: Rider
         var laps: [Lap]
         var mode: Mode
+        var lastMode: Mode?
 
         enum CodingKeys: String, CodingKey {
             case speed, distance, averageSpeed = "avg_speed", name, startedAt, paused, finished, count, note, rider, laps, mode
+            case lastMode = "last_mode"
         }
     }
 
@@ -42,8 +44,8 @@ struct KeyPathNamesTests {
             (\.startedAt, "startedAt"), (\.paused, "paused"), (\.finished, "finished"), (\.count, "count"),
             (\.note, "note"), (\.rider.name, "rider.name"), (\.rider.weight, "rider.weight"),
             (\.laps[0].seconds, "laps[0].seconds"), (\.laps[0].best, "laps[0].best"),
-            // Objects, by a leaf inside them; an enum cannot be told apart.
-            (\.rider, "rider"), (\.laps[0], "laps[0]"), (\.mode, nil),
+            // Objects, by a leaf inside them; enums by a probe that gives them their second case.
+            (\.rider, "rider"), (\.laps[0], "laps[0]"), (\.mode, "mode"), (\.lastMode, "last_mode"),
         ]
         for (keyPath, path) in expected {
             #expect(names.path(of: keyPath) == path, "\(keyPath)")

@@ -98,22 +98,63 @@ struct LayoutDSLTests {
         return []
     }
 
-    @Test func aFieldTheProbeCannotNameIsAClearError() {
-        struct Odd: ActivityAttributes {
-            enum Phase: Codable, Hashable { case warmUp, race }
-            struct ContentState: Codable, Hashable { var phase: Phase }
+    /// Reference 002's kind of status: an enum without raw values, encoded `{"failed": {}}`.
+    struct Build: ActivityAttributes {
+        enum Phase: Codable, Hashable { case pending, running, failed }
+        struct ContentState: Codable, Hashable {
+            var phase: Phase
+            var previous: Phase
+            var note: String
         }
-        let configuration = ActivityConfiguration(for: Odd.self) { context in
-            If(context.state.phase == .race) { Text("Racing") }
-        } dynamicIsland: { _ in
+    }
+
+    static func simple<A: ActivityAttributes>(
+        _ type: A.Type, @LayoutBuilder _ lockScreen: @escaping (ActivityViewContext<A>) -> [LayoutNode]
+    ) -> ActivityConfiguration<A> {
+        ActivityConfiguration(for: type, content: lockScreen) { _ in
             DynamicIsland {
                 DynamicIslandExpandedRegion(.center) { Text("") }
             } compactLeading: { Text("") } compactTrailing: { Text("") } minimal: { Text("") }
         }
+    }
+
+    @Test func anEnumWithoutRawValuesBindsByTheCasesTheLayoutNames() throws {
+        let configuration = Self.simple(Build.self) { context in
+            If(context.state.phase == .failed) { Text("Failed") } else: {
+                If(context.state.phase != .pending) { Text("Running") } else: { Text("Waiting") }
+            }
+            If(context.state.previous == .failed) { Text("again") }
+        }
+        let document = try configuration.document()
+        let rows = Self.children(try #require(document["lockScreen"]))
+        #expect(rows[0]["condition"] == ["bind": "state.phase.failed", "exists": true])
+        #expect(rows[1]["condition"] == ["bind": "state.previous.failed", "exists": true])
+
+        let layout = try Layout.parse(document)
+        func drawn(_ state: Build.ContentState) throws -> String {
+            let scope = LayoutScope(attributes: [:], state: try Wire.json(state), isStale: false, dateEncoding: layout.dateEncoding)
+            return Renderer().render(layout, scope: scope, now: Date()).lockScreen
+        }
+        #expect(try drawn(.init(phase: .failed, previous: .pending, note: "")).contains(">Failed<"))
+        #expect(try drawn(.init(phase: .running, previous: .failed, note: "")).contains(">Running<"))
+        #expect(try drawn(.init(phase: .running, previous: .failed, note: "")).contains(">again<"))
+        #expect(try drawn(.init(phase: .pending, previous: .pending, note: "")).contains(">Waiting<"))
+    }
+
+    @Test func anEnumTheLayoutNeverNamesIsAClearError() {
+        struct Odd: ActivityAttributes {
+            enum Phase: Codable, Hashable { case warmUp, race }
+            struct ContentState: Codable, Hashable {
+                var phase: Phase
+                var rider: String
+            }
+        }
+        let configuration = Self.simple(Odd.self) { context in Text(context.state.rider) }
         #expect {
             try configuration.document()
         } throws: { error in
             "\(error)".contains("ContentState cannot be probed for its field names")
+                && "\(error)".contains("CaseIterable, or compared with one of its cases")
         }
     }
 }

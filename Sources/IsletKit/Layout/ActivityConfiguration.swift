@@ -78,11 +78,11 @@ public struct ActivityConfiguration<Attributes: ActivityAttributes>: Sendable {
     }
 
     /// Registers the layout for `Attributes` with the connection's server, for the connection's
-    /// app (or `bundleId`, named when the key is the admin's).
+    /// app (or `bundleId`).
     public func register(bundleId: String? = nil) async throws {
         let connection = IsletConnection.shared
         let app: String
-        if let bundleId {
+        if let bundleId = bundleId ?? connection.app {
             app = bundleId
         } else {
             guard let own = try await connection.client.apps().first?.bundleId else {

@@ -71,9 +71,17 @@ enum KeyPathNameCache {
                 cache[ObjectIdentifier(type)] = names
                 return names
             } catch {
-                throw LayoutDSLError("\(Root.self) cannot be probed for its field names: \(error)")
+                throw LayoutDSLError(
+                    "\(Root.self) cannot be probed for its field names (an enum without raw values needs "
+                        + "to be CaseIterable, or compared with one of its cases in the layout): \(error)"
+                )
             }
         }
+    }
+
+    /// Drops every learned name: a new enum case is known.
+    static func forget() {
+        lock.withLock { cache.removeAll() }
     }
 }
 

@@ -24,21 +24,40 @@ extension Bound where Value == Bool {
 extension Bound where Value: Encodable {
     /// Equal to `value`, compared as `JSONEncoder` encodes it (an enum case, a string, a number).
     public static func == (lhs: Bound, rhs: Value) -> LayoutCondition {
+        ProbeSamples.record(rhs)
         let value = Result { try Wire.json(rhs) }
-        return LayoutCondition { ["bind": .string(try lhs.path()), "equals": try value.get()] }
+        return LayoutCondition { try equality(lhs.path(), try value.get()) }
     }
     public static func != (lhs: Bound, rhs: Value) -> LayoutCondition {
+        ProbeSamples.record(rhs)
         let value = Result { try Wire.json(rhs) }
-        return LayoutCondition { ["bind": .string(try lhs.path()), "notEquals": try value.get()] }
+        return LayoutCondition { ["not": try equality(lhs.path(), try value.get())] }
     }
 }
 
-extension Bound where Value: BinaryFloatingPoint {
-    public static func > (lhs: Bound, rhs: Double) -> LayoutCondition {
-        LayoutCondition { ["bind": .string(try lhs.path()), "greaterThan": .number(rhs)] }
+/// `path` equals `value`: a scalar compares as it is; a case of an enum without raw values, which
+/// `JSONEncoder` writes `{"failed": {}}`, is there when its key is.
+private func equality(_ path: String, _ value: JSONValue) throws -> JSONValue {
+    guard case .object(let fields) = value else { return ["bind": .string(path), "equals": value] }
+    guard fields.count == 1, let (name, payload) = fields.first, payload == [:] else {
+        throw LayoutDSLError("\(path): a layout compares with a string, a number, a Bool or an enum case without associated values")
     }
-    public static func < (lhs: Bound, rhs: Double) -> LayoutCondition {
-        LayoutCondition { ["bind": .string(try lhs.path()), "lessThan": .number(rhs)] }
+    return ["bind": .string("\(path).\(name)"), "exists": true]
+}
+
+extension Bound where Value: BinaryFloatingPoint {
+    public static func > (lhs: Bound, rhs: Double) -> LayoutCondition { lhs.compared("greaterThan", rhs) }
+    public static func < (lhs: Bound, rhs: Double) -> LayoutCondition { lhs.compared("lessThan", rhs) }
+}
+
+extension Bound where Value: BinaryInteger {
+    public static func > (lhs: Bound, rhs: Double) -> LayoutCondition { lhs.compared("greaterThan", rhs) }
+    public static func < (lhs: Bound, rhs: Double) -> LayoutCondition { lhs.compared("lessThan", rhs) }
+}
+
+extension Bound {
+    fileprivate func compared(_ comparison: String, _ number: Double) -> LayoutCondition {
+        LayoutCondition { .object(["bind": .string(try path()), comparison: .number(number)]) }
     }
 }
 

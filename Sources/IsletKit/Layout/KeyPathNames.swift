@@ -5,36 +5,54 @@ import Foundation
 /// Key paths carry no names on Linux, so the names come from the type's own `Decodable`
 /// conformance: a recording decoder gives every field a value unique to its path (a marked
 /// string, a distinct number or date), the key path is read on that instance, and its value says
-/// which path it is. `CodingKeys` renames and nested types are followed for free. Booleans take
-/// one probe each (a probe sets one of them). An enum decodes as its first case when it is
-/// `CaseIterable`; a type the probe cannot build makes the whole type unnameable.
+/// which path it is. `CodingKeys` renames and nested types are followed for free.
+///
+/// Values with few possibilities — a `Bool`, an enum — cannot be unique, so they are *discrete*:
+/// the first probe gives each its first possibility, and one more probe per discrete field gives
+/// that field its second; the probe where a key path's value changed names it. An enum's
+/// possibilities are its cases when it is `CaseIterable`, or the cases a layout compares it with
+/// (`context.state.status == .failed` records `.failed`; see `ProbeSamples`), so reference 002's
+/// `Status`, an enum without raw values, binds as it is. A type the probe cannot build makes the
+/// whole type unnameable.
 struct KeyPathNames<Root: Decodable> {
     private var probes: [(instance: Root, recording: Recording)] = []
 
     /// Probes `Root`; fails with the decoding error when a field cannot be made up.
     init() throws {
-        let first = Recording(booleanRound: -1)
-        let instance = try Root(from: ProbeDecoder(recording: first, path: []))
-        probes.append((instance, first))
-        for round in 0..<first.booleanCount {
-            let recording = Recording(booleanRound: round)
+        let first = Recording(round: -1)
+        probes.append((try Root(from: ProbeDecoder(recording: first, path: [])), first))
+        for round in first.discrete.indices {
+            let recording = Recording(round: round)
             probes.append((try Root(from: ProbeDecoder(recording: recording, path: [])), recording))
         }
     }
 
-    /// The path of `keyPath`'s value (`speed`, `rider.name`, `rider`, `laps[0].time`), or `nil`
-    /// when its value is not one the probe can tell apart (an enum, an object with no leaf).
+    /// The path of `keyPath`'s value (`speed`, `rider.name`, `rider`, `laps[0].time`, `status`),
+    /// or `nil` when its value is not one the probe can tell apart (an object with no leaf, one
+    /// of two enum fields of a type with a single known case).
     func path(of keyPath: PartialKeyPath<Root>) -> String? {
         guard let (instance, recording) = probes.first else { return nil }
         let value = instance[keyPath: keyPath]
-        if value is Bool {
-            // The probe whose round set it to true names it.
-            for (instance, recording) in probes.dropFirst() where instance[keyPath: keyPath] as? Bool == true {
-                return recording.booleanPath
-            }
-            return nil
+        if let path = recording.path(of: value) ?? Self.objectPath(of: value, recording: recording) { return path }
+        return discretePath(of: keyPath, value: value, recording: recording)
+    }
+
+    /// A discrete field's path: the probe that changed it names it; when none did (its type has
+    /// one known possibility), it is the only field of its type, or unnameable.
+    private func discretePath(of keyPath: PartialKeyPath<Root>, value: Any, recording: Recording) -> String? {
+        let first = String(describing: value)
+        for (round, probe) in probes.dropFirst().enumerated() where String(describing: probe.instance[keyPath: keyPath]) != first {
+            return recording.discrete[round].path
         }
-        return recording.path(of: value) ?? Self.objectPath(of: value, recording: recording)
+        let type = ObjectIdentifier(Swift.type(of: Self.unwrapped(value)))
+        let candidates = recording.discrete.filter { $0.type == type }
+        return candidates.count == 1 ? candidates[0].path : nil
+    }
+
+    private static func unwrapped(_ value: Any) -> Any {
+        let mirror = Mirror(reflecting: value)
+        guard mirror.displayStyle == .optional, let wrapped = mirror.children.first?.value else { return value }
+        return wrapped
     }
 
     /// The path of an object: a leaf inside it has the object's path plus its own key.
@@ -63,14 +81,15 @@ struct KeyPathNames<Root: Decodable> {
 
 /// What a probe decoding handed out, by value.
 final class Recording: @unchecked Sendable {
-    let booleanRound: Int
-    private(set) var booleanCount = 0
-    private(set) var booleanPath: String?
+    /// Which discrete field this probe gives its second possibility; -1 for none.
+    let round: Int
+    /// The discrete fields in decoding order, with their types.
+    private(set) var discrete: [(path: String, type: ObjectIdentifier)] = []
     private var paths: [String: String] = [:]
     private var next = 0
 
-    init(booleanRound: Int) {
-        self.booleanRound = booleanRound
+    init(round: Int) {
+        self.round = round
     }
 
     /// A number unique in this probe, remembered as `path`'s.
@@ -87,13 +106,10 @@ final class Recording: @unchecked Sendable {
         return string
     }
 
-    func bool(for path: String) -> Bool {
-        defer { booleanCount += 1 }
-        if booleanCount == booleanRound {
-            booleanPath = path
-            return true
-        }
-        return false
+    /// Which of a discrete field's `possibilities` this probe gives it: the second in its round.
+    func choice<T>(for path: String, among possibilities: [T]) -> T {
+        defer { discrete.append((path, ObjectIdentifier(T.self))) }
+        return discrete.count == round && possibilities.count > 1 ? possibilities[1] : possibilities[0]
     }
 
     func path(of value: Any) -> String? {
@@ -135,7 +151,7 @@ private struct ProbeDecoder: Decoder {
         let name = Self.name(path)
         switch type {
         case is String.Type: return recording.string(for: name) as! T
-        case is Bool.Type: return recording.bool(for: name) as! T
+        case is Bool.Type: return recording.choice(for: name, among: [false, true]) as! T
         case is Date.Type: return Date(timeIntervalSinceReferenceDate: Double(recording.number(for: name))) as! T
         case is URL.Type: return URL(string: "islet-probe:/" + (recording.string(for: name).addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? ""))! as! T
         case is Double.Type: return Double(recording.number(for: name)) as! T
@@ -151,14 +167,19 @@ private struct ProbeDecoder: Decoder {
         do {
             return try T(from: ProbeDecoder(recording: recording, path: path))
         } catch {
-            if let iterable = T.self as? any CaseIterable.Type, let first = firstCase(of: iterable) as? T {
-                return first
+            // An enum: its cases, or the ones layouts named.
+            var possibilities = (T.self as? any CaseIterable.Type).map { Array(cases(of: $0).prefix(2)).compactMap { $0 as? T } } ?? []
+            if possibilities.count < 2 {
+                possibilities += ProbeSamples.samples(of: T.self).filter { sample in
+                    !possibilities.contains { String(describing: $0) == String(describing: sample) }
+                }
             }
-            throw error
+            guard !possibilities.isEmpty else { throw error }
+            return recording.choice(for: name, among: possibilities)
         }
     }
 
-    private static func firstCase<C: CaseIterable>(of type: C.Type) -> Any? { type.allCases.first }
+    private static func cases<C: CaseIterable>(of type: C.Type) -> [Any] { type.allCases.map { $0 } }
 
     static func name(_ path: [String]) -> String {
         path.reduce("") { name, step in
@@ -226,5 +247,27 @@ private struct ProbeSingle: SingleValueDecodingContainer {
     func decodeNil() -> Bool { false }
     func decode<T: Decodable>(_ type: T.Type) throws -> T {
         try ProbeDecoder.value(type, recording: recording, path: path)
+    }
+}
+
+/// Values of types the probe cannot make up — enums without raw values that are not
+/// `CaseIterable` — as layouts name them: comparing a binding with a case records the case.
+enum ProbeSamples {
+    private static let lock = NSLock()
+    nonisolated(unsafe) private static var samples: [ObjectIdentifier: [Data]] = [:]
+
+    /// Remembers `value` as a possible value of its type; names learned before are learned again.
+    static func record<T: Encodable>(_ value: T) {
+        guard let data = try? JSONEncoder().encode(value) else { return }
+        let added = lock.withLock {
+            guard samples[ObjectIdentifier(T.self), default: []].contains(data) == false else { return false }
+            samples[ObjectIdentifier(T.self), default: []].append(data)
+            return true
+        }
+        if added { KeyPathNameCache.forget() }
+    }
+
+    static func samples<T: Decodable>(of type: T.Type) -> [T] {
+        lock.withLock { samples[ObjectIdentifier(T.self)] ?? [] }.compactMap { try? JSONDecoder().decode(T.self, from: $0) }
     }
 }

@@ -99,6 +99,11 @@ public func Text<Root>(_ date: Bound<Root, Date>, style: DateStyle) -> LayoutNod
     .building("Text") { ["date": try date.binding(), "style": .string(style.rawValue)] }
 }
 
+/// An optional date: nothing is shown while it is missing.
+public func Text<Root>(_ date: Bound<Root, Date?>, style: DateStyle) -> LayoutNode {
+    .building("Text") { ["date": try date.binding(), "style": .string(style.rawValue)] }
+}
+
 /// A timer counting down to (or up from) the interval's bounds.
 public func Text<Root>(timerInterval start: Bound<Root, Date>, _ end: Bound<Root, Date>, countsDown: Bool = true) -> LayoutNode {
     .building("Text") {
@@ -132,6 +137,13 @@ public func Spacer(minLength: Double? = nil) -> LayoutNode {
 
 public func ProgressView<Root, Value: BinaryFloatingPoint>(value: Bound<Root, Value>, total: Double = 1) -> LayoutNode {
     .building("ProgressView") { ["value": try value.binding(), "total": .number(total)] }
+}
+
+/// Progress out of a bound total: `ProgressView(value: context.state.done, total: context.state.steps)`.
+public func ProgressView<Root, Value: BinaryFloatingPoint, Total: BinaryFloatingPoint>(
+    value: Bound<Root, Value>, total: Bound<Root, Total>
+) -> LayoutNode {
+    .building("ProgressView") { ["value": try value.binding(), "total": try total.binding()] }
 }
 
 public func ProgressView<Root>(timerInterval start: Bound<Root, Date>, _ end: Bound<Root, Date>, countsDown: Bool = false) -> LayoutNode {

@@ -142,6 +142,15 @@
     return true;
   }
 
+  // The text an element shows: while its digits roll, without the outgoing ones (an update that
+  // comes mid-roll rolls from what was on screen, not from both values run together).
+  function shownText(element) {
+    if (!element.querySelector(".islet-roll-old")) return element.textContent;
+    var copy = element.cloneNode(true);
+    copy.querySelectorAll(".islet-roll-old").forEach(function (old) { old.remove(); });
+    return copy.textContent;
+  }
+
   function isPlainText(element) {
     return element.classList.contains("la-text") && !element.classList.contains("la-timer") && !element.querySelector("time, .la-timer, svg");
   }
@@ -158,8 +167,8 @@
       var element = after[path], previous = before[path];
       if (!previous) {
         if (outermost(element, next, before)) entering.push(element);
-      } else if (isPlainText(element) && previous.textContent !== element.textContent) {
-        texts.push({ element: element, from: previous.textContent, transition: element.dataset.transition || "blur" });
+      } else if (isPlainText(element) && shownText(previous) !== element.textContent) {
+        texts.push({ element: element, from: shownText(previous), transition: element.dataset.transition || "blur" });
       }
     });
     Object.keys(before).forEach(function (path) {
@@ -312,8 +321,15 @@
   }
 
   // A card is at most 160 points tall; what does not fit is cut, and a fade says so.
+  // Measured by layout, not scrollHeight: a digit rolling in (a transform) is not content that
+  // overflows.
   function markTruncation(card) {
-    card.classList.toggle("islet-truncated", card.scrollHeight > card.clientHeight + 1);
+    var bottom = parseFloat(getComputedStyle(card).paddingBottom) || 0, content = 0;
+    Array.prototype.forEach.call(card.children, function (child) {
+      var top = child.offsetParent === card ? child.offsetTop : child.offsetTop - card.offsetTop;
+      content = Math.max(content, top + child.offsetHeight);
+    });
+    card.classList.toggle("islet-truncated", content + bottom > card.clientHeight + 1);
   }
 
   function leave(item) {

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Screenshots of `islet demo bike` on the web display (start, middle with the island expanded,
+# summary) into docs/screenshots/demo-bike-*.png, from a server of its own.
+#
+#   Examples/demo-screenshots.sh                              # uses `swift run islet`
+#   ISLET=.build/debug/islet Examples/demo-screenshots.sh     # a built islet, much faster
+#
+# Needs Python's selenium and a Chromium driver (Debian: chromium chromium-driver). Takes ~50 s.
+set -euo pipefail
+
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+read -r -a islet <<<"${ISLET:-swift run islet}"
+out=docs/screenshots
+work=$(mktemp -d)
+mkdir -p "$out"
+
+ISLET_APNS_ENABLED=false "${islet[@]}" serve --port 0 --data "$work/data" >"$work/serve.log" 2>&1 &
+server=$!
+trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
+for _ in $(seq 600); do
+    port=$(sed -n 's|^Islet .* listening on http://[^:]*:\([0-9]*\)$|\1|p' "$work/serve.log")
+    [ -n "$port" ] && break
+    sleep 0.1
+done
+[ -n "$port" ] || { cat "$work/serve.log" >&2; echo "islet serve did not start" >&2; exit 1; }
+
+python3 Examples/demo_screenshots.py "http://127.0.0.1:$port" "$work/data" "$out" "${islet[@]}"
+for file in "$out"/demo-bike-*.png; do
+    if command -v optipng >/dev/null; then optipng -quiet -o2 -strip all "$file"; fi
+done

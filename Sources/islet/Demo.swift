@@ -1,0 +1,138 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Foundation
+import IsletClient
+import IsletCore
+import IsletExamples
+import IsletKit
+
+/// `islet demo <name>`: plays one of the reference documents' scenarios against a server.
+struct DemoCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "demo",
+        abstract: "Play a scenario against the server, live on its display: \(Demos.all.map(\.name).joined(separator: ", ")).",
+        discussion: """
+            \(Demos.all.map { "\($0.name): \($0.summary)" }.joined(separator: "\n"))
+
+            Each demo is an app written with IsletKit (Examples/Scenarios), its layout in the layout
+            DSL. With the admin key (the default on the server's machine) it creates its app
+            (com.example.<name>) if needed and registers the layout; with an app's key it plays that
+            app. Open the display (`islet serve` prints its address) to watch. Ctrl-C ends the
+            activity at once and stops.
+            """
+    )
+
+    @Argument(help: "The scenario: \(Demos.all.map(\.name).joined(separator: ", ")).")
+    var name: String
+
+    @Option(help: "How many times faster than real time (default 1: the water countdown takes five minutes).")
+    var speed: Double = 1
+
+    @Flag(help: "ci: the build fails at its tests.")
+    var fail = false
+
+    @Option(help: "The device to show it on (default: default).")
+    var device = DeviceID.defaultDevice
+
+    @Option(help: "delivery: the APNs endpoint (env ISLET_APNS_URL; default https://127.0.0.1:2197).")
+    var apns: String?
+
+    @Option(help: "delivery: a CA certificate to trust (PEM); default: Islet's development CA in --data, if there.")
+    var ca: String?
+
+    @OptionGroup var options: ClientOptions
+
+    func validate() throws {
+        guard Demos.named(name) != nil else {
+            throw ValidationError("No demo named \(name): try \(Demos.all.map(\.name).joined(separator: ", ")).")
+        }
+        guard speed > 0, speed.isFinite else { throw ValidationError("--speed must be a positive number.") }
+        if fail, name != "ci" { throw ValidationError("--fail is for the ci demo.") }
+    }
+
+    func run() async throws {
+        let demo: any Demo = name == "ci" ? CIBuild(fails: fail) : Demos.named(name)!
+        let report = Report()
+        let http = HTTPClient(
+            eventLoopGroupProvider: .singleton, configuration: Push.clientConfiguration(ca: ca, dataDirectory: options.dataDirectory)
+        )
+        let result: Result<Void, any Error>
+        do {
+            result = .success(try await options.run { client in
+                let app = try await Self.app(for: demo, client: client)
+                IsletConnection.configure(server: options.serverURL, key: options.resolvedKey, device: device, app: app.adminActsAs)
+                _ = try await client.putLayout(bundleId: app.bundleId, attributesType: demo.attributesType, try demo.layout())
+                report.note("\(demo.name): \(app.bundleId) on device \(device); watch it at \(client.displayURL(device: device))")
+                let context = DemoContext(
+                    speed: speed, client: client,
+                    apns: APNsClient(server: apns ?? options.environment["ISLET_APNS_URL"] ?? "https://127.0.0.1:2197", http: http),
+                    progress: report.progress, note: report.note
+                )
+                try await Self.untilInterrupted { try await demo.run(in: context) }
+            })
+        } catch {
+            result = .failure(error)
+        }
+        try? await http.shutdown()
+        try result.get()
+    }
+
+    /// The app the demo plays: its own, created if needed, with the admin key; the key's app otherwise.
+    static func app(for demo: any Demo, client: IsletClient) async throws -> (bundleId: String, adminActsAs: String?) {
+        do {
+            _ = try await client.createApp(bundleId: demo.bundleId, name: "Islet demo: \(demo.name)")
+            return (demo.bundleId, demo.bundleId)
+        } catch ClientError.refused(409, _) {
+            return (demo.bundleId, demo.bundleId)
+        } catch ClientError.refused(403, _) {
+            guard let own = try await client.apps().first?.bundleId else { throw ExitCode(3) }
+            return (own, nil)
+        }
+    }
+
+    /// Runs `body`, cancelling it on Ctrl-C or SIGTERM (the demo ends its activity, then stops).
+    static func untilInterrupted(_ body: @escaping @Sendable () async throws -> Void) async throws {
+        let task = Task { try await body() }
+        let sources = [SIGINT, SIGTERM].map { number in
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler { task.cancel() }
+            source.resume()
+            return source
+        }
+        defer { sources.forEach { $0.cancel() } }
+        do {
+            try await task.value
+        } catch is CancellationError {
+            FileHandle.standardError.write(Data("\nStopped: the demo's activity was ended.\n".utf8))
+            throw ExitCode(130)
+        } catch let error as DemoError {
+            FileHandle.standardError.write(Data("\nerror: \(error)\n".utf8))
+            throw ExitCode(6)
+        }
+    }
+}
+
+/// The demo's lines: notes stay, a progress line is redrawn in place on a terminal (and left
+/// out of logs, where the notes say enough).
+private final class Report: Sendable {
+    private let terminal = isatty(STDOUT_FILENO) == 1
+    private let start = Date()
+
+    var note: @Sendable (String) -> Void {
+        { [self] line in write((terminal ? "\r\u{1B}[2K" : "") + "[\(elapsed)] \(line)\n") }
+    }
+
+    var progress: @Sendable (String) -> Void {
+        { [self] line in if terminal { write("\r\u{1B}[2K[\(elapsed)] \(line)") } }
+    }
+
+    private var elapsed: String {
+        let seconds = Int(Date().timeIntervalSince(start))
+        return String(format: "%02d:%02d", seconds / 60, seconds % 60)
+    }
+
+    private func write(_ text: String) {
+        FileHandle.standardOutput.write(Data(text.utf8))
+    }
+}
