@@ -31,6 +31,9 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "ci: the build fails at its tests.")
     var fail = false
 
+    @Flag(help: "Print the demo's layout document (JSON) and stop: what Examples/CI/layout.json holds for ci.")
+    var printLayout = false
+
     @Option(help: "The device to show it on (default: default).")
     var device = DeviceID.defaultDevice
 
@@ -52,6 +55,12 @@ struct DemoCommand: AsyncParsableCommand {
 
     func run() async throws {
         let demo: any Demo = name == "ci" ? CIBuild(fails: fail) : Demos.named(name)!
+        if printLayout {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            print(String(decoding: try encoder.encode(try demo.layout()), as: UTF8.self))
+            return
+        }
         let report = Report()
         let http = HTTPClient(
             eventLoopGroupProvider: .singleton, configuration: Push.clientConfiguration(ca: ca, dataDirectory: options.dataDirectory)

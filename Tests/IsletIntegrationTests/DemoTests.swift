@@ -1,0 +1,153 @@
+import Foundation
+import IsletClient
+import IsletCore
+import IsletTestSupport
+import Testing
+
+/// `islet demo` and the CI script against the real `islet serve`: each plays its scenario to its
+/// end, faster than real time, and the server's history shows every step.
+extension DurabilityTests {
+    /// A server, the environment the CLI has on its machine, and an admin client to check with.
+    struct Local {
+        let data: DataDirectory
+        let server: ServerProcess
+        let environment: [String: String]
+        let admin: IsletClient
+
+        init() async throws {
+            data = DataDirectory()
+            server = try await ServerProcess(data: data)
+            environment = [
+                "ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": "",
+                "ISLET_APNS_URL": "https://127.0.0.1:\(server.apnsPort!)",
+            ]
+            admin = IsletClient(server: server.url, key: data.adminKey)
+        }
+
+        /// The app's one activity of `type`, and the content states its history went through.
+        func played(_ bundleId: String, _ type: String) async throws -> (activity: Activity, states: [JSONValue]) {
+            let activities = try await admin.activities(ActivityFilter(bundleId: bundleId, attributesType: type))
+            #expect(activities.count == 1)
+            let activity = try #require(activities.first)
+            let states = try await admin.history(activity.id).compactMap { event -> JSONValue? in
+                guard event.type == .started || event.type == .contentUpdated else { return nil }
+                return event.data["content"]?["state"]
+            }
+            return (activity, states)
+        }
+    }
+
+    @Test func theBikeDemoStreamsEverySecondOfTheRideAndEndsWithItsSummary() async throws {
+        let local = try await Local()
+        let run = try await runCLI(["demo", "bike", "--speed", "40"], environment: local.environment, timeout: 60)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("Finished: 0.76 km in 02:00"), "\(run.stdout)")
+        let (ride, states) = try await local.played("com.example.bike", "BikeAttributes")
+        // The start, 120 seconds of riding, the summary.
+        #expect(states.count == 122)
+        #expect(states.dropFirst().dropLast().map { $0["rideTime"]?.numberValue } == (1...120).map { Double($0) })
+        #expect(ride.state == .ended && ride.content.state["finished"] == true && ride.content.state["speed"] == 0)
+        #expect(ride.dismissAt != nil)
+        // Its layout, registered from the DSL, draws the summary.
+        let drawn = try await local.admin.presentation(ride.id)
+        #expect(drawn.lockScreen.contains("km/h top"))
+    }
+
+    @Test func theCIDemoGoesFromPendingThroughItsStepsToSucceededOrFailed() async throws {
+        let local = try await Local()
+        for (arguments, outcome) in [(["demo", "ci", "--speed", "40"], "succeeded"), (["demo", "ci", "--fail", "--speed", "40"], "failed")] {
+            let run = try await runCLI(arguments, environment: local.environment, timeout: 60)
+            #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        }
+        let builds = try await local.admin.activities(ActivityFilter(bundleId: "com.example.ci"))
+        #expect(builds.count == 2)
+        var outcomes: [String] = []
+        for build in builds {
+            let states = try await local.admin.history(build.id).compactMap { $0.data["content"]?["state"] }
+            let statuses = states.compactMap { $0["status"]?.stringValue }
+            #expect(statuses.first == "pending" && statuses.dropFirst().dropLast().allSatisfy { $0 == "inProgress" })
+            outcomes.append(statuses.last ?? "")
+            #expect(build.state == .ended && build.content.state["elapsed"] != nil)
+        }
+        #expect(outcomes.sorted() == ["failed", "succeeded"])
+    }
+
+    @Test func theWaterDemoCountsDownMinuteByMinuteAndLeavesAtOnce() async throws {
+        let local = try await Local()
+        let run = try await runCLI(["demo", "water", "--speed", "60"], environment: local.environment, timeout: 60)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let (countdown, states) = try await local.played("com.example.water", "MyLiveActivity")
+        #expect(states.map { $0["mins"] } == [5, 4, 3, 2, 1, 0])
+        #expect(countdown.state == .dismissed)
+    }
+
+    @Test func theDeliveryDemoIsPlayedEntirelyByPushes() async throws {
+        let local = try await Local()
+        let run = try await runCLI(["demo", "delivery", "--speed", "20"], environment: local.environment, timeout: 60)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        let (delivery, states) = try await local.played("com.example.delivery", "DeliveryAttributes")
+        #expect(states.compactMap { $0["status"]?.stringValue } == ["confirmed", "preparing", "onTheWay", "onTheWay", "onTheWay", "onTheWay", "delivered"])
+        #expect(delivery.state == .ended && delivery.pushToken != nil)
+        #expect(run.stdout.contains("Started by push") && run.stdout.contains("the app saw its activity end"), "\(run.stdout)")
+    }
+
+    @Test func ctrlCEndsTheDemosActivityAtOnce() async throws {
+        let local = try await Local()
+        let process = Process()
+        process.executableURL = isletBinary
+        process.arguments = ["demo", "bike"]
+        process.environment = ProcessInfo.processInfo.environment.merging(local.environment) { _, new in new }
+        process.standardOutput = FileHandle.nullDevice
+        try process.run()
+        var riding: Activity?
+        for _ in 0..<200 where riding == nil {
+            riding = try await local.admin.activities(ActivityFilter(bundleId: "com.example.bike", states: [.active])).first
+            if riding == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let ride = try #require(riding)
+        process.interrupt()
+        await offThePool { process.waitUntilExit() }
+        #expect(process.terminationStatus == 130)
+        #expect(try await local.admin.activity(ride.id).state == .dismissed)
+    }
+
+    @Test func theCIScriptShowsARealJobByKeyAndExitsAsTheJobDoes() async throws {
+        let local = try await Local()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Examples/CI/islet-ci.sh").standardized
+        let environment = [
+            "ISLET_URL": local.server.url, "ISLET_KEY": local.data.adminKey, "ISLET_APP": "com.example.ci",
+            "ISLET_CI_PIPELINE": "islet · \"main\"", "ISLET_CI_BUILD": "#7",
+        ]
+        _ = try await local.admin.createApp(bundleId: "com.example.ci")
+        let passing = try await runProgram(
+            URL(fileURLWithPath: "/bin/bash"), [script.path, "Build=echo building", "Test=true"],
+            environment: environment.merging(["ISLET_CI_KEY": "run-1"]) { _, new in new }, timeout: 30
+        )
+        #expect(passing.status == 0, "\(passing.stderr)")
+        #expect(passing.stdout.contains("building") && !passing.stderr.contains("islet-ci: PUT"), "\(passing.stderr)")
+        let failing = try await runProgram(
+            URL(fileURLWithPath: "/bin/bash"), [script.path, "Build=true", "Test=exit 3", "Archive=true"],
+            environment: environment.merging(["ISLET_CI_KEY": "run-2"]) { _, new in new }, timeout: 30
+        )
+        #expect(failing.status == 3)
+
+        for (key, statuses, last) in [("run-1", ["pending", "inProgress", "inProgress", "succeeded"], "Test"),
+                                      ("run-2", ["pending", "inProgress", "inProgress", "failed"], "Test")] {
+            let build = try #require(try await local.admin.activities(ActivityFilter(bundleId: "com.example.ci")).first { $0.key == key })
+            let states = try await local.admin.history(build.id).compactMap { $0.data["content"]?["state"] }
+            #expect(states.compactMap { $0["status"]?.stringValue } == statuses)
+            #expect(build.state == .ended && build.content.state["step"]?.stringValue == last)
+            #expect(build.attributes["pipeline"]?.stringValue == "islet · \"main\"")
+            // The registered layout draws it.
+            #expect(try await local.admin.presentation(build.id).lockScreen.contains(statuses.last == "failed" ? ">Failed<" : ">Succeeded<"))
+        }
+    }
+
+    @Test func theCIScriptsLayoutIsTheDemosOwn() async throws {
+        let printed = try await runCLI(["demo", "ci", "--print-layout"])
+        let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/CI/layout.json")
+        #expect(printed.status == 0)
+        #expect(printed.stdout == (try String(contentsOf: file.standardized, encoding: .utf8)), "run: islet demo ci --print-layout > Examples/CI/layout.json")
+    }
+}
