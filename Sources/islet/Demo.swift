@@ -14,10 +14,10 @@ struct DemoCommand: AsyncParsableCommand {
         discussion: """
             \(Demos.all.map { "\($0.name): \($0.summary)" }.joined(separator: "\n"))
 
-            Each demo is an app written with IsletKit (Examples/Scenarios), its layout in the layout
-            DSL. With the admin key (the default on the server's machine) it creates its app
-            (com.example.<name>) if needed and registers the layout; with an app's key it plays that
-            app. Open the display (`islet serve` prints its address) to watch. Ctrl-C ends the
+            Each demo is an app written with IsletKit (Examples/Scenarios), its layout in the layout \
+            DSL. With the admin key (the default on the server's machine) it creates its app \
+            (com.example.<name>) if needed and registers the layout; with an app's key it plays that \
+            app. Open the display (`islet serve` prints its address) to watch. Ctrl-C ends the \
             activity at once and stops.
             """
     )
@@ -25,7 +25,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Argument(help: "The scenario: \(Demos.all.map(\.name).joined(separator: ", ")).")
     var name: String
 
-    @Option(help: "How many times faster than real time (default 1: the water countdown takes five minutes).")
+    @Option(help: "How many times faster than real time: 1 plays the water countdown's five minutes in five minutes.")
     var speed: Double = 1
 
     @Flag(help: "ci: the build fails at its tests.")
@@ -34,7 +34,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Print the demo's layout document (JSON) and stop: what Examples/CI/layout.json holds for ci.")
     var printLayout = false
 
-    @Option(help: "The device to show it on (default: default).")
+    @Option(help: "The device to show it on.")
     var device = DeviceID.defaultDevice
 
     @Option(help: "delivery: the APNs endpoint (env ISLET_APNS_URL; default https://127.0.0.1:2197).")
@@ -77,7 +77,16 @@ struct DemoCommand: AsyncParsableCommand {
                     apns: APNsClient(server: apns ?? options.environment["ISLET_APNS_URL"] ?? "https://127.0.0.1:2197", http: http),
                     progress: report.progress, note: report.note
                 )
-                try await Self.untilInterrupted { try await demo.run(in: context) }
+                do {
+                    try await Self.untilInterrupted { try await demo.run(in: context) }
+                } catch ActivityAuthorizationError.denied {
+                    FileHandle.standardError.write(Data("""
+                        error: Live Activities are off for \(app.bundleId) on device \(device): turn them on in the display's \
+                        panel, or: islet devices settings \(device) --app \(app.bundleId) --activities on
+
+                        """.utf8))
+                    throw ExitCode(5)
+                }
             })
         } catch {
             result = .failure(error)
