@@ -25,7 +25,7 @@ struct DemoCommand: AsyncParsableCommand {
     @Argument(help: "The scenario: \(Demos.all.map(\.name).joined(separator: ", ")).")
     var name: String
 
-    @Option(help: "How many times faster than real time: 1 plays the water countdown's five minutes in five minutes.")
+    @Option(help: "How many times faster than real time: 1 plays the water countdown's five minutes in five minutes. Figures in the content (a ride's time) are the demo's time; timers on the display count real time.")
     var speed: Double = 1
 
     @Flag(help: "ci: the build fails at its tests.")
