@@ -181,6 +181,19 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .executableTarget(
+            // The load harness: Islet and its peers, the same workload (Benchmarks/README.md).
+            name: "islet-bench",
+            dependencies: [
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+            ],
+            path: "Benchmarks/Harness",
+            swiftSettings: swiftSettings
+        ),
         .target(
             name: "IsletTestSupport",
             path: "Tests/IsletTestSupport",

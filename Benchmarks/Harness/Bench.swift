@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+
+/// `islet-bench`: Islet's speed, memory and scaling beside the systems people would use instead.
+/// Design: Benchmarks/README.md.
+@main
+struct IsletBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "islet-bench",
+        abstract: "Load harness: Islet and its peers on loopback, the same workload through the same harness.",
+        subcommands: [Ingest.self, Ceiling.self]
+    )
+}
+
+/// Where the systems under test come from.
+struct Systems: ParsableArguments {
+    @Option(help: "The islet binary (default: next to this one).")
+    var islet: String?
+
+    var isletPath: String {
+        islet ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("islet").path
+    }
+
+    var harnessPath: String { URL(fileURLWithPath: CommandLine.arguments[0]).path }
+
+    /// A fresh directory for one run of one system.
+    func scratch(_ name: String) throws -> URL {
+        let url = FileManager.default.temporaryDirectory.appendingPathComponent("islet-bench-\(name)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        return url
+    }
+
+    /// `islet serve` on a free port, with limits out of the way and the given durability.
+    func startIslet(durability: String) async throws -> ServerUnderTest {
+        let directory = try scratch("islet")
+        return try await ServerUnderTest(
+            name: "islet (\(durability))", executable: isletPath,
+            arguments: ["serve", "--port", "0", "--data", directory.appendingPathComponent("data").path, "--log-level", "warning"],
+            environment: [
+                "ISLET_APNS_ENABLED": "false", "ISLET_STORE_DURABILITY": durability,
+                "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "1000000", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "1000000",
+            ],
+            directory: directory
+        )
+    }
+
+    func startCeiling() async throws -> ServerUnderTest {
+        try await ServerUnderTest(name: "hummingbird (empty handler)", executable: harnessPath, arguments: ["ceiling"], directory: try scratch("ceiling"))
+    }
+}
+
+/// A thousands-separated whole number.
+func grouped(_ value: Double) -> String {
+    let formatter = NumberFormatter()
+    formatter.numberStyle = .decimal
+    formatter.maximumFractionDigits = 0
+    return formatter.string(from: NSNumber(value: value)) ?? "\(Int(value))"
+}

@@ -1,0 +1,80 @@
+import Foundation
+
+/// A server the harness starts, measures and stops: a child process on a free loopback port.
+final class ServerUnderTest: @unchecked Sendable {
+    let name: String
+    let process = Process()
+    private(set) var port = 0
+    private let output = Pipe()
+    private var seen = ""
+    let directory: URL
+
+    /// Starts `executable arguments` and waits for its "listening on http://host:port" line.
+    init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], directory: URL) async throws {
+        self.name = name
+        self.directory = directory
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
+        process.standardOutput = output
+        process.standardError = output
+        process.currentDirectoryURL = directory
+        try process.run()
+        let handle = output.fileHandleForReading
+        let deadline = Date().addingTimeInterval(120)
+        while Date() < deadline {
+            let data = handle.availableData
+            if data.isEmpty { break }
+            seen += String(decoding: data, as: UTF8.self)
+            if let match = seen.firstMatch(of: /listening on http:\/\/[^:\s]+:(\d+)/), let port = Int(match.1) {
+                self.port = port
+                // Keep draining what it prints so it never blocks on a full pipe.
+                handle.readabilityHandler = { handle in _ = handle.availableData }
+                return
+            }
+        }
+        process.terminate()
+        throw HarnessError("\(name) did not start:\n\(seen)")
+    }
+
+    var pid: Int32 { process.processIdentifier }
+
+    /// CPU seconds the server has used (user + system).
+    var cpuSeconds: Double { ProcessCPU.seconds(of: pid) }
+
+    /// Resident memory in kilobytes.
+    var residentKilobytes: Int { ProcessCPU.residentKilobytes(of: pid) }
+
+    func stop() {
+        guard process.isRunning else { return }
+        process.terminate()
+        process.waitUntilExit()
+    }
+}
+
+/// Readings from /proc.
+enum ProcessCPU {
+    static let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+
+    static func seconds(of pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+            let close = stat.lastIndex(of: ")")
+        else { return 0 }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // After the command: state is field 3, utime 14, stime 15 (1-based in proc(5)).
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return 0 }
+        return (user + system) / ticks
+    }
+
+    static func residentKilobytes(of pid: Int32) -> Int {
+        guard let status = try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8),
+            let line = status.split(separator: "\n").first(where: { $0.hasPrefix("VmRSS:") })
+        else { return 0 }
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+}
+
+struct HarnessError: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
