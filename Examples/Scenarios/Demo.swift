@@ -109,7 +109,13 @@ public struct DemoError: Error, CustomStringConvertible {
 /// The first element of `sequence`, or `nil` when none comes within `seconds`.
 func first<S: AsyncSequence & Sendable>(of sequence: S, within seconds: Double) async -> S.Element? where S.Element: Sendable {
     await withTaskGroup(of: S.Element?.self) { group in
-        group.addTask { try? await sequence.first { _ in true } }
+        group.addTask {
+            // A loop, not `sequence.first { _ in true }`: Swift 6.3.1 crashes optimizing that (-c release).
+            do {
+                for try await element in sequence { return element }
+            } catch {}
+            return nil
+        }
         group.addTask {
             try? await Task.sleep(for: .seconds(seconds))
             return nil
