@@ -14,15 +14,9 @@ out=docs/screenshots
 work=$(mktemp -d)
 mkdir -p "$out"
 
-ISLET_APNS_ENABLED=false "${islet[@]}" serve --port 0 --data "$work/data" >"$work/serve.log" 2>&1 &
-server=$!
-trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
-for _ in $(seq 600); do
-    port=$(sed -n 's|^Islet .* listening on http://[^:]*:\([0-9]*\)$|\1|p' "$work/serve.log")
-    [ -n "$port" ] && break
-    sleep 0.1
-done
-[ -n "$port" ] || { cat "$work/serve.log" >&2; echo "islet serve did not start" >&2; exit 1; }
+source Examples/serve.sh
+trap 'kill "${server:-}" 2>/dev/null; rm -rf "$work"' EXIT
+start_islet "$work" || exit 1
 
 python3 Examples/demo_screenshots.py "http://127.0.0.1:$port" "$work/data" "$out" "${islet[@]}"
 for file in "$out"/demo-bike-*.png; do

@@ -83,7 +83,7 @@ private final class SSEReader: ChannelInboundHandler, @unchecked Sendable {
         while let end = pending.readableBytesView.firstRange(of: [10, 10]) {
             let length = end.upperBound - pending.readerIndex
             let message = pending.readSlice(length: length)!
-            if let connected, message.readableBytesView.starts(with: Array(": connected".utf8)) || message.readableBytesView.firstRange(of: Array(": connected".utf8)) != nil {
+            if let connected, message.readableBytesView.firstRange(of: Self.connectedComment) != nil {
                 connected.succeed()
                 self.connected = nil
                 continue
@@ -95,6 +95,7 @@ private final class SSEReader: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private static let marker = Array(#""sent":"#.utf8)
+    private static let connectedComment = Array(": connected".utf8)
 
     /// The digits after `"sent":`.
     static func sent(in message: ByteBuffer) -> UInt64? {

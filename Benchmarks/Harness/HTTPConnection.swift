@@ -30,6 +30,14 @@ final class HTTPConnection: Sendable {
         return HTTPConnection(channel: channel, responses: responses, host: "\(host):\(port)")
     }
 
+    /// `count` connections to a loopback port, opened concurrently.
+    static func pool(_ count: Int, port: Int) async throws -> [HTTPConnection] {
+        try await withThrowingTaskGroup(of: HTTPConnection.self) { group in
+            for _ in 0..<count { group.addTask { try await connect(host: "127.0.0.1", port: port) } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+
     /// Sends a request and returns the response's status and body.
     func send(_ method: HTTPMethod, _ uri: String, headers: [(String, String)] = [], body: ByteBuffer? = nil) async throws -> (status: Int, body: ByteBuffer) {
         var head = HTTPRequestHead(version: .http1_1, method: method, uri: uri)

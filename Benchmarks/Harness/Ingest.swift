@@ -57,26 +57,20 @@ struct Ingest: AsyncParsableCommand {
         var key = ""
         var ids: [String] = (0..<activities).map { "activity-\($0)" }
         if isIslet {
-            let admin = try String(contentsOf: server.directory.appendingPathComponent("data/admin.key"), encoding: .utf8)
-                .trimmingCharacters(in: .whitespacesAndNewlines)
-            key = try await IsletSetup.app(on: setup, admin: admin, bundleId: "com.bench.ingest")
+            key = try await IsletSetup.app(on: setup, admin: try server.adminKey, bundleId: "com.bench.ingest")
             ids = try await IsletSetup.activities(activities, port: server.port, key: key)
         }
         await setup.close()
 
-        let pool = try await withThrowingTaskGroup(of: HTTPConnection.self) { group in
-            for _ in 0..<connections { group.addTask { try await HTTPConnection.connect(host: "127.0.0.1", port: server.port) } }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let pool = try await HTTPConnection.pool(connections, port: server.port)
         let headers = [("Authorization", "Bearer \(key)")]
         let warmUp = seconds / 5
         let clock = ContinuousClock()
         let begin = clock.now
         let start = begin.advanced(by: .seconds(warmUp))
         let end = start.advanced(by: .seconds(seconds))
-        let ids_ = ids
-        let cpuBefore = (server.cpuSeconds, ProcessCPU.seconds(of: getpid()))
-        var cpuAtStart = cpuBefore
+        let targets = ids
+        var cpuAtStart = (0.0, 0.0)
         let counts = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
             for (index, connection) in pool.enumerated() {
                 group.addTask {
@@ -85,7 +79,7 @@ struct Ingest: AsyncParsableCommand {
                         let now = clock.now
                         if now >= end { break }
                         sequence += pool.count
-                        let id = ids_[sequence % ids_.count]
+                        let id = targets[sequence % targets.count]
                         let body = ByteBuffer(string: size.update(sequence: sequence))
                         let (status, _) = try await connection.send(.POST, "/v1/activities/\(id)/update", headers: headers, body: body)
                         let finished = clock.now
@@ -101,11 +95,9 @@ struct Ingest: AsyncParsableCommand {
         }
         let cpuAfter = (server.cpuSeconds, ProcessCPU.seconds(of: getpid()))
         for connection in pool { await connection.close() }
-        let elapsed = Double(seconds)
-        _ = cpuBefore
         return Result(
-            system: server.name, size: size, rate: Double(counts.0) / elapsed, failures: counts.1,
-            serverCPU: (cpuAfter.0 - cpuAtStart.0) / elapsed, harnessCPU: (cpuAfter.1 - cpuAtStart.1) / elapsed
+            system: server.name, size: size, rate: Double(counts.0) / seconds, failures: counts.1,
+            serverCPU: (cpuAfter.0 - cpuAtStart.0) / seconds, harnessCPU: (cpuAfter.1 - cpuAtStart.1) / seconds
         )
     }
 }
@@ -143,24 +135,41 @@ enum IsletSetup {
 
     /// Starts `count` activities over a few connections; returns their ids.
     static func activities(_ count: Int, port: Int, key: String, device: @escaping @Sendable (Int) -> String = { _ in "default" }) async throws -> [String] {
+        try await inLanes(count, port: port) { connection, index in
+            let body = #"{"attributesType":"Bench","attributes":{},"device":"\#(device(index))","content":{"state":{"speed":0,"seq":0}}}"#
+            let (status, answer) = try await connection.send(
+                .POST, "/v1/activities", headers: [("Authorization", "Bearer \(key)")], body: ByteBuffer(string: body)
+            )
+            guard status == 201, let json = try JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any],
+                let id = json["id"] as? String
+            else { throw HarnessError("starting an activity: \(status) \(String(buffer: answer))") }
+            return id
+        }
+    }
+
+    /// Creates devices `d0` … `d<count-1>`.
+    static func devices(_ count: Int, port: Int, admin: String) async throws {
+        _ = try await inLanes(count, port: port) { connection, index in
+            let (status, answer) = try await connection.send(
+                .POST, "/v1/devices", headers: [("Authorization", "Bearer \(admin)")], body: ByteBuffer(string: #"{"id":"d\#(index)"}"#)
+            )
+            guard status == 201 else { throw HarnessError("creating a device: \(status) \(String(buffer: answer))") }
+        }
+    }
+
+    /// Runs `make` for indexes 0..<count over eight connections at once; the results in no set order.
+    private static func inLanes<T: Sendable>(
+        _ count: Int, port: Int, _ make: @escaping @Sendable (HTTPConnection, Int) async throws -> T
+    ) async throws -> [T] {
         let lanes = 8
-        return try await withThrowingTaskGroup(of: [String].self) { group in
+        return try await withThrowingTaskGroup(of: [T].self) { group in
             for lane in 0..<lanes {
                 group.addTask {
                     let connection = try await HTTPConnection.connect(host: "127.0.0.1", port: port)
-                    defer { Task { await connection.close() } }
-                    var ids: [String] = []
-                    for index in stride(from: lane, to: count, by: lanes) {
-                        let body = #"{"attributesType":"Bench","attributes":{},"device":"\#(device(index))","content":{"state":{"speed":0,"seq":0}}}"#
-                        let (status, answer) = try await connection.send(
-                            .POST, "/v1/activities", headers: [("Authorization", "Bearer \(key)")], body: ByteBuffer(string: body)
-                        )
-                        guard status == 201, let json = try JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any],
-                            let id = json["id"] as? String
-                        else { throw HarnessError("starting an activity: \(status) \(String(buffer: answer))") }
-                        ids.append(id)
-                    }
-                    return ids
+                    var made: [T] = []
+                    for index in stride(from: lane, to: count, by: lanes) { made.append(try await make(connection, index)) }
+                    await connection.close()
+                    return made
                 }
             }
             return try await group.reduce(into: []) { $0 += $1 }

@@ -60,8 +60,7 @@ struct Latency: AsyncParsableCommand {
     }
 
     func measure(_ server: ServerUnderTest) async throws -> Result {
-        let admin = try String(contentsOf: server.directory.appendingPathComponent("data/admin.key"), encoding: .utf8)
-            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let admin = try server.adminKey
         let setup = try await HTTPConnection.connect(host: "127.0.0.1", port: server.port)
         let key = try await IsletSetup.app(on: setup, admin: admin, bundleId: "com.bench.latency")
         await setup.close()
@@ -79,10 +78,7 @@ struct Latency: AsyncParsableCommand {
             }
             return try await group.reduce(into: subscribers) { $0.append($1) }
         }
-        let senders = try await withThrowingTaskGroup(of: HTTPConnection.self) { group in
-            for _ in 0..<connections { group.addTask { try await HTTPConnection.connect(host: "127.0.0.1", port: server.port) } }
-            return try await group.reduce(into: []) { $0.append($1) }
-        }
+        let senders = try await HTTPConnection.pool(connections, port: server.port)
 
         let warmUp = max(2, seconds / 5)
         let base = DispatchTime.now().uptimeNanoseconds + 200_000_000
@@ -133,27 +129,5 @@ struct Latency: AsyncParsableCommand {
             expected: Int(Double(count) * rate * seconds), serverCPU: (cpuAfter.0 - cpuAtStart.0) / seconds,
             harnessCPU: (cpuAfter.1 - cpuAtStart.1) / seconds
         )
-    }
-}
-
-extension IsletSetup {
-    /// Creates devices `d0` … `d<count-1>`.
-    static func devices(_ count: Int, port: Int, admin: String) async throws {
-        let lanes = 8
-        try await withThrowingTaskGroup(of: Void.self) { group in
-            for lane in 0..<lanes {
-                group.addTask {
-                    let connection = try await HTTPConnection.connect(host: "127.0.0.1", port: port)
-                    for index in stride(from: lane, to: count, by: lanes) {
-                        let (status, answer) = try await connection.send(
-                            .POST, "/v1/devices", headers: [("Authorization", "Bearer \(admin)")], body: ByteBuffer(string: #"{"id":"d\#(index)"}"#)
-                        )
-                        guard status == 201 else { throw HarnessError("creating a device: \(status) \(String(buffer: answer))") }
-                    }
-                    await connection.close()
-                }
-            }
-            try await group.waitForAll()
-        }
     }
 }

@@ -39,6 +39,14 @@ final class ServerUnderTest: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
 
+    /// Islet's admin key, from its data directory.
+    var adminKey: String {
+        get throws {
+            try String(contentsOf: directory.appendingPathComponent("data/admin.key"), encoding: .utf8)
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+    }
+
     /// CPU seconds the server has used (user + system).
     var cpuSeconds: Double { ProcessCPU.seconds(of: pid) }
 

@@ -98,15 +98,9 @@ done
 
 # The web display with all three live on it, from a server of its own (Selenium drives Chromium).
 if python3 -c "import selenium" 2>/dev/null; then
-    ISLET_APNS_ENABLED=false "${islet[@]}" serve --port 0 --data "$work/data" >"$work/serve.log" 2>&1 &
-    server=$!
-    trap 'kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
-    for _ in $(seq 600); do
-        port=$(sed -n 's|^Islet .* listening on http://[^:]*:\([0-9]*\)$|\1|p' "$work/serve.log")
-        [ -n "$port" ] && break
-        sleep 0.1
-    done
-    [ -n "$port" ] || { cat "$work/serve.log" >&2; echo "islet serve did not start" >&2; exit 1; }
+    source Examples/serve.sh
+    trap 'kill "${server:-}" 2>/dev/null; rm -rf "$work"' EXIT
+    start_islet "$work" || exit 1
     python3 "$layouts/display_screenshots.py" "http://127.0.0.1:$port" "$(cat "$work/data/admin.key")" "$out"
     kill "$server"
     wait "$server" 2>/dev/null || true

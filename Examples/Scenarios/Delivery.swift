@@ -66,7 +66,7 @@ public struct Delivery: Demo {
         let total = 60.0
         var state = DeliveryAttributes.ContentState(status: .confirmed, courier: "", stopsAway: 0, eta: context.date(in: total))
         try await provider.push(
-            to: Wire.hex(startToken), event: "start", state: state, context: context, alert: ("Order confirmed", "Pasta Nostra is on it."),
+            to: Wire.hex(startToken), event: "start", state: state, alert: ("Order confirmed", "Pasta Nostra is on it."),
             extra: [
                 "attributes-type": "DeliveryAttributes",
                 "attributes": try Wire.json(DeliveryAttributes(restaurant: "Pasta Nostra", orderNumber: "#4711")),
@@ -99,7 +99,7 @@ public struct Delivery: Demo {
                 state.stopsAway = step.stops
                 // Routine changes at priority 5, which spends no budget; alerts at 10.
                 try await provider.push(
-                    to: Wire.hex(token), event: "update", state: state, context: context, alert: step.alert,
+                    to: Wire.hex(token), event: "update", state: state, alert: step.alert,
                     priority: step.alert == nil ? 5 : 10
                 )
                 context.note("update → \(step.status.rawValue)\(step.stops > 0 ? ", \(step.stops) stop\(step.stops == 1 ? "" : "s") away" : "")\(step.alert.map { " (alert: \($0.0))" } ?? "")")
@@ -110,7 +110,7 @@ public struct Delivery: Demo {
             let states = activity.activityStateUpdates  // listening from before the push
             async let ended = first(of: states.filter { $0 == .ended }, within: 10)
             try await provider.push(
-                to: Wire.hex(token), event: "end", state: state, context: context, alert: nil,
+                to: Wire.hex(token), event: "end", state: state, alert: nil,
                 extra: ["dismissal-date": .number(Date().addingTimeInterval(15 * 60).timeIntervalSince1970.rounded())]
             )
             guard await ended != nil else { throw DemoError("The end push was accepted but the activity did not end.") }
@@ -241,7 +241,7 @@ private struct Provider: Sendable {
 
     /// Pushes a Live Activity payload; throws on any refusal, with Apple's reason.
     func push(
-        to token: String, event: String, state: DeliveryAttributes.ContentState, context: DemoContext, alert: (String, String)?,
+        to token: String, event: String, state: DeliveryAttributes.ContentState, alert: (String, String)?,
         priority: Int = 10, extra: [String: JSONValue] = [:]
     ) async throws {
         var aps: [String: JSONValue] = [
