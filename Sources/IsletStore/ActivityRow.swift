@@ -1,12 +1,15 @@
 import Foundation
 import GRDB
 import IsletCore
+import Synchronization
 
 /// Reads and writes activities as rows: the whole activity as JSON, plus the columns queries use.
 enum ActivityRow {
     static let liveStates = "('pending', 'active', 'stale')"
 
-    static func save(_ activity: Activity, now: Date, in db: Database) throws {
+    /// Writes the activity; returns its body, the activity in wire format.
+    @discardableResult
+    static func save(_ activity: Activity, now: Date, in db: Database) throws -> String {
         if activity.state == .dismissed, activity.pushToken != nil {
             // A dismissed activity's token is unregistered, as an uninstalled app's would be.
             try PushTokens.retireActivityTokens(
@@ -15,7 +18,7 @@ enum ActivityRow {
         }
         let body = try WireFormat.string(activity)
         let startTime = (activity.startedAt ?? activity.scheduledStart ?? activity.createdAt).timeIntervalSince1970
-        try db.execute(
+        try db.cachedStatement(
             sql: """
                 INSERT INTO activity
                     (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
@@ -24,33 +27,68 @@ enum ActivityRow {
                 ON CONFLICT(id) DO UPDATE SET
                     state = excluded.state, deadline = excluded.deadline, relevanceScore = excluded.relevanceScore,
                     startTime = excluded.startTime, updatedAt = excluded.updatedAt, body = excluded.body
-                """,
+                """
+        ).execute(
             arguments: [
                 activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue,
                 activity.key, activity.nextDeadline?.timeIntervalSince1970, activity.content.relevanceScore,
                 startTime, activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970, body, activity.channelId,
             ]
         )
+        decoded.remember(activity, body: body)
+        return body
     }
 
     /// The activities a query selects, decoded. The query must select the `body` column.
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Activity] {
-        let decoder = WireFormat.decoder()
-        return try String.fetchAll(db, sql: sql, arguments: arguments).map { body in
-            try decoder.decode(Activity.self, from: Data(body.utf8))
-        }
+        try decode(String.fetchAll(db, sql: sql, arguments: arguments))
     }
+
+    private static func decode(_ bodies: [String]) throws -> [Activity] {
+        let decoder = WireFormat.decoder()
+        return try bodies.map { body in try decoder.decode(Activity.self, from: Data(body.utf8)) }
+    }
+
+    /// Recently written bodies and the activities they encode.
+    static let decoded = DecodedActivities()
 
     static func fetchOne(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> Activity? {
         try fetchAll(db, sql: sql, arguments: arguments).first
     }
 
     static func fetch(id: ActivityID, owner: BundleID?, in db: Database) throws -> Activity {
-        let found = try fetchAll(db, sql: "SELECT body FROM activity WHERE id = ?", arguments: [id]).first
+        // Every change starts here: a cached statement saves parsing the SQL each time, and the
+        // memo decoding the body the last change wrote.
+        let body = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM activity WHERE id = ?"), arguments: [id])
+        let found = try body.map { body in try decoded.activity(id, body: body) ?? decode([body])[0] }
         // Another app's activity is reported as missing: an app key learns nothing about it.
         guard let activity = found, owner == nil || owner == activity.bundleId else {
             throw IsletError(.activityNotFound, "No activity \(id).")
         }
         return activity
+    }
+}
+
+/// A memo of decoding the body last written for each activity: an update reads back the body
+/// the previous change wrote, and decoding it again was the largest single cost of a change. An
+/// entry is used only when the row's body is the very string it was made from, so it is never
+/// stale — a rolled-back write or a change made elsewhere simply misses. It holds at most
+/// `capacity` activities and starts over when full.
+final class DecodedActivities: Sendable {
+    static let capacity = 16_384
+    private let entries = Mutex<[ActivityID: (body: String, activity: Activity)]>([:])
+
+    func activity(_ id: ActivityID, body: String) -> Activity? {
+        entries.withLock { entries in
+            guard let entry = entries[id], entry.body == body else { return nil }
+            return entry.activity
+        }
+    }
+
+    func remember(_ activity: Activity, body: String) {
+        entries.withLock { entries in
+            if entries.count >= Self.capacity, entries[activity.id] == nil { entries.removeAll(keepingCapacity: true) }
+            entries[activity.id] = (body, activity)
+        }
     }
 }

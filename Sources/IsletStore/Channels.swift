@@ -30,7 +30,7 @@ enum Channels {
 /// Registered activity types as rows.
 enum ActivityTypes {
     static func fetch(bundleId: BundleID, name: String, db: Database) throws -> ActivityType? {
-        try String.fetchOne(db, sql: "SELECT body FROM activityType WHERE bundleId = ? AND name = ?", arguments: [bundleId, name])
+        try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM activityType WHERE bundleId = ? AND name = ?"), arguments: [bundleId, name])
             .map { try WireFormat.decoder().decode(ActivityType.self, from: Data($0.utf8)) }
     }
 }

@@ -8,7 +8,7 @@ import IsletCore
 enum PushTokens {
     static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
-        return (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255, using: &generator)) }.joined()
+        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexEncoded
     }
 
     /// Records an activity's token.

@@ -11,6 +11,9 @@ extension SQLiteStore {
         public var transition: Transition
         /// Whether the change created the activity.
         public var created: Bool
+        /// The activity in wire format, as written, when the call wrote it: answering with it
+        /// saves encoding it again.
+        public var body: String? = nil
     }
 
     /// Starts an activity for `bundleId`, or refuses it with ActivityKit's reason.
@@ -42,9 +45,9 @@ extension SQLiteStore {
             var activity = try ActivityRow.fetch(id: id, owner: owner, in: db)
             let type = try ActivityTypes.fetch(bundleId: activity.bundleId, name: activity.attributesType, db: db)
             let transition = try activity.handle(input, now: now, rules: rules, type: type)
-            try ActivityRow.save(activity, now: now, in: db)
+            let body = try ActivityRow.save(activity, now: now, in: db)
             try log.record(transition, of: activity, in: db)
-            return Outcome(activity: activity, transition: transition, created: false)
+            return Outcome(activity: activity, transition: transition, created: false, body: body)
         }
     }
 
@@ -188,9 +191,9 @@ extension SQLiteStore {
             let delivered = try activity.handle(.push(message, Activity.PushDelivery(budgetPerHour: nil)), now: now, rules: rules, type: type)
             transition.payloads += delivered.payloads
         }
-        try ActivityRow.save(activity, now: now, in: db)
+        let body = try ActivityRow.save(activity, now: now, in: db)
         try PushTokens.recordActivityToken(activity, db: db)
         try log.record(transition, of: activity, in: db)
-        return Outcome(activity: activity, transition: transition, created: true)
+        return Outcome(activity: activity, transition: transition, created: true, body: body)
     }
 }

@@ -4,10 +4,12 @@ import IsletCore
 
 /// Islet's embedded store: one SQLite file in WAL mode, driven by the core's lifecycle rules.
 ///
-/// Every change runs in one write transaction: the activity is loaded, the core decides, the
+/// Every change runs in a write transaction: the activity is loaded, the core decides, the
 /// activity and its events are written, and the transaction commits before the call returns,
-/// so a caller acknowledges only what is durable. Committed events go to `onCommit` in commit
-/// order, from the single writer, so subscribers see them in id order.
+/// so a caller acknowledges only what is durable. Changes that arrive together share one
+/// transaction, each in its own savepoint (`GroupCommit`): one commit, one wait for the disk.
+/// Committed events go to `onCommit` in commit order, from the single writer, so subscribers
+/// see them in id order.
 public final class SQLiteStore: Sendable {
     /// How hard a commit waits for the disk.
     public enum Durability: String, Sendable, CaseIterable {
@@ -21,7 +23,7 @@ public final class SQLiteStore: Sendable {
     /// The lifecycle rules the store applies.
     public let rules: LifecycleRules
     let pool: DatabasePool
-    private let onCommit: @Sendable ([EncodedEvent]) -> Void
+    let groupCommit: GroupCommit
 
     /// Opens (creating and migrating as needed) the store at `path`.
     ///
@@ -42,24 +44,16 @@ public final class SQLiteStore: Sendable {
         configuration.busyMode = .timeout(10)
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.rules = rules
-        self.onCommit = onCommit
+        self.groupCommit = GroupCommit(pool: pool, publish: onCommit)
         try Schema.migrator.migrate(pool)
     }
 
-    /// Runs `body` in a write transaction and hands its events to `onCommit` once committed.
+    /// Runs `body` in a write transaction (shared with the changes that arrive meanwhile: group
+    /// commit) and hands its events to `onCommit` once committed.
     func write<T: Sendable>(
         now: Date, _ body: @escaping @Sendable (Database, inout EventLog) throws -> T
     ) async throws -> T {
-        let publish = onCommit
-        return try await pool.write { db in
-            var log = EventLog(now: now)
-            let value = try body(db, &log)
-            let events = log.events
-            if !events.isEmpty {
-                db.afterNextTransaction { _ in publish(events) }
-            }
-            return value
-        }
+        try await groupCommit.write(now: now, body)
     }
 
     /// Runs `body` in one write transaction that records no event (keys, shapes, settings of an
@@ -95,10 +89,8 @@ struct EventLog {
         _ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?, in db: Database
     ) throws {
         let data = payload.encodedData()
-        try db.execute(
-            sql: "INSERT INTO event (time, type, bundleId, deviceId, activityId, data) VALUES (?, ?, ?, ?, ?, ?)",
-            arguments: [now.timeIntervalSince1970, payload.type.rawValue, bundleId, deviceId, activityId, data]
-        )
+        try db.cachedStatement(sql: "INSERT INTO event (time, type, bundleId, deviceId, activityId, data) VALUES (?, ?, ?, ?, ?, ?)")
+            .execute(arguments: [now.timeIntervalSince1970, payload.type.rawValue, bundleId, deviceId, activityId, data])
         events.append(EncodedEvent(
             id: db.lastInsertedRowID, type: payload.type, time: now, bundleId: bundleId, deviceId: deviceId,
             activityId: activityId, dataJSON: data

@@ -1,6 +1,6 @@
 import Foundation
 import IsletCore
-import IsletStore
+@testable import IsletStore
 import Synchronization
 import Testing
 
@@ -281,6 +281,33 @@ struct StoreTests {
         #expect(await reason { _ = try await fixture.store.apply(.update(ContentUpdate(content: big)), to: id, owner: nil, now: at(1)) } == .attributesTooLarge)
         #expect(try await fixture.store.history(of: id, owner: nil).count == 1)
         #expect(try await fixture.store.lastEventID() == 1)
+    }
+
+    @Test func changesArrivingTogetherShareATransactionAndARefusalUndoesOnlyItsOwn() async throws {
+        let fixture = try await StoreFixture()
+        let store = fixture.store!
+        let id = try await store.request(ride(0), bundleId: "com.example.bike", now: t0).activity.id
+        let transactionsBefore = store.groupCommit.transactions
+        let big = String(repeating: "x", count: 5000)
+        // Every third change is refused (its state is too large); the others must all land.
+        let refused = try await withThrowingTaskGroup(of: ErrorReason?.self) { group in
+            for n in 1...60 {
+                group.addTask {
+                    let state: JSONValue = n % 3 == 0 ? ["note": .string(big)] : ["speed": .integer(Int64(n))]
+                    return await reason {
+                        _ = try await store.apply(.update(ContentUpdate(content: ActivityContent(state: state))), to: id, owner: nil, now: at(Double(n)))
+                    }
+                }
+            }
+            return try await group.reduce(into: [ErrorReason?]()) { $0.append($1) }
+        }
+        #expect(refused.filter { $0 == .attributesTooLarge }.count == 20)
+        #expect(refused.filter { $0 == nil }.count == 40)
+        let history = try await store.history(of: id, owner: nil)
+        #expect(history.count == 41)
+        #expect(history.map(\.id) == Array(1...41).map(EventID.init))
+        #expect(fixture.sink.events.withLock { $0.map(\.id) } == history.map(\.id))
+        #expect(store.groupCommit.transactions - transactionsBefore < 60)
     }
 
     @Test func eventsAfterAnIdPassTheFilter() async throws {

@@ -89,11 +89,19 @@ extension IsletError {
 extension Response {
     /// A JSON response in Islet's wire format.
     static func json(_ value: some Encodable, status: HTTPResponse.Status = .ok) throws -> Response {
+        json(encoded: try WireFormat.string(value), status: status)
+    }
+
+    /// A JSON response from a value already in wire format.
+    static func json(encoded: String, status: HTTPResponse.Status = .ok) -> Response {
         // A final newline, so `curl` output ends where a terminal expects it.
-        let data = try WireFormat.encoder().encode(value) + Data("\n".utf8)
+        var buffer = ByteBuffer()
+        buffer.reserveCapacity(encoded.utf8.count + 1)
+        buffer.writeString(encoded)
+        buffer.writeInteger(UInt8(ascii: "\n"))
         return Response(
             status: status, headers: [.contentType: "application/json; charset=utf-8"],
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
+            body: ResponseBody(byteBuffer: buffer)
         )
     }
 }

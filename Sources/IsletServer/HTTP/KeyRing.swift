@@ -53,6 +53,6 @@ final class KeyRing: Sendable {
 
     /// The hash under which a key is stored.
     static func hash(_ key: String) -> String {
-        SHA256.hash(data: Data(key.utf8)).map { String(format: "%02x", $0) }.joined()
+        SHA256.hash(data: Data(key.utf8)).hexEncoded
     }
 }

@@ -106,6 +106,9 @@ struct ActivityRoutes {
         if let ignored = outcome.transition.ignored {
             return ignored.error.response()
         }
+        if let body = outcome.body {
+            return Response.json(encoded: body, status: status)
+        }
         return try Response.json(outcome.activity, status: status)
     }
 }
