@@ -28,6 +28,9 @@ struct Deliveries {
         let measured = base + UInt64(warmUp * 1e9)
         let end = measured + UInt64(seconds * 1e9)
         for subscriber in subscribers { try await subscriber.record(from: measured) }
+        guard DispatchTime.now().uptimeNanoseconds < measured else {
+            throw HarnessError("the warm-up (\(warmUp) s) ended before \(subscribers.count) subscribers were told to record; lengthen it")
+        }
         let period = 1e9 / rate
         let count = fleet.activities
         var meter: CPUMeter?
