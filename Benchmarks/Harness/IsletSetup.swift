@@ -15,8 +15,9 @@ enum IsletSetup {
         return key
     }
 
-    /// Starts `count` activities over a few connections; returns their ids.
-    static func activities(_ count: Int, port: Int, key: String, device: @escaping @Sendable (Int) -> String = { _ in "default" }) async throws -> [String] {
+    /// Starts `count` activities over a few connections, activity `i` on device `device(i)`;
+    /// returns their ids, in order.
+    static func activities(_ count: Int, port: Int, key: String, device: @escaping @Sendable (Int) -> String) async throws -> [String] {
         try await inLanes(count, port: port) { connection, index in
             let body = #"{"attributesType":"Bench","attributes":{},"device":"\#(device(index))","content":{"state":{"speed":0,"seq":0}}}"#
             let (status, answer) = try await connection.send(
@@ -47,7 +48,7 @@ enum IsletSetup {
         let made = try await withThrowingTaskGroup(of: [(Int, T)].self) { group in
             for lane in 0..<lanes {
                 group.addTask {
-                    let connection = try await HTTPConnection.connect(host: "127.0.0.1", port: port)
+                    let connection = try await HTTPConnection.connect(port: port)
                     var made: [(Int, T)] = []
                     for index in stride(from: lane, to: count, by: lanes) { made.append((index, try await make(connection, index))) }
                     await connection.close()

@@ -21,7 +21,7 @@ struct IsletTarget: Target {
         let server = try await systems.startIslet(durability: durability)
         do {
             let admin = try server.adminKey
-            let setup = try await HTTPConnection.connect(host: "127.0.0.1", port: server.port)
+            let setup = try await HTTPConnection.connect(port: server.port)
             let key = try await IsletSetup.app(on: setup, admin: admin, bundleId: "com.bench")
             await setup.close()
             try await IsletSetup.devices(fleet.devices, port: server.port, admin: admin)
@@ -42,7 +42,7 @@ struct IsletTarget: Target {
     }
 
     func publisher() async throws -> any Publisher {
-        HTTPPublisher(connection: try await HTTPConnection.connect(host: "127.0.0.1", port: server.port), key: key, ids: ids)
+        HTTPPublisher(connection: try await HTTPConnection.connect(port: server.port), key: key, ids: ids)
     }
 
     func subscribe(device: Int) async throws -> Subscription {
@@ -56,7 +56,7 @@ struct IsletTarget: Target {
 
     /// Polls `GET /metrics` until `islet_subscribers` reaches `count`.
     func awaitSubscribers(_ count: Int) async throws {
-        let connection = try await HTTPConnection.connect(host: "127.0.0.1", port: server.port)
+        let connection = try await HTTPConnection.connect(port: server.port)
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))
         var counted = 0
         while counted < count, ContinuousClock.now < deadline {
