@@ -8,7 +8,7 @@ struct IsletBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "islet-bench",
         abstract: "Load harness: Islet and its peers on loopback, the same workload through the same harness.",
-        subcommands: [Ingest.self, Latency.self, Ceiling.self]
+        subcommands: [Ingest.self, Latency.self, Fanout.self, Ceiling.self]
     )
 }
 
@@ -20,6 +20,15 @@ struct Systems: ParsableArguments {
     var isletPath: String {
         islet ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("islet").path
     }
+
+    @Option(help: "The NATS server binary.")
+    var natsServer = "/usr/sbin/nats-server"
+
+    @Option(help: "The Mosquitto binary.")
+    var mosquitto = "/usr/sbin/mosquitto"
+
+    @Option(help: "The Redis server binary.")
+    var redisServer = "/usr/bin/redis-server"
 
     var harnessPath: String { URL(fileURLWithPath: CommandLine.arguments[0]).path }
 

@@ -1,6 +1,5 @@
 import NIOCore
 import NIOHTTP1
-import NIOPosix
 
 /// One keep-alive HTTP/1.1 connection with one request in flight at a time: what a producer's
 /// HTTP client does. Lean on purpose (no pool, no redirects, no decoding) so the harness costs
@@ -16,26 +15,14 @@ final class HTTPConnection: Sendable {
         self.host = host
     }
 
-    static func connect(host: String, port: Int, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) async throws -> HTTPConnection {
+    /// A connection to a loopback port.
+    static func connect(port: Int) async throws -> HTTPConnection {
         let responses = ResponseHandler()
-        let channel = try await ClientBootstrap(group: group)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
-            .channelInitializer { channel in
-                channel.eventLoop.makeCompletedFuture {
-                    try channel.pipeline.syncOperations.addHTTPClientHandlers()
-                    try channel.pipeline.syncOperations.addHandler(responses)
-                }
-            }
-            .connect(host: host, port: port).get()
-        return HTTPConnection(channel: channel, responses: responses, host: "\(host):\(port)")
-    }
-
-    /// `count` connections to a loopback port, opened concurrently.
-    static func pool(_ count: Int, port: Int) async throws -> [HTTPConnection] {
-        try await withThrowingTaskGroup(of: HTTPConnection.self) { group in
-            for _ in 0..<count { group.addTask { try await connect(host: "127.0.0.1", port: port) } }
-            return try await group.reduce(into: []) { $0.append($1) }
+        let channel = try await Loopback.connect(port: port) { channel in
+            try channel.pipeline.syncOperations.addHTTPClientHandlers()
+            try channel.pipeline.syncOperations.addHandler(responses)
         }
+        return HTTPConnection(channel: channel, responses: responses, host: "127.0.0.1:\(port)")
     }
 
     /// Sends a request and returns the response's status and body.
@@ -50,9 +37,10 @@ final class HTTPConnection: Sendable {
         let promise = channel.eventLoop.makePromise(of: (Int, ByteBuffer).self)
         let channel = self.channel
         let responses = self.responses
+        let request = head
         channel.eventLoop.execute {
             responses.expect(promise)
-            channel.write(HTTPClientRequestPart.head(head), promise: nil)
+            channel.write(HTTPClientRequestPart.head(request), promise: nil)
             if let body { channel.write(HTTPClientRequestPart.body(.byteBuffer(body)), promise: nil) }
             channel.writeAndFlush(HTTPClientRequestPart.end(nil), promise: nil)
         }

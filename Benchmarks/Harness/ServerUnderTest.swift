@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A server the harness starts, measures and stops: a child process on a free loopback port.
 final class ServerUnderTest: @unchecked Sendable {
@@ -9,8 +10,13 @@ final class ServerUnderTest: @unchecked Sendable {
     private var seen = ""
     let directory: URL
 
-    /// Starts `executable arguments` and waits for its "listening on http://host:port" line.
-    init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], directory: URL) async throws {
+    /// Starts `executable arguments` and waits until it serves: with no `port`, until it prints
+    /// "listening on http://host:port" (Islet, the ceiling); with one (a peer, told to listen
+    /// there), until the port accepts connections.
+    init(
+        name: String, executable: String, arguments: [String], environment: [String: String] = [:], directory: URL,
+        port: Int? = nil
+    ) async throws {
         self.name = name
         self.directory = directory
         process.executableURL = URL(fileURLWithPath: executable)
@@ -19,7 +25,16 @@ final class ServerUnderTest: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = output
         process.currentDirectoryURL = directory
-        try process.run()
+        _ = FileLimit.current  // raised before the child inherits it
+        try withSignalsUnblocked { try process.run() }
+        if let port {
+            try await awaitConnections(on: port)
+        } else {
+            try awaitListeningLine()
+        }
+    }
+
+    private func awaitListeningLine() throws {
         let handle = output.fileHandleForReading
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
@@ -35,6 +50,36 @@ final class ServerUnderTest: @unchecked Sendable {
         }
         process.terminate()
         throw HarnessError("\(name) did not start:\n\(seen)")
+    }
+
+    private func awaitConnections(on port: Int) async throws {
+        let printed = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            printed.withLock { if $0.count < 10_000 { $0 += String(decoding: data, as: UTF8.self) } }
+        }
+        let deadline = Date().addingTimeInterval(30)
+        while process.isRunning, Date() < deadline {
+            if await Loopback.accepts(port: port) {
+                self.port = port
+                return
+            }
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.terminate()
+        throw HarnessError("\(name) did not start:\n\(printed.withLock { $0 })")
+    }
+
+    /// Runs `body` with this thread's signal mask cleared. A child inherits the mask of the thread
+    /// that spawns it, and the concurrency pool's threads block most signals: a server spawned
+    /// from one would never see the `SIGTERM` that stops it (Islet reads it with a signalfd and
+    /// copes; Redis and Mosquitto would not).
+    private func withSignalsUnblocked(_ body: () throws -> Void) rethrows {
+        var none = sigset_t(), previous = sigset_t()
+        sigemptyset(&none)
+        pthread_sigmask(SIG_SETMASK, &none, &previous)
+        defer { pthread_sigmask(SIG_SETMASK, &previous, nil) }
+        try body()
     }
 
     var pid: Int32 { process.processIdentifier }
@@ -53,10 +98,13 @@ final class ServerUnderTest: @unchecked Sendable {
     /// Resident memory in kilobytes.
     var residentKilobytes: Int { ProcessCPU.residentKilobytes(of: pid) }
 
+    /// Stops the server and removes its scratch directory.
     func stop() {
-        guard process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
+        if process.isRunning {
+            process.terminate()
+            process.waitUntilExit()
+        }
+        try? FileManager.default.removeItem(at: directory)
     }
 }
 

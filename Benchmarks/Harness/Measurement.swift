@@ -1,0 +1,42 @@
+import Foundation
+
+/// The CPU the server and the harness used over a measured window: on one machine the harness
+/// competes with the server, so every result says what it took.
+struct CPUMeter {
+    private let server: ServerUnderTest
+    private let atStart: (server: Double, harness: Double)
+
+    /// Starts the window now.
+    init(_ server: ServerUnderTest) {
+        self.server = server
+        atStart = (server.cpuSeconds, ProcessCPU.seconds(of: getpid()))
+    }
+
+    /// Ends the window: each side's CPU as a share of one core over `seconds`.
+    func use(over seconds: Double) -> CPUUse {
+        CPUUse(
+            server: (server.cpuSeconds - atStart.server) / seconds,
+            harness: (ProcessCPU.seconds(of: getpid()) - atStart.harness) / seconds
+        )
+    }
+}
+
+struct CPUUse {
+    var server: Double
+    var harness: Double
+
+    var text: String { "server CPU \(Int(server * 100))%, harness CPU \(Int(harness * 100))%" }
+}
+
+/// The value below which a share `p` of sorted nanosecond `values` lie, in milliseconds.
+func percentile(_ p: Double, of values: [UInt64]) -> Double {
+    guard !values.isEmpty else { return .nan }
+    let index = min(values.count - 1, Int((Double(values.count) * p).rounded(.up)) - 1)
+    return Double(values[max(0, index)]) / 1_000_000
+}
+
+/// "p50 1.20 ms, p99 10.94 ms" for the given shares of sorted nanosecond values.
+func percentiles(_ shares: [Double], of values: [UInt64]) -> String {
+    shares.map { String(format: "p%g %.2f ms", $0 * 100, percentile($0, of: values)) }
+        .joined(separator: ", ")
+}

@@ -1,0 +1,104 @@
+import Foundation
+import NIOCore
+import NIOPosix
+
+/// One subscriber's connection, whatever the system: its channel's protocol handler hands every
+/// delivered message to the `recorder`, which keeps the arrivals of measured updates.
+final class Subscription: Sendable {
+    private let channel: any Channel
+    private let recorder: LatencyRecorder
+
+    init(channel: any Channel, recorder: LatencyRecorder) {
+        self.channel = channel
+        self.recorder = recorder
+    }
+
+    /// Records the arrivals of updates sent (scheduled) at or after `sent`, in uptime nanoseconds.
+    func record(from sent: UInt64) async throws {
+        let recorder = self.recorder
+        try await channel.eventLoop.submit { recorder.from = sent }.get()
+    }
+
+    func arrivals() async throws -> [Arrival] {
+        let recorder = self.recorder
+        return try await channel.eventLoop.submit { recorder.arrivals }.get()
+    }
+
+    func close() async {
+        try? await channel.close()
+    }
+}
+
+/// An update's arrival at one subscriber: its scheduled send time and how long it took.
+struct Arrival: Sendable {
+    var sent: UInt64
+    var latency: UInt64
+}
+
+/// Reads the `"sent":<uptime ns>` every measured update carries and keeps its arrival; touched
+/// only on its channel's event loop.
+final class LatencyRecorder: @unchecked Sendable {
+    fileprivate var from = UInt64.max
+    fileprivate var arrivals: [Arrival] = []
+
+    /// A message arrived now: records it if it is a measured update.
+    func received(_ message: ByteBuffer) {
+        guard let sent = Self.sent(in: message), sent >= from else { return }
+        let now = DispatchTime.now().uptimeNanoseconds
+        arrivals.append(Arrival(sent: sent, latency: now > sent ? now - sent : 0))
+    }
+
+    private static let marker = Array(#""sent":"#.utf8)
+
+    /// The digits after `"sent":`.
+    static func sent(in message: ByteBuffer) -> UInt64? {
+        let bytes = message.readableBytesView
+        guard let found = bytes.firstRange(of: marker) else { return nil }
+        var value: UInt64 = 0
+        var index = found.upperBound
+        while index < bytes.endIndex, bytes[index] >= 48, bytes[index] <= 57 {
+            value = value * 10 + UInt64(bytes[index] - 48)
+            index += 1
+        }
+        return value
+    }
+}
+
+/// Connections to the servers under test, all alike: loopback, `TCP_NODELAY`, the shared
+/// event loops.
+enum Loopback {
+    static func connect(port: Int, handlers: @escaping @Sendable (any Channel) throws -> Void) async throws -> any Channel {
+        try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .channelOption(.socketOption(.tcp_nodelay), value: 1)
+            .channelInitializer { channel in channel.eventLoop.makeCompletedFuture { try handlers(channel) } }
+            .connect(host: "127.0.0.1", port: port).get()
+    }
+
+    /// A port nothing listens on now, for a server that cannot pick its own and say which.
+    static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard bound else { throw HarnessError("bind: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    /// Whether something accepts connections on `port`.
+    static func accepts(port: Int) async -> Bool {
+        guard let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: "127.0.0.1", port: port).get()
+        else { return false }
+        try? await channel.close()
+        return true
+    }
+}

@@ -1,0 +1,103 @@
+import ArgumentParser
+import Foundation
+
+/// A started system, ready for a workload: its activities exist, publishers and subscribers can
+/// connect. Islet, the HTTP ceiling and each peer conform, so every workload is written once.
+protocol Target: Sendable {
+    var server: ServerUnderTest { get }
+    /// The system and its durability setting, as every result line names it.
+    var label: String { get }
+    /// How a subscriber watches a device (SSE, a KV watch…), as latency lines name it.
+    var subscription: String { get }
+    /// One connection that updates activities, one update in flight.
+    func publisher() async throws -> any Publisher
+    /// A subscriber to every activity of `device`, recording latencies once told to.
+    func subscribe(device: Int) async throws -> Subscription
+    /// Returns once the server itself counts `count` subscribers (for transports whose handshake
+    /// ends before the server registers the subscriber).
+    func awaitSubscribers(_ count: Int) async throws
+}
+
+extension Target {
+    func awaitSubscribers(_ count: Int) async throws {}
+
+    /// `count` subscribers to the devices `device(i)`, at most 64 connecting at once.
+    func subscribers(_ count: Int, device: @escaping @Sendable (Int) -> Int) async throws -> [Subscription] {
+        let subscribers = try await withThrowingTaskGroup(of: Subscription.self) { group in
+            var subscribers: [Subscription] = []
+            for index in 0..<count {
+                group.addTask { try await self.subscribe(device: device(index)) }
+                if index >= 64 { subscribers.append(try await group.next()!) }
+            }
+            return try await group.reduce(into: subscribers) { $0.append($1) }
+        }
+        try await awaitSubscribers(count)
+        return subscribers
+    }
+
+    /// `count` publishers, connected concurrently.
+    func publishers(_ count: Int) async throws -> [any Publisher] {
+        try await withThrowingTaskGroup(of: (any Publisher).self) { group in
+            for _ in 0..<count { group.addTask { try await self.publisher() } }
+            return try await group.reduce(into: []) { $0.append($1) }
+        }
+    }
+}
+
+/// One producer's connection: sets an activity's content state and waits for the system's
+/// acknowledgement (Islet's `200`, a JetStream ack, a `PUBACK`, Redis's replies).
+protocol Publisher: Sendable {
+    /// Returns whether the system accepted the update.
+    /// - Parameters:
+    ///   - activity: The activity's index in the fleet (its device follows from it).
+    ///   - state: The content state, JSON: exactly the bytes every system stores.
+    func update(_ activity: Int, state: String) async throws -> Bool
+    func close() async
+}
+
+/// What a workload updates: activity `i` lives on device `i % devices`, the same on every system
+/// (Islet's device `d<d>`, NATS key `d<d>.a<i>`, MQTT topic `d<d>/a<i>`, Redis channel `d<d>`).
+struct Fleet: Sendable {
+    var activities: Int
+    var devices: Int
+
+    func device(of activity: Int) -> Int { activity % devices }
+}
+
+/// The systems a workload can run against, as `--system` names them.
+enum SystemName: String, CaseIterable, Sendable {
+    case isletFull = "islet-full", isletNormal = "islet-normal", ceiling, nats, mosquitto, redis
+
+    /// Whether it has subscribers (the ceiling only answers updates).
+    var hasSubscribers: Bool { self != .ceiling }
+
+    /// Starts the system on a fresh scratch directory and prepares `fleet` on it.
+    func start(_ systems: Systems, fleet: Fleet, transport: Transport = .sse) async throws -> any Target {
+        switch self {
+        case .isletFull: try await IsletTarget.start(systems, durability: "full", fleet: fleet, transport: transport)
+        case .isletNormal: try await IsletTarget.start(systems, durability: "normal", fleet: fleet, transport: transport)
+        case .ceiling: try await IsletTarget.ceiling(systems, fleet: fleet)
+        case .nats: try await PeerTarget<NATS>.start(systems, fleet: fleet)
+        case .mosquitto: try await PeerTarget<MQTT>.start(systems, fleet: fleet)
+        case .redis: try await PeerTarget<RESP>.start(systems, fleet: fleet)
+        }
+    }
+
+    /// Reads `--system`'s comma-separated list.
+    static func list(_ text: String) throws -> [SystemName] {
+        try text.split(separator: ",").map { name in
+            guard let system = SystemName(rawValue: String(name)) else {
+                throw ValidationError("Unknown system \(name); one of \(allCases.map(\.rawValue).joined(separator: ", ")).")
+            }
+            return system
+        }
+    }
+
+    /// Every system that has subscribers, for `--system`'s default.
+    static var subscribable: String { allCases.filter(\.hasSubscribers).map(\.rawValue).joined(separator: ",") }
+}
+
+/// How Islet's subscribers connect.
+enum Transport: String, ExpressibleByArgument, Sendable {
+    case sse, ws
+}
