@@ -5,12 +5,20 @@ final class ServerUnderTest: @unchecked Sendable {
     let name: String
     let process = Process()
     private(set) var port = 0
+    /// The APNs endpoint's port, when the server was started waiting for it.
+    private(set) var apnsPort: Int?
+    /// Seconds from starting the process to its "listening on http://…" line.
+    private(set) var startupSeconds = 0.0
     private let output = Pipe()
     private var seen = ""
     let directory: URL
 
-    /// Starts `executable arguments` and waits for its "listening on http://host:port" line.
-    init(name: String, executable: String, arguments: [String], environment: [String: String] = [:], directory: URL) async throws {
+    /// Starts `executable arguments` and waits for its "listening on http://host:port" line (and,
+    /// with `waitForAPNs`, for Islet's "APNs-compatible endpoint listening on https://host:port").
+    init(
+        name: String, executable: String, arguments: [String], environment: [String: String] = [:], directory: URL,
+        waitForAPNs: Bool = false
+    ) async throws {
         self.name = name
         self.directory = directory
         process.executableURL = URL(fileURLWithPath: executable)
@@ -19,6 +27,8 @@ final class ServerUnderTest: @unchecked Sendable {
         process.standardOutput = output
         process.standardError = output
         process.currentDirectoryURL = directory
+        let clock = ContinuousClock()
+        let started = clock.now
         try process.run()
         let handle = output.fileHandleForReading
         let deadline = Date().addingTimeInterval(120)
@@ -26,8 +36,14 @@ final class ServerUnderTest: @unchecked Sendable {
             let data = handle.availableData
             if data.isEmpty { break }
             seen += String(decoding: data, as: UTF8.self)
-            if let match = seen.firstMatch(of: /listening on http:\/\/[^:\s]+:(\d+)/), let port = Int(match.1) {
+            if port == 0, let match = seen.firstMatch(of: /listening on http:\/\/[^:\s]+:(\d+)/), let port = Int(match.1) {
+                startupSeconds = (clock.now - started) / .seconds(1)
                 self.port = port
+            }
+            if waitForAPNs, apnsPort == nil, let match = seen.firstMatch(of: /endpoint listening on https:\/\/\S+:(\d+)/) {
+                apnsPort = Int(match.1)
+            }
+            if port != 0, !waitForAPNs || apnsPort != nil {
                 // Keep draining what it prints so it never blocks on a full pipe.
                 handle.readabilityHandler = { handle in _ = handle.availableData }
                 return
@@ -53,10 +69,15 @@ final class ServerUnderTest: @unchecked Sendable {
     /// Resident memory in kilobytes.
     var residentKilobytes: Int { ProcessCPU.residentKilobytes(of: pid) }
 
-    func stop() {
-        guard process.isRunning else { return }
+    /// Stops the server gracefully (SIGTERM) and waits for it to exit; returns how long that took.
+    @discardableResult
+    func stop() -> Double {
+        guard process.isRunning else { return 0 }
+        let clock = ContinuousClock()
+        let started = clock.now
         process.terminate()
         process.waitUntilExit()
+        return (clock.now - started) / .seconds(1)
     }
 }
 
