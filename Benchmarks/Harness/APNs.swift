@@ -26,7 +26,7 @@ struct APNsPushes: AsyncParsableCommand {
     @Option(help: "Concurrent streams per connection (requests in flight on it).")
     var streams = 100
 
-    @Option(help: "Seconds measured for each connection count (after a warm-up of a fifth of it).")
+    @Option(help: "Seconds measured for each connection count (after a warm-up of a fifth of it, at least 2 s).")
     var seconds = 10.0
 
     @OptionGroup var store: StoreChoice
@@ -133,7 +133,8 @@ struct APNsPushes: AsyncParsableCommand {
 
         let lanes = connections * streams
         let clock = ContinuousClock()
-        let start = clock.now.advanced(by: .seconds(seconds / 5))
+        // At least 2 s: the first wave of streams × connections pushes can take that long to come back.
+        let start = clock.now.advanced(by: .seconds(max(2, seconds / 5)))
         let end = start.advanced(by: .seconds(seconds))
         var cpuAtStart = CPUShare()
         var open = 0
@@ -174,14 +175,19 @@ struct APNsPushes: AsyncParsableCommand {
         )
     }
 
-    /// Established TCP connections whose local port is `port` (the server's side), from /proc/net/tcp.
+    /// Established TCP connections whose local port is `port` (the server's side), from
+    /// /proc/net/tcp, read line by line to its end (it can be far longer than one read).
     static func establishedConnections(toPort port: Int) -> Int {
         let hex = String(format: ":%04X", port)
         var count = 0
-        for file in ["/proc/net/tcp", "/proc/net/tcp6"] {
-            guard let table = try? String(contentsOfFile: file, encoding: .utf8) else { continue }
-            for line in table.split(separator: "\n").dropFirst() {
-                let fields = line.split(separator: " ")
+        for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let file = fopen(path, "r") else { continue }
+            defer { fclose(file) }
+            var line: UnsafeMutablePointer<CChar>?
+            var capacity = 0
+            defer { free(line) }
+            while getline(&line, &capacity, file) > 0, let line {
+                let fields = String(cString: line).split(separator: " ")
                 if fields.count > 3, fields[1].hasSuffix(hex), fields[3] == "01" { count += 1 }
             }
         }
