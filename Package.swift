@@ -185,12 +185,16 @@ let package = Package(
             // The load harness: Islet and its peers, the same workload (Benchmarks/README.md).
             name: "islet-bench",
             dependencies: [
+                "IsletAPNs",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             path: "Benchmarks/Harness",
             swiftSettings: swiftSettings

@@ -8,7 +8,7 @@ struct IsletBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "islet-bench",
         abstract: "Load harness: Islet and its peers on loopback, the same workload through the same harness.",
-        subcommands: [Ingest.self, Latency.self, Fanout.self, Ceiling.self]
+        subcommands: [Ingest.self, Latency.self, Fanout.self, Memory.self, Startup.self, APNsPushes.self, Ceiling.self]
     )
 }
 
@@ -40,16 +40,20 @@ struct Systems: ParsableArguments {
     }
 
     /// `islet serve` on a free port, with limits out of the way and the given durability.
-    func startIslet(durability: String) async throws -> ServerUnderTest {
-        let directory = try scratch("islet")
+    ///
+    /// - Parameters:
+    ///   - directory: A directory an earlier run left (its `data` is reused); default: a fresh one.
+    ///   - apns: Whether the APNs endpoint runs (on a free port: `ServerUnderTest.apnsPort`).
+    func startIslet(durability: String, directory: URL? = nil, apns: Bool = false) async throws -> ServerUnderTest {
+        let directory = try directory ?? scratch("islet")
         return try await ServerUnderTest(
             name: "islet (\(durability))", executable: isletPath,
             arguments: ["serve", "--port", "0", "--data", directory.appendingPathComponent("data").path, "--log-level", "warning"],
             environment: [
-                "ISLET_APNS_ENABLED": "false", "ISLET_STORE_DURABILITY": durability,
+                "ISLET_APNS_ENABLED": "\(apns)", "ISLET_APNS_PORT": "0", "ISLET_STORE_DURABILITY": durability,
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "1000000", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "1000000",
             ],
-            directory: directory
+            directory: directory, waitForAPNs: apns
         )
     }
 

@@ -6,16 +6,21 @@ final class ServerUnderTest: @unchecked Sendable {
     let name: String
     let process = Process()
     private(set) var port = 0
+    /// The APNs endpoint's port, when the server was started waiting for it.
+    private(set) var apnsPort: Int?
+    /// Seconds from starting the process to its serving.
+    private(set) var startupSeconds = 0.0
     private let output = Pipe()
     private var seen = ""
     let directory: URL
 
     /// Starts `executable arguments` and waits until it serves: with no `port`, until it prints
-    /// "listening on http://host:port" (Islet, the ceiling); with one (a peer, told to listen
-    /// there), until the port accepts connections.
+    /// "listening on http://host:port" (Islet, the ceiling) — and, with `waitForAPNs`, Islet's
+    /// "APNs-compatible endpoint listening on https://host:port"; with one (a peer, told to
+    /// listen there), until the port accepts connections.
     init(
         name: String, executable: String, arguments: [String], environment: [String: String] = [:], directory: URL,
-        port: Int? = nil
+        port: Int? = nil, waitForAPNs: Bool = false
     ) async throws {
         self.name = name
         self.directory = directory
@@ -26,23 +31,31 @@ final class ServerUnderTest: @unchecked Sendable {
         process.standardError = output
         process.currentDirectoryURL = directory
         _ = FileLimit.current  // raised before the child inherits it
+        let clock = ContinuousClock()
+        let started = clock.now
         try withSignalsUnblocked { try process.run() }
         if let port {
             try await awaitConnections(on: port)
         } else {
-            try awaitListeningLine()
+            try awaitListeningLines(waitForAPNs: waitForAPNs)
         }
+        startupSeconds = (clock.now - started) / .seconds(1)
     }
 
-    private func awaitListeningLine() throws {
+    private func awaitListeningLines(waitForAPNs: Bool) throws {
         let handle = output.fileHandleForReading
         let deadline = Date().addingTimeInterval(120)
         while Date() < deadline {
             let data = handle.availableData
             if data.isEmpty { break }
             seen += String(decoding: data, as: UTF8.self)
-            if let match = seen.firstMatch(of: /listening on http:\/\/[^:\s]+:(\d+)/), let port = Int(match.1) {
+            if port == 0, let match = seen.firstMatch(of: /listening on http:\/\/[^:\s]+:(\d+)/), let port = Int(match.1) {
                 self.port = port
+            }
+            if waitForAPNs, apnsPort == nil, let match = seen.firstMatch(of: /endpoint listening on https:\/\/\S+:(\d+)/) {
+                apnsPort = Int(match.1)
+            }
+            if port != 0, !waitForAPNs || apnsPort != nil {
                 // Keep draining what it prints so it never blocks on a full pipe.
                 handle.readabilityHandler = { handle in _ = handle.availableData }
                 return
@@ -98,13 +111,18 @@ final class ServerUnderTest: @unchecked Sendable {
     /// Resident memory in kilobytes.
     var residentKilobytes: Int { ProcessCPU.residentKilobytes(of: pid) }
 
-    /// Stops the server and removes its scratch directory.
-    func stop() {
+    /// Stops the server gracefully (SIGTERM), waits for it to exit and removes its scratch
+    /// directory (unless a later run reuses it); returns how long stopping took.
+    @discardableResult
+    func stop(keepingDirectory: Bool = false) -> Double {
+        let clock = ContinuousClock()
+        let started = clock.now
         if process.isRunning {
             process.terminate()
             process.waitUntilExit()
         }
-        try? FileManager.default.removeItem(at: directory)
+        if !keepingDirectory { try? FileManager.default.removeItem(at: directory) }
+        return (clock.now - started) / .seconds(1)
     }
 }
 

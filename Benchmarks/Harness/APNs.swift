@@ -1,0 +1,257 @@
+import ArgumentParser
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import IsletAPNs
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import NIOSSL
+
+/// `islet-bench apns`: acknowledged pushes per second through Islet's APNs-compatible endpoint
+/// (HTTP/2 over TLS, a provider JWT), as a provider sends them.
+struct APNsPushes: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "apns", abstract: "Acknowledged Live Activity pushes per second over HTTP/2 + TLS (POST /3/device/<token>)."
+    )
+
+    @OptionGroup var systems: Systems
+
+    @Option(help: "Activities (pushType token) pushed to, each owned by one stream so its timestamps increase.")
+    var activities = 1000
+
+    @Option(help: "HTTP/2 connection counts to measure (comma-separated).")
+    var connections = "1,8"
+
+    @Option(help: "Concurrent streams per connection (requests in flight on it).")
+    var streams = 100
+
+    @Option(help: "Seconds measured for each connection count (after a warm-up of a fifth of it, at least 2 s).")
+    var seconds = 10.0
+
+    @OptionGroup var store: StoreChoice
+
+    @Flag(inversion: .prefixedNo, help: "Strict pushes: a push the device would drop answers 400 instead of 200, so every 200 was applied.")
+    var strict = true
+
+    private static let bundleId = "com.bench.apns"
+
+    func validate() throws {
+        let counts = try countList(connections, option: "--connections")
+        guard streams > 0 else { throw ValidationError("--streams must be positive.") }
+        guard activities >= counts.max()! * streams else {
+            throw ValidationError("--activities must be at least connections × streams (\(counts.max()! * streams)): one stream per activity at a time.")
+        }
+    }
+
+    func run() async throws {
+        let server = try await systems.startIslet(durability: store.durability, apns: true)
+        defer {
+            server.stop()
+        }
+        guard let apnsPort = server.apnsPort else { throw HarnessError("the APNs endpoint did not say its port") }
+        let provider = try await Provider.register(on: server, bundleId: Self.bundleId, strict: strict)
+        let tokens = try await Provider.pushTokens(activities, port: server.port, key: provider.appKey)
+        print(
+            "apns \(server.name): POST /3/device/<token> on https://127.0.0.1:\(apnsPort) (trusting <data>/tls/ca.pem), apns-priority 5"
+                + " (spends no push budget, so no budget setting is changed; Islet emulates no TooManyRequests), one JWT reused;"
+                + " strict pushes \(strict ? "on: a push the device would drop answers 400, so a 200 was applied" : "off: a dropped push still answers 200");"
+                + " \(grouped(Double(activities))) activities, activity limits raised; only 200 counts"
+        )
+        let ca = server.directory.appendingPathComponent("data/tls/ca.pem").path
+        for count in try countList(connections, option: "--connections") {
+            let result = try await measure(server, apnsPort: apnsPort, ca: ca, connections: count, tokens: tokens, jwt: provider.jwt)
+            print(result.line)
+        }
+    }
+
+    struct Result {
+        var system: String
+        var connections: Int
+        var open: Int
+        var streams: Int
+        var rate: Double
+        var errors: [String: Int]
+        var cpu: CPUShare
+
+        var line: String {
+            let refused = errors.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+            return "apns \(system) \(connections) connection\(connections == 1 ? "" : "s") × \(streams) streams"
+                + " (\(open) open on the server): \(grouped(rate)) pushes/s acknowledged"
+                + " (\(cpu.text)\(refused.isEmpty ? "" : "; not 200: \(refused)"))"
+        }
+    }
+
+    private func measure(
+        _ server: ServerUnderTest, apnsPort: Int, ca: String, connections: Int, tokens: [String], jwt: String
+    ) async throws -> Result {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.trustRoots = .file(ca)
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        // One connection per client: HTTP/2 reuses it for every stream once it is up.
+        configuration.connectionPool = .init(idleTimeout: .seconds(120), concurrentHTTP1ConnectionsPerHostSoftLimit: 1)
+        configuration.timeout = .init(connect: .seconds(5), read: .seconds(30))
+        let clients = (0..<connections).map { _ in HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration) }
+        do {
+            let result = try await measure(server, apnsPort: apnsPort, clients: clients, tokens: tokens, jwt: jwt)
+            for client in clients { try await client.shutdown() }
+            return result
+        } catch {
+            for client in clients { try? await client.shutdown() }
+            throw error
+        }
+    }
+
+    private func measure(_ server: ServerUnderTest, apnsPort: Int, clients: [HTTPClient], tokens: [String], jwt: String) async throws -> Result {
+        let connections = clients.count
+
+        let url = "https://127.0.0.1:\(apnsPort)/3/device/"
+        let topic = "\(Self.bundleId).push-type.liveactivity"
+        @Sendable func push(_ client: HTTPClient, token: String, sequence: Int) async throws -> String? {
+            var request = HTTPClientRequest(url: url + token)
+            request.method = .POST
+            request.headers.add(name: "authorization", value: "bearer \(jwt)")
+            request.headers.add(name: "apns-topic", value: topic)
+            request.headers.add(name: "apns-push-type", value: "liveactivity")
+            request.headers.add(name: "apns-priority", value: "5")
+            let timestamp = String(format: "%.6f", Date().timeIntervalSince1970)
+            let state = PayloadSize.tiny.state(sequence: sequence)
+            request.body = .bytes(ByteBuffer(string: #"{"aps":{"event":"update","timestamp":\#(timestamp),"content-state":\#(state)}}"#))
+            let response = try await client.execute(request, timeout: .seconds(30))
+            let body = try await response.body.collect(upTo: 1 << 16)
+            guard response.status != .ok else { return nil }
+            let reason = (try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any])?["reason"] as? String
+            return "\(response.status.code) \(reason ?? "")"
+        }
+        // Each connection up before the streams start, so each client holds exactly one.
+        for (index, client) in clients.enumerated() {
+            if let refused = try await push(client, token: tokens[index], sequence: 0) { throw HarnessError("first push: \(refused)") }
+        }
+
+        let lanes = connections * streams
+        let clock = ContinuousClock()
+        // At least 2 s: the first wave of streams × connections pushes can take that long to come back.
+        let start = clock.now.advanced(by: .seconds(max(2, seconds / 5)))
+        let end = start.advanced(by: .seconds(seconds))
+        var cpuAtStart = CPUShare()
+        var open = 0
+        let tallies = try await withThrowingTaskGroup(of: [String: Int].self) { group in
+            for lane in 0..<lanes {
+                let client = clients[lane % connections]
+                let mine = stride(from: lane, to: tokens.count, by: lanes).map { tokens[$0] }
+                group.addTask {
+                    var tally: [String: Int] = [:]
+                    var sequence = 0
+                    while clock.now < end {
+                        let token = mine[sequence % mine.count]
+                        sequence += 1
+                        let outcome: String?
+                        do {
+                            outcome = try await push(client, token: token, sequence: sequence)
+                        } catch {
+                            outcome = "\(type(of: error))"
+                        }
+                        let finished = clock.now
+                        guard finished >= start, finished < end else { continue }
+                        tally[outcome ?? "200", default: 0] += 1
+                    }
+                    return tally
+                }
+            }
+            try await Task.sleep(until: start, clock: clock)
+            cpuAtStart = CPUShare.now(server)
+            open = Self.establishedConnections(toPort: apnsPort)
+            return try await group.reduce(into: [:]) { $0.merge($1, uniquingKeysWith: +) }
+        }
+        let cpu = CPUShare.since(cpuAtStart, server, seconds: seconds)
+        var errors = tallies
+        let acknowledged = errors.removeValue(forKey: "200") ?? 0
+        return Result(
+            system: server.name, connections: connections, open: open, streams: streams, rate: Double(acknowledged) / seconds,
+            errors: errors, cpu: cpu
+        )
+    }
+
+    /// Established TCP connections whose local port is `port` (the server's side), from
+    /// /proc/net/tcp, read line by line to its end (it can be far longer than one read).
+    static func establishedConnections(toPort port: Int) -> Int {
+        let hex = String(format: ":%04X", port)
+        var count = 0
+        for path in ["/proc/net/tcp", "/proc/net/tcp6"] {
+            guard let file = fopen(path, "r") else { continue }
+            defer { fclose(file) }
+            var line: UnsafeMutablePointer<CChar>?
+            var capacity = 0
+            defer { free(line) }
+            while getline(&line, &capacity, file) > 0, let line {
+                let fields = String(cString: line).split(separator: " ")
+                if fields.count > 3, fields[1].hasSuffix(hex), fields[3] == "01" { count += 1 }
+            }
+        }
+        return count
+    }
+}
+
+/// A provider as Islet knows it: an app, its registered P-256 key, and a JWT signed with it.
+struct Provider {
+    var appKey: String
+    var jwt: String
+
+    /// Creates the app, registers a fresh key (and strict mode, when asked), signs a JWT.
+    static func register(on server: ServerUnderTest, bundleId: String, strict: Bool) async throws -> Provider {
+        let connection = try await HTTPConnection.connect(port: server.port)
+        let appKey = try await IsletSetup.app(on: connection, admin: try server.adminKey, bundleId: bundleId)
+        let privateKey = P256.Signing.PrivateKey().pemRepresentation
+        let (keyId, teamId) = ("BENCHKEY01", "BENCHTEAM1")
+        let body = try JSONSerialization.data(withJSONObject: ["keyId": keyId, "teamId": teamId, "privateKey": privateKey])
+        let headers = [("Authorization", "Bearer \(appKey)")]
+        let (status, answer) = try await connection.send(.POST, "/v1/apps/\(bundleId)/keys", headers: headers, body: ByteBuffer(bytes: body))
+        guard status == 201 else { throw HarnessError("registering the provider key: \(status) \(String(buffer: answer))") }
+        if strict {
+            let (status, answer) = try await connection.send(
+                .PATCH, "/v1/apps/\(bundleId)", headers: headers, body: ByteBuffer(string: #"{"strictPushes":true}"#)
+            )
+            guard status == 200 else { throw HarnessError("strict mode: \(status) \(String(buffer: answer))") }
+        }
+        await connection.close()
+        let jwt = try await ProviderTokenSigner(p8: privateKey, keyId: keyId, teamId: teamId).token()
+        return Provider(appKey: appKey, jwt: jwt)
+    }
+
+    /// Starts `count` activities with `pushType: "token"` over eight connections; returns their push tokens.
+    static func pushTokens(_ count: Int, port: Int, key: String) async throws -> [String] {
+        let body = #"{"attributesType":"Bench","attributes":{},"pushType":"token","content":{"state":{"speed":0,"seq":0}}}"#
+        return try await Lanes.run(count, width: 8) { indexes in
+            let connection = try await HTTPConnection.connect(port: port)
+            var tokens: [String] = []
+            for _ in indexes {
+                let (status, answer) = try await connection.send(
+                    .POST, "/v1/activities", headers: [("Authorization", "Bearer \(key)")], body: ByteBuffer(string: body)
+                )
+                guard status == 201, let json = try JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any],
+                    let token = json["pushToken"] as? String
+                else { throw HarnessError("starting an activity with a push token: \(status) \(String(buffer: answer))") }
+                tokens.append(token)
+            }
+            await connection.close()
+            return tokens
+        }
+    }
+}
+
+/// Work split over lanes that run at once.
+enum Lanes {
+    /// Runs `lane` `width` times at once, lane k given the indexes k, k + width, … below `count`;
+    /// returns what they made, in no set order.
+    static func run<T: Sendable>(
+        _ count: Int, width: Int, _ lane: @escaping @Sendable (StrideTo<Int>) async throws -> [T]
+    ) async throws -> [T] {
+        try await withThrowingTaskGroup(of: [T].self) { group in
+            for index in 0..<min(width, count) {
+                group.addTask { try await lane(stride(from: index, to: count, by: width)) }
+            }
+            return try await group.reduce(into: []) { $0 += $1 }
+        }
+    }
+}
