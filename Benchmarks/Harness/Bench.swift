@@ -8,7 +8,7 @@ struct IsletBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "islet-bench",
         abstract: "Load harness: Islet and its peers on loopback, the same workload through the same harness.",
-        subcommands: [Ingest.self, Latency.self, Fanout.self, Memory.self, Startup.self, APNsPushes.self, Ceiling.self]
+        subcommands: [All.self, Ingest.self, Latency.self, Fanout.self, Memory.self, Startup.self, APNsPushes.self, Ceiling.self]
     )
 }
 

@@ -20,9 +20,16 @@ struct Ingest: AsyncParsableCommand {
     @Option(help: "Seconds measured (after a warm-up of a fifth of it).")
     var seconds = 10.0
 
+    @Option(help: "Content states (comma-separated): tiny, 2KB.")
+    var size = PayloadSize.allCases.map(\.rawValue).joined(separator: ",")
+
     func run() async throws {
+        let sizes = try size.split(separator: ",").map { name in
+            guard let size = PayloadSize(rawValue: String(name)) else { throw ValidationError("Unknown size \(name); tiny or 2KB.") }
+            return size
+        }
         for name in try SystemName.list(system) {
-            for size in PayloadSize.allCases {
+            for size in sizes {
                 let target = try await name.start(systems, fleet: Fleet(activities: activities, devices: 1))
                 defer { target.server.stop() }
                 print(try await measure(target, size: size))
@@ -59,8 +66,9 @@ struct Ingest: AsyncParsableCommand {
         }
         let cpu = meter!.use(over: seconds)
         for publisher in pool { await publisher.close() }
-        return "ingest \(target.label) \(size.rawValue): \(grouped(Double(done) / seconds)) updates/s"
-            + " (\(cpu.text)\(failed > 0 ? ", \(failed) failed" : ""))"
+        let rate = Double(done) / seconds
+        return "ingest \(target.label) \(size.rawValue), \(grouped(Double(count))) activities: \(grouped(rate)) updates/s"
+            + " (\(cpu.text); server CPU per update \(grouped(cpu.server / rate * 1e6)) µs\(failed > 0 ? ", \(failed) failed" : ""))"
     }
 }
 

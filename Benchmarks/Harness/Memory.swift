@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import Glibc
 import NIOCore
 
 /// `islet-bench memory`: the server's resident memory idle, per stored activity and per
@@ -157,9 +156,8 @@ struct DiskUsage {
     init(of directory: URL) {
         let enumerator = FileManager.default.enumerator(atPath: directory.path)
         while let name = enumerator?.nextObject() as? String {
-            var info = stat()
-            guard stat(directory.appendingPathComponent(name).path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { continue }
-            let size = Int(info.st_blocks) * 512
+            let values = try? directory.appendingPathComponent(name).resourceValues(forKeys: [.isRegularFileKey, .totalFileAllocatedSizeKey])
+            guard values?.isRegularFile == true, let size = values?.totalFileAllocatedSize else { continue }
             bytes += size
             files.append((name, size))
         }
