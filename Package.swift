@@ -221,7 +221,7 @@ let package = Package(
         ),
         .testTarget(
             name: "IsletStoreTests",
-            dependencies: ["IsletCore", "IsletStore"],
+            dependencies: ["IsletCore", "IsletStore", .product(name: "GRDB", package: "GRDB.swift")],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

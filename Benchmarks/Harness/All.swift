@@ -17,17 +17,26 @@ struct All: AsyncParsableCommand {
     var isletOnly = false
 
     func run() async throws {
-        print(Machine.describe())
+        say(Machine.describe())
         for step in steps {
             let arguments = step + passedOn
-            print("\n$ islet-bench \(arguments.joined(separator: " "))")
-            var command = try IsletBench.parseAsRoot(arguments)
-            if var command = command as? any AsyncParsableCommand {
-                try await command.run()
-            } else {
-                try command.run()
+            say("\n$ islet-bench \(arguments.joined(separator: " "))")
+            // Each step in a process of its own: nothing of one (threads, sockets, memory) is
+            // left to weigh on the next, and its lines appear as it finishes.
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: systems.harnessPath)
+            process.arguments = arguments
+            try process.run()
+            process.waitUntilExit()
+            guard process.terminationStatus == 0 else {
+                throw HarnessError("islet-bench \(step[0]) failed (exit \(process.terminationStatus))")
             }
         }
+    }
+
+    /// Writes a line at once (not through `print`'s buffer), so it stays in order with the steps'.
+    private func say(_ line: String) {
+        FileHandle.standardOutput.write(Data((line + "\n").utf8))
     }
 
     /// The systems' binaries, handed to every step where they are not the defaults.

@@ -17,6 +17,9 @@ struct Ingest: AsyncParsableCommand {
     @Option(help: "Activities updated round-robin.")
     var activities = 1000
 
+    @Option(help: "Devices the activities are spread over (default: one per 100 activities, as many phones would hold them).")
+    var devices: Int?
+
     @Option(help: "Seconds measured (after a warm-up of a fifth of it).")
     var seconds = 10.0
 
@@ -30,7 +33,7 @@ struct Ingest: AsyncParsableCommand {
         }
         for name in try SystemName.list(system) {
             for size in sizes {
-                let target = try await name.start(systems, fleet: Fleet(activities: activities, devices: 1))
+                let target = try await name.start(systems, fleet: Fleet(activities: activities, devices: devices ?? max(1, activities / 100)))
                 defer { target.server.stop() }
                 print(try await measure(target, size: size))
             }

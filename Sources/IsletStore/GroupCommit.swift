@@ -30,11 +30,16 @@ final class GroupCommit: Sendable {
 
     private let pool: DatabasePool
     private let publish: @Sendable ([EncodedEvent]) -> Void
+    private let committed: @Sendable () -> Void
     private let queue = Mutex(Queue())
 
-    init(pool: DatabasePool, publish: @escaping @Sendable ([EncodedEvent]) -> Void) {
+    /// - Parameters:
+    ///   - publish: Receives each transaction's events, from the writer, once it has committed.
+    ///   - committed: Told after each transaction that committed (the checkpointer counts them).
+    init(pool: DatabasePool, publish: @escaping @Sendable ([EncodedEvent]) -> Void, committed: @escaping @Sendable () -> Void = {}) {
         self.pool = pool
         self.publish = publish
+        self.committed = committed
     }
 
     /// Runs `body` in the next transaction and returns its value once that has committed.
@@ -91,6 +96,7 @@ final class GroupCommit: Sendable {
                         db.afterNextTransaction { _ in publish(events) }
                     }
                 }
+                committed()
                 for job in batch { job.finish(nil) }
             } catch {
                 for job in batch { job.finish(error) }

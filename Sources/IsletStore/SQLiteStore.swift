@@ -40,11 +40,13 @@ public final class SQLiteStore: Sendable {
         let synchronous = durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
+            try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.backstopPages)")
         }
         configuration.busyMode = .timeout(10)
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.rules = rules
-        self.groupCommit = GroupCommit(pool: pool, publish: onCommit)
+        let checkpointer = try Checkpointer(path: path, configuration: configuration)
+        self.groupCommit = GroupCommit(pool: pool, publish: onCommit, committed: { checkpointer.committed() })
         try Schema.migrator.migrate(pool)
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import IsletCore
 @testable import IsletStore
 import Synchronization
@@ -308,6 +309,21 @@ struct StoreTests {
         #expect(history.map(\.id) == Array(1...41).map(EventID.init))
         #expect(fixture.sink.events.withLock { $0.map(\.id) } == history.map(\.id))
         #expect(store.groupCommit.transactions - transactionsBefore < 60)
+    }
+
+    @Test func startingCountsOnlyTheDevicesActivitiesThroughAnIndex() async throws {
+        let fixture = try await StoreFixture()
+        // What SQLite would do for the counts a start makes: each must search one index by the
+        // device, never scan the app's activities (that made starts slower as the fleet grew).
+        let plans = try await fixture.store.pool.read { db in
+            try [
+                "SELECT COUNT(*) FROM activity WHERE deviceId = 'd' AND bundleId = 'b' AND state IN ('pending', 'active', 'stale')",
+                "SELECT COUNT(*) FROM activity WHERE deviceId = 'd' AND state IN ('pending', 'active', 'stale')",
+            ].map { sql in try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql).map { $0["detail"] as String }.joined(separator: "; ") }
+        }
+        for plan in plans {
+            #expect(plan.contains("USING COVERING INDEX activity_device_app_state (deviceId=?"), "\(plan)")
+        }
     }
 
     @Test func eventsAfterAnIdPassTheFilter() async throws {
