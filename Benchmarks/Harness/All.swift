@@ -16,6 +16,9 @@ struct All: AsyncParsableCommand {
     @Flag(help: "Islet only (its two durabilities; no ceiling, no peers): for measuring another Islet build.")
     var isletOnly = false
 
+    @Option(help: "The most activities any step stores (ingest's scaling, memory, start-up).")
+    var largest = 100_000
+
     func run() async throws {
         say(Machine.describe())
         for step in steps {
@@ -71,7 +74,7 @@ struct All: AsyncParsableCommand {
             // Ingest: every system, both content states; then Islet's cost per update as activities grow.
             ["ingest", "--system", all, "--seconds", "10"],
             ["ingest", "--system", "islet-full", "--size", "tiny", "--seconds", "10", "--activities", "10000"],
-            ["ingest", "--system", "islet-full", "--size", "tiny", "--seconds", "10", "--activities", "100000"],
+            ["ingest", "--system", "islet-full", "--size", "tiny", "--seconds", "10", "--activities", "\(largest)"],
             // Update → subscriber: 1,000 and 10,000 activities at 1 Hz, one subscriber per device.
             ["latency", "--system", subscribable, "--seconds", "10"],
             ["latency", "--system", islet, "--transport", "ws", "--seconds", "10"],
@@ -80,8 +83,8 @@ struct All: AsyncParsableCommand {
             // One activity, 10,000 subscribers.
             ["fanout", "--system", subscribable, "--seconds", "10", "--subscribers", "10000"],
             ["fanout", "--system", islet, "--transport", "ws", "--seconds", "10", "--subscribers", "10000"],
-            ["memory"],
-            ["startup"],
+            ["memory", "--activities", "10000,\(largest)"],
+            ["startup", "--activities", "\(largest)"],
             ["apns", "--seconds", "10"],
         ]
     }

@@ -81,7 +81,14 @@ final class FirstRequestGuard: ChannelInboundHandler, RemovableChannelHandler {
 
     /// Closes a connection that never got to a request. Telling the pipeline its input closed
     /// first lets the upgrade handler end quietly rather than log an error per connection.
+    ///
+    /// A WebSocket upgrade is the exception: its request is consumed by the upgrade handler
+    /// before it reaches this guard, which then sees nothing — but the upgrade removed the HTTP
+    /// decoder. Closing then cut every WebSocket subscriber off after the timeout.
     private static func close(_ channel: any Channel) {
+        guard (try? channel.pipeline.syncOperations.handler(type: ByteToMessageHandler<HTTPRequestDecoder>.self)) != nil else {
+            return
+        }
         channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
         channel.close(promise: nil)
     }
