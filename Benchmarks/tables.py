@@ -35,7 +35,7 @@ def parse(path):
                 rows[kind].append(match.groupdict())
                 break
         else:
-            if re.match(r"^(memory|startup|apns) ", line):
+            if re.match(r"^(memory|startup|apns)[ :]", line):
                 rows["other"].append(line)
     return rows
 
@@ -53,10 +53,16 @@ def is_islet(system):
 
 
 def before_of(before, kind, row, keys):
-    for other in before.get(kind, []):
+    for other in before.get(kind, []) if before else []:
         if all(other[key] == row[key] for key in keys):
             return other
     return None
+
+
+def with_before(text, row, before, kind, keys, show):
+    """`text`, and for an Islet row measured before too, that build's figure beside it."""
+    old = before_of(before, kind, row, keys) if is_islet(row["system"]) else None
+    return f"{text} (before: {show(old)})" if old else text
 
 
 def ingest_table(rows, before):
@@ -65,16 +71,9 @@ def ingest_table(rows, before):
     for row in rows:
         islet = next((r for r in rows if short(r["system"]) == "Islet FULL" and r["size"] == row["size"] and r["activities"] == row["activities"]), None)
         ratio = f"{number(islet['rate']) / number(row['rate']):.2f}×" if islet and not is_islet(row["system"]) else ""
-        rate = row["rate"]
-        if is_islet(row["system"]) and before:
-            old = before_of(before, "ingest", row, ("system", "size", "activities"))
-            if old:
-                rate = f"{row['rate']} (before: {old['rate']})"
-        per = row["per"] + " µs"
-        if is_islet(row["system"]) and before:
-            old = before_of(before, "ingest", row, ("system", "size", "activities"))
-            if old:
-                per += f" (before: {old['per']} µs)"
+        keys = ("system", "size", "activities")
+        rate = with_before(row["rate"], row, before, "ingest", keys, lambda old: old["rate"])
+        per = with_before(row["per"] + " µs", row, before, "ingest", keys, lambda old: old["per"] + " µs")
         out.append(f"| {short(row['system'])} | {row['size']} | {row['activities']} | {rate} | {per} | {row['server']}% | {row['harness']}% | {ratio} |")
     return "\n".join(out)
 
@@ -90,11 +89,7 @@ def latency_table(rows, before):
         same_load = [r for r in rows if r["activities"] == row["activities"] and r["subs"] == row["subs"]]
         islet = next((r for r in same_load if short(r["system"]) == "Islet FULL" and r["via"] == "SSE"), None)
         ratio = f"{number(islet['p99']) / number(row['p99']):.2f}×" if islet and not is_islet(row["system"]) else ""
-        figures = percentile_text(row)
-        if is_islet(row["system"]) and before:
-            old = before_of(before, "latency", row, ("system", "via", "activities", "subs"))
-            if old:
-                figures += f" (before: {percentile_text(old)})"
+        figures = with_before(percentile_text(row), row, before, "latency", ("system", "via", "activities", "subs"), percentile_text)
         out.append(f"| {short(row['system'])} | {row['via']} | {row['activities']} × {row['rate']} | {row['subs']} | {figures} | {row['got']} of {row['sent']} | {row['server']}% | {row['harness']}% | {ratio} |")
     return "\n".join(out)
 
@@ -105,11 +100,8 @@ def fanout_table(rows, before):
     for row in rows:
         islet = next((r for r in rows if short(r["system"]) == "Islet FULL" and r["via"] == "SSE"), None)
         ratio = f"{number(islet['last50']) / number(row['last50']):.2f}×" if islet and not is_islet(row["system"]) else ""
-        last = percentile_text(row, ("last50", "last99"))
-        if is_islet(row["system"]) and before:
-            old = before_of(before, "fanout", row, ("system", "via", "subs"))
-            if old:
-                last += f" (before: {percentile_text(old, ('last50', 'last99'))})"
+        last = with_before(percentile_text(row, ("last50", "last99")), row, before, "fanout", ("system", "via", "subs"),
+                           lambda old: percentile_text(old, ("last50", "last99")))
         out.append(f"| {short(row['system'])} | {row['via']} | {row['subs']} | {last} | {percentile_text(row)} | {row['got']} of {row['sent']} | {row['server']}% | {ratio} |")
     return "\n".join(out)
 

@@ -57,7 +57,7 @@ struct Deliveries {
             meter = CPUMeter(target.server)
             return try await group.reduce(0, +)
         }
-        let cpu = meter!.use(over: seconds)
+        let cpu = meter!.use()
         try await Task.sleep(for: .seconds(1))  // the last deliveries in flight
         var arrivals: [Arrival] = []
         for subscriber in subscribers {

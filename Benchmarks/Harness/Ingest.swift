@@ -67,7 +67,7 @@ struct Ingest: AsyncParsableCommand {
             meter = CPUMeter(target.server)
             return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
         }
-        let cpu = meter!.use(over: seconds)
+        let cpu = meter!.use()
         for publisher in pool { await publisher.close() }
         let rate = Double(done) / seconds
         return "ingest \(target.label) \(size.rawValue), \(grouped(Double(count))) activities: \(grouped(rate)) updates/s"

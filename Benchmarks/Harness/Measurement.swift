@@ -5,6 +5,7 @@ import Foundation
 struct CPUMeter {
     private let server: ServerUnderTest
     private let atStart: (server: Double, harness: Double)
+    private let started = ContinuousClock.now
 
     /// Starts the window now.
     init(_ server: ServerUnderTest) {
@@ -12,9 +13,11 @@ struct CPUMeter {
         atStart = (server.cpuSeconds, ProcessCPU.seconds(of: getpid()))
     }
 
-    /// Ends the window: each side's CPU as a share of one core over `seconds`.
-    func use(over seconds: Double) -> CPUUse {
-        CPUUse(
+    /// Ends the window now: each side's CPU as a share of one core over the time it lasted
+    /// (longer than planned when a system falls behind an open-loop schedule).
+    func use() -> CPUUse {
+        let seconds = (ContinuousClock.now - started) / .seconds(1)
+        return CPUUse(
             server: (server.cpuSeconds - atStart.server) / seconds,
             harness: (ProcessCPU.seconds(of: getpid()) - atStart.harness) / seconds
         )

@@ -13,8 +13,12 @@ import Synchronization
 final class Checkpointer: Sendable {
     /// Transactions between background checkpoints.
     static let interval = 100
-    /// SQLite's automatic checkpoint threshold (pages), left as a backstop.
+    /// SQLite's automatic checkpoint threshold (pages), left as a backstop: under a steady
+    /// stream of writes the log restarts only once a checkpoint has caught up, so it can reach
+    /// this size (40 MB) before shrinking back to `logSizeLimit`.
     static let backstopPages = 10_000
+    /// Bytes the log file is truncated to when it restarts.
+    static let logSizeLimit = 8 << 20
 
     private struct State {
         var sinceLast = 0

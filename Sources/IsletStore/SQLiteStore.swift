@@ -41,6 +41,8 @@ public final class SQLiteStore: Sendable {
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.backstopPages)")
+            // The log file shrinks back to this after a checkpoint lets it restart.
+            try db.execute(sql: "PRAGMA journal_size_limit = \(Checkpointer.logSizeLimit)")
         }
         configuration.busyMode = .timeout(10)
         self.pool = try DatabasePool(path: path, configuration: configuration)
