@@ -45,7 +45,7 @@ final class Checkpointer: Sendable {
         guard starts else { return }
         Task.detached(priority: .utility) {
             // A failed checkpoint leaves the log to the next one (or to SQLite's backstop).
-            try? await self.connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
+            _ = try? await self.connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
             self.state.withLock { $0.isRunning = false }
         }
     }
