@@ -72,7 +72,7 @@ struct APNsPushes: AsyncParsableCommand {
         var streams: Int
         var rate: Double
         var errors: [String: Int]
-        var cpu: CPUShare
+        var cpu: CPUUse
 
         var line: String {
             let refused = errors.sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
@@ -134,7 +134,7 @@ struct APNsPushes: AsyncParsableCommand {
         // At least 2 s: the first wave of streams × connections pushes can take that long to come back.
         let start = clock.now.advanced(by: .seconds(max(2, seconds / 5)))
         let end = start.advanced(by: .seconds(seconds))
-        var cpuAtStart = CPUShare()
+        var meter: CPUMeter?
         var open = 0
         let tallies = try await withThrowingTaskGroup(of: [String: Int].self) { group in
             for lane in 0..<lanes {
@@ -160,11 +160,11 @@ struct APNsPushes: AsyncParsableCommand {
                 }
             }
             try await Task.sleep(until: start, clock: clock)
-            cpuAtStart = CPUShare.now(server)
+            meter = CPUMeter(server)
             open = Self.establishedConnections(toPort: apnsPort)
             return try await group.reduce(into: [:]) { $0.merge($1, uniquingKeysWith: +) }
         }
-        let cpu = CPUShare.since(cpuAtStart, server, seconds: seconds)
+        let cpu = meter!.use()
         var errors = tallies
         let acknowledged = errors.removeValue(forKey: "200") ?? 0
         return Result(
@@ -219,39 +219,17 @@ struct Provider {
         return Provider(appKey: appKey, jwt: jwt)
     }
 
-    /// Starts `count` activities with `pushType: "token"` over eight connections; returns their push tokens.
+    /// Starts `count` activities with `pushType: "token"`; returns their push tokens.
     static func pushTokens(_ count: Int, port: Int, key: String) async throws -> [String] {
         let body = #"{"attributesType":"Bench","attributes":{},"pushType":"token","content":{"state":{"speed":0,"seq":0}}}"#
-        return try await Lanes.run(count, width: 8) { indexes in
-            let connection = try await HTTPConnection.connect(port: port)
-            var tokens: [String] = []
-            for _ in indexes {
-                let (status, answer) = try await connection.send(
-                    .POST, "/v1/activities", headers: [("Authorization", "Bearer \(key)")], body: ByteBuffer(string: body)
-                )
-                guard status == 201, let json = try JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any],
-                    let token = json["pushToken"] as? String
-                else { throw HarnessError("starting an activity with a push token: \(status) \(String(buffer: answer))") }
-                tokens.append(token)
-            }
-            await connection.close()
-            return tokens
-        }
-    }
-}
-
-/// Work split over lanes that run at once.
-enum Lanes {
-    /// Runs `lane` `width` times at once, lane k given the indexes k, k + width, … below `count`;
-    /// returns what they made, in no set order.
-    static func run<T: Sendable>(
-        _ count: Int, width: Int, _ lane: @escaping @Sendable (StrideTo<Int>) async throws -> [T]
-    ) async throws -> [T] {
-        try await withThrowingTaskGroup(of: [T].self) { group in
-            for index in 0..<min(width, count) {
-                group.addTask { try await lane(stride(from: index, to: count, by: width)) }
-            }
-            return try await group.reduce(into: []) { $0 += $1 }
+        return try await IsletSetup.inLanes(count, port: port) { connection, _ in
+            let (status, answer) = try await connection.send(
+                .POST, "/v1/activities", headers: [("Authorization", "Bearer \(key)")], body: ByteBuffer(string: body)
+            )
+            guard status == 201, let json = try JSONSerialization.jsonObject(with: Data(answer.readableBytesView)) as? [String: Any],
+                let token = json["pushToken"] as? String
+            else { throw HarnessError("starting an activity with a push token: \(status) \(String(buffer: answer))") }
+            return token
         }
     }
 }

@@ -41,22 +41,32 @@ enum IsletSetup {
     }
 
     /// Runs `make` for indexes 0..<count over eight connections at once; the results in index order.
-    private static func inLanes<T: Sendable>(
+    static func inLanes<T: Sendable>(
         _ count: Int, port: Int, _ make: @escaping @Sendable (HTTPConnection, Int) async throws -> T
     ) async throws -> [T] {
-        let lanes = 8
-        let made = try await withThrowingTaskGroup(of: [(Int, T)].self) { group in
-            for lane in 0..<lanes {
-                group.addTask {
-                    let connection = try await HTTPConnection.connect(port: port)
-                    var made: [(Int, T)] = []
-                    for index in stride(from: lane, to: count, by: lanes) { made.append((index, try await make(connection, index))) }
-                    await connection.close()
-                    return made
-                }
+        let made = try await Lanes.run(count, width: 8) { indexes in
+            let connection = try await HTTPConnection.connect(port: port)
+            var made: [(Int, T)] = []
+            for index in indexes { made.append((index, try await make(connection, index))) }
+            await connection.close()
+            return made
+        }
+        return made.sorted { $0.0 < $1.0 }.map(\.1)
+    }
+}
+
+/// Work split over lanes that run at once.
+enum Lanes {
+    /// Runs `lane` `width` times at once, lane k given the indexes k, k + width, … below `count`;
+    /// returns what they made, in no set order.
+    static func run<T: Sendable>(
+        _ count: Int, width: Int, _ lane: @escaping @Sendable (StrideTo<Int>) async throws -> [T]
+    ) async throws -> [T] {
+        try await withThrowingTaskGroup(of: [T].self) { group in
+            for index in 0..<min(width, count) {
+                group.addTask { try await lane(stride(from: index, to: count, by: width)) }
             }
             return try await group.reduce(into: []) { $0 += $1 }
         }
-        return made.sorted { $0.0 < $1.0 }.map(\.1)
     }
 }

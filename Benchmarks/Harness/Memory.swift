@@ -98,25 +98,6 @@ func countList(_ text: String, option: String) throws -> [Int] {
     return counts
 }
 
-/// The CPU the server and the harness used over a window, each as a share of one core.
-struct CPUShare {
-    var server = 0.0
-    var harness = 0.0
-
-    /// The CPU seconds used so far.
-    static func now(_ server: ServerUnderTest) -> CPUShare {
-        CPUShare(server: server.cpuSeconds, harness: ProcessCPU.seconds(of: getpid()))
-    }
-
-    /// The share used from `start` to now, over `seconds`.
-    static func since(_ start: CPUShare, _ server: ServerUnderTest, seconds: Double) -> CPUShare {
-        let end = now(server)
-        return CPUShare(server: (end.server - start.server) / seconds, harness: (end.harness - start.harness) / seconds)
-    }
-
-    var text: String { "server CPU \(Int(server * 100))%, harness CPU \(Int(harness * 100))%" }
-}
-
 /// Reads a server's resident memory once it has settled.
 struct ResidentMemory {
     let server: ServerUnderTest
