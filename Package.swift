@@ -9,6 +9,17 @@ let testSwiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("ExistentialAny"),
 ]
 
+// `ISLET_FUZZ=1` builds the fuzz targets for libFuzzer (Fuzz/run does, in .build-fuzz; docs/fuzzing.md):
+// Islet's own modules get libFuzzer's coverage instrumentation, the dependencies do not, and the
+// `fuzz-*` executables link libFuzzer's driver. Without it they are plain programs that replay
+// inputs, so `swift build` and `swift test` never need libFuzzer.
+let fuzzing = Context.environment["ISLET_FUZZ"] == "1"
+let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"]), .define("ISLET_FUZZING")] : []
+/// The settings of a module the fuzz targets reach: the language features, plus coverage when fuzzing.
+let fuzzable = swiftSettings + instrumented
+/// The fuzz targets: `fuzz-<name>` (Fuzz/Targets/<name>/main.swift) runs one of `FuzzTarget.all`.
+let fuzzTargets = ["layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules"]
+
 let package = Package(
     name: "islet",
     platforms: [.macOS(.v15)],
@@ -45,12 +56,12 @@ let package = Package(
         .package(url: "https://github.com/swiftlang/swift-docc-plugin.git", from: "1.5.0"),
     ],
     targets: [
-        .target(name: "IsletCore", swiftSettings: swiftSettings),
+        .target(name: "IsletCore", swiftSettings: fuzzable),
         .target(
             name: "IsletRender",
             dependencies: ["IsletCore"],
             exclude: ["Icons", "Assets"],
-            swiftSettings: swiftSettings,
+            swiftSettings: fuzzable,
             plugins: ["EmbedFilesPlugin"]
         ),
         .executableTarget(name: "EmbedFiles", swiftSettings: swiftSettings),
@@ -71,7 +82,7 @@ let package = Package(
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: fuzzable
         ),
         .target(
             name: "IsletServer",
@@ -115,7 +126,7 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            swiftSettings: swiftSettings
+            swiftSettings: fuzzable
         ),
         .target(
             name: "IsletKit",
@@ -264,5 +275,37 @@ let package = Package(
             exclude: ["Providers", "Browser"],
             swiftSettings: testSwiftSettings
         ),
+        // libFuzzer's driver, declared for the fuzz build.
+        .target(name: "CLibFuzzer"),
+        .target(
+            // The fuzz targets as functions over bytes, and the driver the `fuzz-*` programs run.
+            name: "IsletFuzzing",
+            dependencies: [
+                "IsletCore",
+                "IsletRender",
+                "IsletAPNs",
+                "IsletClient",
+                "CLibFuzzer",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            swiftSettings: fuzzable
+        ),
+        .testTarget(
+            // Every committed seed and regression input through its target: a finding stays fixed.
+            name: "IsletFuzzingTests",
+            dependencies: ["IsletFuzzing"],
+            swiftSettings: testSwiftSettings
+        ),
     ]
+        + fuzzTargets.map { name in
+            .executableTarget(
+                name: "fuzz-\(name)",
+                dependencies: ["IsletFuzzing"],
+                path: "Fuzz/Targets/\(name)",
+                swiftSettings: fuzzable,
+                // lld: gold fails on the libFuzzer runtime's debug information.
+                linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer", "-use-ld=lld"])] : []
+            )
+        }
 )
