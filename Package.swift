@@ -126,7 +126,7 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            swiftSettings: fuzzable
+            swiftSettings: swiftSettings
         ),
         .target(
             name: "IsletKit",
@@ -284,7 +284,6 @@ let package = Package(
                 "IsletCore",
                 "IsletRender",
                 "IsletAPNs",
-                "IsletClient",
                 "CLibFuzzer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,5 +1,4 @@
 import Foundation
-import IsletClient
 import IsletCore
 
 extension FuzzTarget {

@@ -2,7 +2,7 @@
 public struct ServerSentEvent: Hashable, Sendable {
     /// The `id:` field, if the message had one.
     public var id: String?
-    /// The `event:` field; `message` when absent, as browsers do.
+    /// The `event:` field; `message` when absent or empty, as browsers do.
     public var event: String
     /// The `data:` lines, joined with newlines.
     public var data: String
@@ -10,6 +10,9 @@ public struct ServerSentEvent: Hashable, Sendable {
 
 /// Splits a Server-Sent Events byte stream into messages, as the HTML standard's parser does:
 /// lines end with LF, CR or CRLF; a blank line ends a message; `:` starts a comment.
+///
+/// The wire format of `/v1/events`, pure like the rest of the core: `IsletClient` reads its
+/// streams with it, and the fuzz build reaches it without an HTTP client.
 public struct ServerSentEventParser: Sendable {
     private var line: [UInt8] = []
     private var lastWasCR = false
@@ -56,7 +59,9 @@ public struct ServerSentEventParser: Sendable {
                 data.removeAll()
             }
             guard !data.isEmpty else { return nil }
-            return ServerSentEvent(id: id, event: event ?? "message", data: data.joined(separator: "\n"))
+            // An empty `event:` names no type: the standard dispatches it as "message".
+            let type = event.flatMap { $0.isEmpty ? nil : $0 } ?? "message"
+            return ServerSentEvent(id: id, event: type, data: data.joined(separator: "\n"))
         }
         if text.hasPrefix(":") {
             comments.append(String(text.dropFirst()).trimmingLeadingSpace())
