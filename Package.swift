@@ -254,8 +254,11 @@ let package = Package(
             dependencies: [
                 "IsletCore",
                 "IsletClient",
+                "IsletAPNs",
                 "IsletTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -75,7 +75,14 @@ public struct Islet: Sendable {
         let bus = EventBus(settings: configuration.streams, metrics: metrics, clock: clock)
         let store = try SQLiteStore(
             path: settings.databasePath, rules: configuration.lifecycle, durability: settings.durability,
-            onCommit: { events in bus.publish(events) }
+            onCommit: { events in bus.publish(events) },
+            onWriteHealth: { failure in
+                if let failure {
+                    logger.error("Writes to the store are failing; changes are refused with 503 unavailable until they succeed", metadata: ["reason": "\(failure.message)"])
+                } else {
+                    logger.notice("Writes to the store succeed again")
+                }
+            }
         )
         let engine = Engine(store: store, bus: bus, clock: clock, metrics: metrics)
         try await store.ensureDefaultDevice(now: clock.now())
@@ -88,15 +95,15 @@ public struct Islet: Sendable {
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
         router.add(middleware: ErrorMiddleware())
-        let keylessDisplays = configuration.server.listensOnLoopbackOnly
-        router.add(middleware: Authentication(keys: keys, keylessDisplays: keylessDisplays))
+        let loopbackOnly = configuration.server.listensOnLoopbackOnly
+        router.add(middleware: Authentication(keys: keys, loopbackOnly: loopbackOnly))
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: RequestLogging())
         let maxBodySize = configuration.server.maxBodySize
         OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
-        EventRoutes(engine: engine, settings: configuration.streams, keys: keys, keylessDisplays: keylessDisplays).add(to: router, webSocketRouter: webSocketRouter)
+        EventRoutes(engine: engine, settings: configuration.streams, keys: keys, loopbackOnly: loopbackOnly).add(to: router, webSocketRouter: webSocketRouter)
         let presentations = Presentations(store: store, clock: clock, logger: logger)
         LayoutRoutes(engine: engine, presentations: presentations).add(to: router)
         DisplayRoutes(engine: engine, presentations: presentations).add(to: router)

@@ -35,6 +35,11 @@ public final class RawSocket: Sendable {
 
     /// Reads until the peer closes or `seconds` pass.
     public func readAll(seconds: Int = 5) -> String {
+        String(decoding: readAllBytes(seconds: seconds), as: UTF8.self)
+    }
+
+    /// Reads until the peer closes or `seconds` pass, as bytes.
+    public func readAllBytes(seconds: Int = 5) -> [UInt8] {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var data = [UInt8]()
@@ -44,7 +49,7 @@ public final class RawSocket: Sendable {
             if count <= 0 { break }
             data += buffer[0..<count]
         }
-        return String(decoding: data, as: UTF8.self)
+        return data
     }
 
     deinit {

@@ -28,6 +28,7 @@ extension IsletConfiguration {
         lifecycle.maxActivitiesPerDevice = try settings.int("lifecycle.maxActivitiesPerDevice", in: 1...1_000_000)
             ?? lifecycle.maxActivitiesPerDevice
         lifecycle.maxTimestampLead = try settings.duration("lifecycle.maxTimestampLead") ?? lifecycle.maxTimestampLead
+        lifecycle.maxScheduleLead = try settings.duration("lifecycle.maxScheduleLead") ?? lifecycle.maxScheduleLead
         lifecycle.pushBudgetPerHour = try settings.int("lifecycle.pushBudgetPerHour", in: 0...10_000)
             ?? lifecycle.pushBudgetPerHour
         lifecycle.frequentPushBudgetPerHour = try settings.int("lifecycle.frequentPushBudgetPerHour", in: 0...10_000)
@@ -84,10 +85,17 @@ private struct SettingsReader {
         }
     }
 
+    /// The longest duration any setting takes: ten years. Longer ones would overflow the
+    /// timers' `Duration`s and nanosecond counts, so they are refused with the key's name.
+    static let longestDuration: TimeInterval = 10 * 365 * 86_400
+
     func duration(_ key: String) throws -> TimeInterval? {
         guard let text = try string(key) else { return nil }
         guard let seconds = DurationText.seconds(text) else {
             throw ConfigurationError(key: key, problem: "\"\(text)\" is not a duration; write it like 8h, 4h30m, 15m, 90s or 90.")
+        }
+        guard seconds <= Self.longestDuration else {
+            throw ConfigurationError(key: key, problem: "\"\(text)\" is longer than the longest duration a setting takes, 3650d.")
         }
         return seconds
     }
