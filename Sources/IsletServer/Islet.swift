@@ -85,6 +85,10 @@ public struct Islet: Sendable {
         try await store.replaceAdminKey(hash: KeyRing.hash(adminKey), now: clock.now())
 
         let keys = KeyRing(store: store)
+        let budget = ConnectionBudget.current()
+        let httpCap = ConnectionCap(
+            limit: configuration.server.maxConnections ?? budget.http, refusalSlots: ConnectionBudget.refusalSlots
+        )
         let router = Router(context: IsletRequestContext.self)
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
@@ -133,7 +137,7 @@ public struct Islet: Sendable {
         self.authorityPath = authorityPath
         self.application = Application(
             router: router,
-            server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration),
+            server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.server.host, port: configuration.server.port), serverName: "Islet"
             ),
@@ -183,22 +187,24 @@ public struct Islet: Sendable {
         return (application, identity)
     }
 
-    /// HTTP/1.1 with WebSocket upgrades on the event stream path; idle connections close after a
-    /// minute, and a connection must send its first request within ten seconds.
+    /// HTTP/1.1 with WebSocket upgrades on the event stream path. Every connection is counted
+    /// against `server.maxConnections` and held to the request deadlines (`InboundDeadlines`);
+    /// the guard owns the keep-alive idle timeout too, so Hummingbird's is off.
     private static func server(
-        webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration
+        webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration, cap: ConnectionCap
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: .seconds(60)),
+            http1: .init(idleTimeout: nil),
             ws: .init(autoPing: .enabled(timePeriod: .seconds(configuration.streams.keepAliveInterval)))
         )
+        let limits = InboundDeadlines.Limits(configuration.server)
         return HTTPServerBuilder { responder in
             GuardedChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration
                 ),
-                firstRequestTimeout: .seconds(10)
+                limits: limits, cap: cap
             )
         }
     }

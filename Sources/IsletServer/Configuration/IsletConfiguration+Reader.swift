@@ -16,6 +16,11 @@ extension IsletConfiguration {
         server.port = try settings.int("server.port", in: 0...65535) ?? server.port
         server.maxBodySize = try settings.int("server.maxBodySize", in: 1024...(64 << 20)) ?? server.maxBodySize
         server.adminKey = try settings.string("server.adminKey", secret: true)
+        server.maxConnections = try settings.int("server.maxConnections", in: 1...1_000_000)
+        server.requestHeadTimeout = try settings.timeout("server.requestHeadTimeout") ?? server.requestHeadTimeout
+        server.requestBodyTimeout = try settings.timeout("server.requestBodyTimeout") ?? server.requestBodyTimeout
+        server.minBodyRate = try settings.int("server.minBodyRate", in: 1...(1 << 30)) ?? server.minBodyRate
+        server.idleTimeout = try settings.timeout("server.idleTimeout") ?? server.idleTimeout
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
         store.durability = try settings.choice("store.durability", SQLiteStore.Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention
@@ -88,6 +93,15 @@ private struct SettingsReader {
         guard let text = try string(key) else { return nil }
         guard let seconds = DurationText.seconds(text) else {
             throw ConfigurationError(key: key, problem: "\"\(text)\" is not a duration; write it like 8h, 4h30m, 15m, 90s or 90.")
+        }
+        return seconds
+    }
+
+    /// A connection timeout: more than nothing and at most a week, so it fits a `TimeAmount`.
+    func timeout(_ key: String) throws -> TimeInterval? {
+        guard let seconds = try duration(key) else { return nil }
+        guard seconds > 0, seconds <= 7 * 86_400 else {
+            throw ConfigurationError(key: key, problem: "a timeout is more than 0s and at most 7d, not \(DurationText.text(seconds)).")
         }
         return seconds
     }

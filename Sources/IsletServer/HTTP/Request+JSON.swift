@@ -12,12 +12,9 @@ extension Request {
     ///   - limit: The largest body accepted.
     ///   - emptyAs: What an empty body means; when `nil`, an empty body is an error.
     func decodeJSON<T: Decodable & KnownFields>(_ type: T.Type, limit: Int, emptyAs: T? = nil) async throws -> T {
-        let buffer: ByteBuffer
-        do {
-            buffer = try await body.collect(upTo: limit)
-        } catch is NIOTooManyBytesError {
-            throw IsletError(.payloadTooLarge, "The request body is over the \(limit)-byte limit (server.maxBodySize).")
-        }
+        let buffer = try await collectBody(
+            upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit (server.maxBodySize)."
+        )
         if buffer.readableBytes == 0 || buffer.readableBytesView.allSatisfy({ [9, 10, 13, 32].contains($0) }) {
             if let emptyAs { return emptyAs }
             throw IsletError(.invalidRequest, "The request needs a JSON body.")

@@ -33,12 +33,9 @@ struct LayoutRoutes {
     @Sendable func put(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let type = try attributesType(context)
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Layout.maximumSize)
-        } catch is NIOTooManyBytesError {
-            throw IsletError(.payloadTooLarge, "A layout document is at most \(Layout.maximumSize) bytes.")
-        }
+        let buffer = try await request.collectBody(
+            upTo: Layout.maximumSize, tooLarge: "A layout document is at most \(Layout.maximumSize) bytes."
+        )
         let document: JSONValue
         do {
             document = try WireFormat.decoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
