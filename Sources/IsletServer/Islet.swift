@@ -116,7 +116,9 @@ public struct Islet: Sendable {
         var authorityPath: String?
         if configuration.apns.enabled {
             let (endpoint, identity) = try Self.apnsEndpoint(
-                engine: engine, verifier: verifier, configuration: configuration, logger: logger, onListening: onListening
+                engine: engine, verifier: verifier, configuration: configuration,
+                cap: ConnectionCap(limit: configuration.apns.maxConnections ?? budget.apns, refusalSlots: 0),
+                logger: logger, onListening: onListening
             )
             let apns = configuration.apns
             services.append(Listener(
@@ -161,7 +163,7 @@ public struct Islet: Sendable {
     /// The APNs-compatible endpoint: its own application (router, TLS, HTTP/2) on its own port,
     /// run as one of the main application's services.
     private static func apnsEndpoint(
-        engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, logger: Logger,
+        engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, cap: ConnectionCap, logger: Logger,
         onListening: @escaping @Sendable (Endpoint, Int) async -> Void
     ) throws -> (any Service, TLSIdentity) {
         let settings = configuration.apns
@@ -177,7 +179,9 @@ public struct Islet: Sendable {
         APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
         let application = Application(
             router: router,
-            server: HTTPServerBuilder { responder in try APNsChildChannel(responder: responder, identity: identity) },
+            server: HTTPServerBuilder { responder in
+                try APNsChildChannel(responder: responder, identity: identity, settings: settings, cap: cap, logger: logger)
+            },
             configuration: ApplicationConfiguration(address: .hostname(host, port: settings.port), serverName: nil),
             onServerRunning: { channel in
                 await onListening(.apns, channel.localAddress?.port ?? settings.port)

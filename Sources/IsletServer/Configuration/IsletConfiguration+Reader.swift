@@ -44,6 +44,10 @@ extension IsletConfiguration {
         apns.privateKey = try settings.string("apns.privateKey")
         apns.tokenRotation = try settings.duration("apns.tokenRotation") ?? apns.tokenRotation
         apns.maxChannelsPerApp = try settings.int("apns.maxChannelsPerApp", in: 1...1_000_000) ?? apns.maxChannelsPerApp
+        apns.maxConnections = try settings.int("apns.maxConnections", in: 1...1_000_000)
+        apns.firstRequestTimeout = try settings.timeout("apns.firstRequestTimeout") ?? apns.firstRequestTimeout
+        apns.requestTimeout = try settings.timeout("apns.requestTimeout") ?? apns.requestTimeout
+        apns.idleTimeout = try settings.timeout("apns.idleTimeout") ?? apns.idleTimeout
         if (apns.certificate == nil) != (apns.privateKey == nil) {
             throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
         }

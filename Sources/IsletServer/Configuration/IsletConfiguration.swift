@@ -97,6 +97,18 @@ public struct APNsSettings: Equatable, Sendable {
     public var tokenRotation: TimeInterval = 0
     /// The most broadcast channels one app may hold. Apple: 10,000.
     public var maxChannelsPerApp = 10_000
+    /// The most connections served at once; more are closed as they arrive. `nil` derives it
+    /// from the process's descriptor limit (`ConnectionBudget`).
+    public var maxConnections: Int?
+    /// How long a new connection may take, in seconds, to finish TLS, send the HTTP/2 preface
+    /// and open its first stream.
+    public var firstRequestTimeout: TimeInterval = 10
+    /// How long one stream's request may take from its HEADERS to its last frame, in seconds,
+    /// before the stream is reset.
+    public var requestTimeout: TimeInterval = 10
+    /// How long a connection may stay open with no stream, in seconds. Providers keep APNs
+    /// connections open for hours.
+    public var idleTimeout: TimeInterval = 3600
 
     /// The defaults.
     public init() {}
