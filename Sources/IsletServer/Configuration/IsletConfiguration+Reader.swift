@@ -16,6 +16,11 @@ extension IsletConfiguration {
         server.port = try settings.int("server.port", in: 0...65535) ?? server.port
         server.maxBodySize = try settings.int("server.maxBodySize", in: 1024...(64 << 20)) ?? server.maxBodySize
         server.adminKey = try settings.string("server.adminKey", secret: true)
+        server.maxConnections = try settings.int("server.maxConnections", in: 1...1_000_000)
+        server.requestHeadTimeout = try settings.timeout("server.requestHeadTimeout") ?? server.requestHeadTimeout
+        server.requestBodyTimeout = try settings.timeout("server.requestBodyTimeout") ?? server.requestBodyTimeout
+        server.minBodyRate = try settings.int("server.minBodyRate", in: 1...(1 << 30)) ?? server.minBodyRate
+        server.idleTimeout = try settings.timeout("server.idleTimeout") ?? server.idleTimeout
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
         store.durability = try settings.choice("store.durability", SQLiteStore.Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention
@@ -40,6 +45,10 @@ extension IsletConfiguration {
         apns.privateKey = try settings.string("apns.privateKey")
         apns.tokenRotation = try settings.duration("apns.tokenRotation") ?? apns.tokenRotation
         apns.maxChannelsPerApp = try settings.int("apns.maxChannelsPerApp", in: 1...1_000_000) ?? apns.maxChannelsPerApp
+        apns.maxConnections = try settings.int("apns.maxConnections", in: 1...1_000_000)
+        apns.firstRequestTimeout = try settings.timeout("apns.firstRequestTimeout") ?? apns.firstRequestTimeout
+        apns.requestTimeout = try settings.timeout("apns.requestTimeout") ?? apns.requestTimeout
+        apns.idleTimeout = try settings.timeout("apns.idleTimeout") ?? apns.idleTimeout
         if (apns.certificate == nil) != (apns.privateKey == nil) {
             throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
         }
@@ -96,6 +105,15 @@ private struct SettingsReader {
         }
         guard seconds <= Self.longestDuration else {
             throw ConfigurationError(key: key, problem: "\"\(text)\" is longer than the longest duration a setting takes, 3650d.")
+        }
+        return seconds
+    }
+
+    /// A connection timeout: more than nothing and at most a week, so it fits a `TimeAmount`.
+    func timeout(_ key: String) throws -> TimeInterval? {
+        guard let seconds = try duration(key) else { return nil }
+        guard seconds > 0, seconds <= 7 * 86_400 else {
+            throw ConfigurationError(key: key, problem: "a timeout is more than 0s and at most 7d, not \(DurationText.text(seconds)).")
         }
         return seconds
     }

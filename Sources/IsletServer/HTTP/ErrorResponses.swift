@@ -28,6 +28,17 @@ extension ErrorReason {
 extension IsletError {
     /// The JSON error response: `{"error": {"reason", "message"}}` with the reason's status.
     func response() -> Response {
+        var response = Response.json(encoded: wireBody, status: reason.httpStatus)
+        if reason == .unauthorized {
+            response.headers[.wwwAuthenticate] = "Bearer"
+        }
+        return response
+    }
+
+    /// The response body, `{"error": {"reason", "message"}}`, in wire format. Channel handlers
+    /// that answer before Hummingbird does (a refused connection, an unparseable request) send
+    /// the same bytes.
+    var wireBody: String {
         struct Body: Encodable {
             struct Detail: Encodable {
                 var reason: ErrorReason
@@ -35,12 +46,8 @@ extension IsletError {
             }
             var error: Detail
         }
-        var response = (try? Response.json(Body(error: .init(reason: reason, message: message)), status: reason.httpStatus))
-            ?? Response(status: reason.httpStatus)
-        if reason == .unauthorized {
-            response.headers[.wwwAuthenticate] = "Bearer"
-        }
-        return response
+        return (try? WireFormat.string(Body(error: .init(reason: reason, message: message))))
+            ?? #"{"error":{"reason":"\#(reason.rawValue)","message":""}}"#
     }
 }
 

@@ -5,27 +5,18 @@ import NIOCore
 
 extension Request {
     /// Decodes the body as JSON in Islet's wire format, refusing bodies over `limit` bytes and
-    /// naming any field that is missing, mistyped or unknown.
+    /// naming any field that is missing, mistyped, unknown or given twice.
     ///
     /// - Parameters:
     ///   - type: The body's type.
     ///   - limit: The largest body accepted.
     ///   - emptyAs: What an empty body means; when `nil`, an empty body is an error.
     func decodeJSON<T: Decodable & KnownFields>(_ type: T.Type, limit: Int, emptyAs: T? = nil) async throws -> T {
-        let buffer = try await collectBody(upTo: limit)
+        let buffer = try await collectBody(
+            upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit (server.maxBodySize)."
+        )
         return try buffer.withUnsafeReadableBytes { bytes throws(IsletError) in
             try WireFormat.decodeRequest(T.self, from: bytes, emptyAs: emptyAs)
-        }
-    }
-
-    /// The whole body, refusing one over `limit` bytes with `payloadTooLarge`.
-    ///
-    /// - Parameter what: What the body is, for the refusal's message.
-    func collectBody(upTo limit: Int, what: String = "The request body", setting: String? = "server.maxBodySize") async throws -> ByteBuffer {
-        do {
-            return try await body.collect(upTo: limit)
-        } catch is NIOTooManyBytesError {
-            throw IsletError(.payloadTooLarge, "\(what) is over the \(limit)-byte limit\(setting.map { " (\($0))" } ?? "").")
         }
     }
 
@@ -34,4 +25,3 @@ extension Request {
         uri.queryParameters[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
     }
 }
-

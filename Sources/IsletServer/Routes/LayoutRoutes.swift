@@ -33,7 +33,9 @@ struct LayoutRoutes {
     @Sendable func put(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let type = try attributesType(context)
-        let buffer = try await request.collectBody(upTo: Layout.maximumSize, what: "A layout document", setting: nil)
+        let buffer = try await request.collectBody(
+            upTo: Layout.maximumSize, tooLarge: "A layout document is at most \(Layout.maximumSize) bytes."
+        )
         let document = try buffer.withUnsafeReadableBytes { bytes throws(IsletError) in
             try WireFormat.decodeRequestValue(from: bytes)
         }
