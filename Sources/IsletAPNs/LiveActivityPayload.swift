@@ -41,15 +41,29 @@ public struct LiveActivityPayload: Hashable, Sendable {
     ///   - device: The device a push-to-start is for.
     public static func parse(_ body: Data, device: DeviceID = .defaultDevice) throws(APNsError) -> LiveActivityPayload {
         guard !body.isEmpty else { throw .payloadEmpty("The push has no payload.") }
+        // A field given twice is valid JSON that decoders read differently (Foundation keeps the
+        // first copy, others the last): APNs passes it on, and a device could show either. Islet
+        // drops such a push and says why rather than guess.
+        var duplicate: JSONSyntax.Failure?
+        do throws(JSONSyntax.Failure) {
+            try JSONSyntax.check(body)
+        } catch where error.kind == .duplicateKey {
+            duplicate = error
+        } catch {
+            throw .badRequestPayload("The payload is not valid JSON: \(error).")
+        }
         guard let json = try? WireFormat.decoder().decode(JSONValue.self, from: body) else {
             throw .badRequestPayload("The payload is not valid JSON.")
         }
         guard let aps = json["aps"]?.objectValue else {
             throw .badRequestPayload("The payload has no \"aps\" dictionary.")
         }
-        let timestamp = aps["timestamp"].flatMap(\.seconds).map(Date.init(timeIntervalSince1970:))
+        let timestamp = try? date(aps, "timestamp")
         let event = aps["event"]?.stringValue.flatMap { ["start", "update", "end"].contains($0) ? $0 : nil }
         do {
+            if let duplicate {
+                throw Undeliverable(detail: "\(duplicate): a device could read either copy.")
+            }
             return LiveActivityPayload(
                 action: try action(from: aps, timestamp: timestamp, device: device), timestamp: timestamp, event: event
             )
@@ -68,8 +82,8 @@ public struct LiveActivityPayload: Hashable, Sendable {
         guard let event = aps["event"]?.stringValue else {
             throw Undeliverable(detail: "aps.event is missing: it must be \"start\", \"update\" or \"end\".")
         }
-        // A timestamp that is not a number would leave the push unordered: the device drops it.
-        _ = try number(aps, "timestamp")
+        // A timestamp that is not a date would leave the push unordered: the device drops it.
+        _ = try date(aps, "timestamp")
         let contentState = aps["content-state"]
         if let contentState, contentState.objectValue == nil {
             throw Undeliverable(detail: "aps.content-state must be a dictionary (the ContentState's JSON).")
@@ -133,8 +147,13 @@ public struct LiveActivityPayload: Hashable, Sendable {
         return number
     }
 
+    /// A date in the payload: Unix seconds within `WireFormat.dateRange`, or the push is dropped.
     private static func date(_ aps: [String: JSONValue], _ key: String) throws -> Date? {
-        try number(aps, key).map(Date.init(timeIntervalSince1970:))
+        guard let seconds = try number(aps, key) else { return nil }
+        guard WireFormat.isAcceptedDate(seconds) else {
+            throw Undeliverable(detail: "aps.\(key) is \(seconds); a date must be \(WireFormat.dateRangeText).")
+        }
+        return Date(timeIntervalSince1970: seconds)
     }
 
     /// An `alert` as a display shows it: `title` and `body` as strings or as localization

@@ -181,7 +181,7 @@ public struct Renderer: Sendable {
             fraction = countsDown ? 1 - elapsed : elapsed
             attributes = [millis("data-start", start), millis("data-end", end), "data-counts-down=\"\(countsDown)\""]
         }
-        let clamped = min(max(fraction, 0), 1)
+        let clamped = fraction.isNaN ? 0 : min(max(fraction, 0), 1)
         let inner = progress.style == .linear ? "<div class=\"la-progress-fill\"></div>" : ""
         var box = Box(classes: ["la-progress", "la-progress-\(progress.style.rawValue)"], inner: inner)
         box.style.append("--p:\(css(clamped))")
@@ -252,6 +252,8 @@ public struct Renderer: Sendable {
         value.resolve(in: context.scope).flatMap(context.scope.unixSeconds)
     }
 
+    /// A date as milliseconds for the display's script. Dates reach here through
+    /// `LayoutScope.unixSeconds`, inside `WireFormat.dateRange`, so the product fits an `Int64`.
     private func millis(_ name: String, _ seconds: Double) -> String {
         "\(name)=\"\(Int64((seconds * 1000).rounded()))\""
     }

@@ -33,8 +33,16 @@ enum ValueText {
         String(format: "%.\(precision)f", fraction * 100) + "%"
     }
 
+    /// What a value that cannot be shown is drawn as (a duration of a billion years, say).
+    static let unavailable = "–"
+
+    /// The longest duration drawn, in seconds (about 31 million years); longer ones, and
+    /// anything not a number, are drawn as `unavailable`.
+    static let longestDuration: Double = 1e15
+
     /// Seconds as `1:05:09` / `4:05`, or `1h 5m` / `4m 5s` / `9s`.
     static func duration(_ seconds: Double, style: ValueFormat.DurationStyle) -> String {
+        guard seconds <= longestDuration else { return unavailable }
         let total = Int(max(0, seconds).rounded(.down))
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
         switch style {
@@ -80,6 +88,7 @@ enum ValueText {
     /// A span of time in its largest whole unit: "5 min", "1 day".
     private static func amount(_ seconds: Double) -> String {
         let magnitude = abs(seconds)
+        guard magnitude <= longestDuration else { return unavailable }
         switch magnitude {
         case ..<60: return "\(Int(magnitude)) sec"
         case ..<3600: return "\(Int(magnitude / 60)) min"

@@ -67,6 +67,7 @@ public struct Islet: Sendable {
         configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger,
         onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
     ) async throws {
+        let logger = logger.rateLimited()
         let settings = configuration.store
         try DataDirectoryLock.createDirectory(settings.dataDirectory)
         lock = try DataDirectoryLock(directory: settings.dataDirectory)
@@ -75,7 +76,14 @@ public struct Islet: Sendable {
         let bus = EventBus(settings: configuration.streams, metrics: metrics, clock: clock)
         let store = try SQLiteStore(
             path: settings.databasePath, rules: configuration.lifecycle, durability: settings.durability,
-            onCommit: { events in bus.publish(events) }
+            onCommit: { events in bus.publish(events) },
+            onWriteHealth: { failure in
+                if let failure {
+                    logger.error("Writes to the store are failing; changes are refused with 503 unavailable until they succeed", metadata: ["reason": "\(failure.message)"])
+                } else {
+                    logger.notice("Writes to the store succeed again")
+                }
+            }
         )
         let engine = Engine(store: store, bus: bus, clock: clock, metrics: metrics)
         try await store.ensureDefaultDevice(now: clock.now())
@@ -84,19 +92,23 @@ public struct Islet: Sendable {
         try await store.replaceAdminKey(hash: KeyRing.hash(adminKey), now: clock.now())
 
         let keys = KeyRing(store: store)
+        let budget = ConnectionBudget.current()
+        let httpCap = ConnectionCap(
+            limit: configuration.server.maxConnections ?? budget.http, refusalSlots: ConnectionBudget.refusalSlots
+        )
         let router = Router(context: IsletRequestContext.self)
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
         router.add(middleware: ErrorMiddleware())
-        let keylessDisplays = configuration.server.listensOnLoopbackOnly
-        router.add(middleware: Authentication(keys: keys, keylessDisplays: keylessDisplays))
+        let loopbackOnly = configuration.server.listensOnLoopbackOnly
+        router.add(middleware: Authentication(keys: keys, loopbackOnly: loopbackOnly))
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: RequestLogging())
         let maxBodySize = configuration.server.maxBodySize
         OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
-        EventRoutes(engine: engine, settings: configuration.streams, keys: keys, keylessDisplays: keylessDisplays).add(to: router, webSocketRouter: webSocketRouter)
+        EventRoutes(engine: engine, settings: configuration.streams, keys: keys, loopbackOnly: loopbackOnly).add(to: router, webSocketRouter: webSocketRouter)
         let presentations = Presentations(store: store, clock: clock, logger: logger)
         LayoutRoutes(engine: engine, presentations: presentations).add(to: router)
         DisplayRoutes(engine: engine, presentations: presentations).add(to: router)
@@ -111,7 +123,9 @@ public struct Islet: Sendable {
         var authorityPath: String?
         if configuration.apns.enabled {
             let (endpoint, identity) = try Self.apnsEndpoint(
-                engine: engine, verifier: verifier, configuration: configuration, logger: logger, onListening: onListening
+                engine: engine, verifier: verifier, configuration: configuration,
+                cap: ConnectionCap(limit: configuration.apns.maxConnections ?? budget.apns, refusalSlots: 0),
+                logger: logger, onListening: onListening
             )
             let apns = configuration.apns
             services.append(Listener(
@@ -132,7 +146,7 @@ public struct Islet: Sendable {
         self.authorityPath = authorityPath
         self.application = Application(
             router: router,
-            server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration),
+            server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.server.host, port: configuration.server.port), serverName: "Islet"
             ),
@@ -156,7 +170,7 @@ public struct Islet: Sendable {
     /// The APNs-compatible endpoint: its own application (router, TLS, HTTP/2) on its own port,
     /// run as one of the main application's services.
     private static func apnsEndpoint(
-        engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, logger: Logger,
+        engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, cap: ConnectionCap, logger: Logger,
         onListening: @escaping @Sendable (Endpoint, Int) async -> Void
     ) throws -> (any Service, TLSIdentity) {
         let settings = configuration.apns
@@ -172,7 +186,9 @@ public struct Islet: Sendable {
         APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
         let application = Application(
             router: router,
-            server: HTTPServerBuilder { responder in try APNsChildChannel(responder: responder, identity: identity) },
+            server: HTTPServerBuilder { responder in
+                try APNsChildChannel(responder: responder, identity: identity, settings: settings, cap: cap, logger: logger)
+            },
             configuration: ApplicationConfiguration(address: .hostname(host, port: settings.port), serverName: nil),
             onServerRunning: { channel in
                 await onListening(.apns, channel.localAddress?.port ?? settings.port)
@@ -182,22 +198,24 @@ public struct Islet: Sendable {
         return (application, identity)
     }
 
-    /// HTTP/1.1 with WebSocket upgrades on the event stream path; idle connections close after a
-    /// minute, and a connection must send its first request within ten seconds.
+    /// HTTP/1.1 with WebSocket upgrades on the event stream path. Every connection is counted
+    /// against `server.maxConnections` and held to the request deadlines (`InboundDeadlines`);
+    /// the guard owns the keep-alive idle timeout too, so Hummingbird's is off.
     private static func server(
-        webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration
+        webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration, cap: ConnectionCap
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: .seconds(60)),
+            http1: .init(idleTimeout: nil),
             ws: .init(autoPing: .enabled(timePeriod: .seconds(configuration.streams.keepAliveInterval)))
         )
+        let limits = InboundDeadlines.Limits(configuration.server)
         return HTTPServerBuilder { responder in
             GuardedChildChannel(
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration
                 ),
-                firstRequestTimeout: .seconds(10)
+                limits: limits, cap: cap
             )
         }
     }

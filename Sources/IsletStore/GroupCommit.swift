@@ -17,6 +17,8 @@ final class GroupCommit: Sendable {
         let run: @Sendable (Database) -> [EncodedEvent]
         /// Called once, after the transaction: with `nil` when it committed, or the error that undid it.
         let finish: @Sendable ((any Error)?) -> Void
+        /// The error the change itself failed with, if it did (read after `run`).
+        let failure: @Sendable () -> (any Error)?
     }
 
     private struct Queue {
@@ -66,6 +68,9 @@ final class GroupCommit: Sendable {
                     } else {
                         continuation.resume(with: outcome.result!)
                     }
+                },
+                failure: {
+                    if case .failure(let error) = outcome.result { error } else { nil }
                 }
             ))
         }
@@ -99,7 +104,11 @@ final class GroupCommit: Sendable {
                 committed()
                 for job in batch { job.finish(nil) }
             } catch {
-                for job in batch { job.finish(error) }
+                // Some failures (a full disk, an I/O error) make SQLite roll the whole transaction
+                // back, and the commit then fails as "aborted": every change in the batch is
+                // told the cause, the change that met it first.
+                let cause = batch.lazy.compactMap { $0.failure() }.first { WriteHealth.storageFailure($0) != nil } ?? error
+                for job in batch { job.finish(cause) }
             }
         }
     }

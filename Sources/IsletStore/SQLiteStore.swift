@@ -24,6 +24,7 @@ public final class SQLiteStore: Sendable {
     public let rules: LifecycleRules
     let pool: DatabasePool
     let groupCommit: GroupCommit
+    let health: WriteHealth
 
     /// Opens (creating and migrating as needed) the store at `path`.
     ///
@@ -32,9 +33,12 @@ public final class SQLiteStore: Sendable {
     ///   - rules: The lifecycle rules to apply.
     ///   - durability: How hard commits wait for the disk.
     ///   - onCommit: Receives each transaction's events after it commits, in commit order.
+    ///   - onWriteHealth: Told when writes start failing for the storage's sake (a full disk),
+    ///     and with `nil` when they succeed again.
     public init(
         path: String, rules: LifecycleRules = LifecycleRules(), durability: Durability = .full,
-        onCommit: @escaping @Sendable ([EncodedEvent]) -> Void = { _ in }
+        onCommit: @escaping @Sendable ([EncodedEvent]) -> Void = { _ in },
+        onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void = { _ in }
     ) throws {
         var configuration = Configuration()
         let synchronous = durability == .full ? "FULL" : "NORMAL"
@@ -47,6 +51,7 @@ public final class SQLiteStore: Sendable {
         configuration.busyMode = .timeout(10)
         self.pool = try DatabasePool(path: path, configuration: configuration)
         self.rules = rules
+        self.health = WriteHealth(changed: onWriteHealth)
         let checkpointer = try Checkpointer(path: path, configuration: configuration)
         self.groupCommit = GroupCommit(pool: pool, publish: onCommit, committed: { checkpointer.committed() })
         try Schema.migrator.migrate(pool)
@@ -57,13 +62,30 @@ public final class SQLiteStore: Sendable {
     func write<T: Sendable>(
         now: Date, _ body: @escaping @Sendable (Database, inout EventLog) throws -> T
     ) async throws -> T {
-        try await groupCommit.write(now: now, body)
+        try await watched { try await self.groupCommit.write(now: now, body) }
     }
 
     /// Runs `body` in one write transaction that records no event (keys, shapes, settings of an
     /// app), so it needs no time.
     func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await pool.write(body)
+        try await watched { try await self.pool.write(body) }
+    }
+
+    /// Runs a write, reporting its outcome to `health`. A failure of the storage itself (a full
+    /// disk) reaches the caller as `unavailable`, a refusal with a stable reason, not as an
+    /// internal error: the request was fine, the server cannot keep it now.
+    private func watched<T>(_ write: () async throws -> T) async throws -> T {
+        do {
+            let value = try await write()
+            health.succeeded()
+            return value
+        } catch {
+            health.failed(error)
+            if let failure = WriteHealth.storageFailure(error) {
+                throw IsletError(.unavailable, "The store cannot take writes now: \(failure). Nothing was changed.")
+            }
+            throw error
+        }
     }
 
     /// Runs `body` on a reader, concurrently with writes.

@@ -157,6 +157,14 @@ enum Schema {
             try db.drop(index: "activity_device_state")
             try db.create(index: "activity_device_app_state", on: "activity", columns: ["deviceId", "bundleId", "state"])
         }
+        migrator.registerMigration("v7: a row for the health check's probe write") { db in
+            // After writes failed (a full disk), /healthz writes here to learn whether they work again.
+            try db.create(table: "writeProbe") { table in
+                table.column("id", .integer).primaryKey()
+                table.column("at", .double).notNull()
+                table.column("pad", .blob)
+            }
+        }
         return migrator
     }
 }

@@ -184,6 +184,31 @@ struct LifecycleTests {
         #expect(activity.lastUpdateTimestamp == at(100))
     }
 
+    /// Two requests without timestamps read the clock, then reach the store in the other order:
+    /// the second to commit carries the earlier time. "No timestamp" means "now", so it applies.
+    @Test func updateWithoutTimestampIsNeverOlderThanTheLastApplied() throws {
+        var activity = try started()
+        _ = try activity.handle(.update(ContentUpdate(content: content(5))), now: at(100.002), rules: rules)
+        let transition = try activity.handle(.update(ContentUpdate(content: content(6))), now: at(100.001), rules: rules)
+        #expect(transition.ignored == nil)
+        #expect(activity.content == content(6))
+        #expect(activity.lastUpdateTimestamp == at(100.002))
+
+        let end = try activity.handle(.end(EndRequest(content: content(7))), now: at(100), rules: rules)
+        #expect(end.ignored == nil)
+        #expect(activity.content == content(7))
+        #expect(activity.state == .ended)
+    }
+
+    @Test func scheduledStartBeyondTheHorizonIsRefused() {
+        let alert = Alert(title: "Soon", body: "Kick-off")
+        #expect(throws: Never.self) { try started(request(start: at(rules.maxScheduleLead), alert: alert)) }
+        let error = #expect(throws: IsletError.self) {
+            try started(request(start: at(rules.maxScheduleLead + 1), alert: alert))
+        }
+        #expect(error?.reason == .startTooFarAhead)
+    }
+
     @Test func timestampFarInTheFutureIsIgnored() throws {
         var activity = try started()
         let transition = try activity.handle(

@@ -32,19 +32,43 @@ extension DurabilityTests {
         try await Self.runBrowserScript("islet-js", steps: 3)
     }
 
-    /// Runs one part of `Browser/display_test.py` against a fresh `islet serve` (with `server`
-    /// in its environment) and expects it to pass with `steps` checked steps ("ok: " lines).
+    /// A page on another origin opens the keyless display's WebSocket, posts a dismissal with
+    /// `no-cors` and with a form, reads the snapshot and puts settings: it reads nothing and
+    /// changes nothing, and the display on its own origin still works.
+    @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
+    func anotherSitesPageCannotReadOrDriveTheDisplay() async throws {
+        try await Self.runBrowserScript("cross-site", script: "attack_test.py", steps: 3)
+    }
+
+    /// DNS rebinding: the display reached as evil.example (mapped to 127.0.0.1) refuses to
+    /// show or change anything, though the browser treats the page as same-origin.
+    @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
+    func theDisplayUnderAnotherNameRefusesEverything() async throws {
+        try await Self.runBrowserScript("rebinding", script: "attack_test.py", steps: 2)
+    }
+
+    /// Hostile text (script tags, event handlers, `javascript:` links, template syntax) in every
+    /// field a producer controls, and a date of 1e300, are shown as text; no script runs.
+    @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
+    func hostileTextIsShownAndNeverRuns() async throws {
+        try await Self.runBrowserScript("xss", script: "attack_test.py", steps: 1)
+    }
+
+    /// Runs one part of a script in `Browser/` (`display_test.py` unless told) against a fresh
+    /// `islet serve` (with `server` in its environment) and expects it to pass with `steps`
+    /// checked steps ("ok: " lines).
     static func runBrowserScript(
-        _ part: String? = nil, steps: Int, server environment: [String: String] = [:], timeout: Double = 120
+        _ part: String? = nil, script name: String = "display_test.py", steps: Int, server environment: [String: String] = [:],
+        timeout: Double = 120
     ) async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data, environment: environment)
-        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/display_test.py")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/\(name)")
         let (status, stdout, stderr) = try await runPython(
             script, arguments: part.map { [$0] } ?? [],
             environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: timeout
         )
-        #expect(status == 0, "display_test.py \(part ?? "") failed:\n\(stdout)\(stderr)")
+        #expect(status == 0, "\(name) \(part ?? "") failed:\n\(stdout)\(stderr)")
         #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == steps, "\(stdout)\(stderr)")
         await server.stop(signal: SIGTERM)
     }

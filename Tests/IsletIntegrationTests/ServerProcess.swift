@@ -28,6 +28,22 @@ final class DataDirectory: Sendable {
     }
 }
 
+/// A fresh `islet serve` on a data directory of its own, with one app created and a client
+/// that holds the app's key.
+struct ServedApp {
+    let data: DataDirectory
+    let server: ServerProcess
+    let app: IsletClient.CreatedApp
+    let client: IsletClient
+
+    init(_ bundleId: BundleID, http: HTTPClient) async throws {
+        data = DataDirectory()
+        server = try await ServerProcess(data: data)
+        app = try await IsletClient(server: server.url, key: data.adminKey, http: http).createApp(bundleId: bundleId)
+        client = IsletClient(server: server.url, key: app.apiKey, http: http)
+    }
+}
+
 /// One `islet serve` process on a free port.
 final class ServerProcess: Sendable {
     let process: Process

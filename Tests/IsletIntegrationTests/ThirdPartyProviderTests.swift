@@ -14,11 +14,8 @@ extension DurabilityTests {
     @Test(.enabled(if: aioapnsAvailable, "needs Python's aioapns: pip install aioapns==4.0 (.ci/run installs it)"))
     func aProviderNoOneHereWroteWorksUnchangedButForItsHost() async throws {
         try await withHTTPClient { http in
-            let data = DataDirectory()
-            let server = try await ServerProcess(data: data)
-            let admin = IsletClient(server: server.url, key: data.adminKey, http: http)
-            let app = try await admin.createApp(bundleId: "com.example.pizza")
-            let client = IsletClient(server: server.url, key: app.apiKey, http: http)
+            let served = try await ServedApp("com.example.pizza", http: http)
+            let (data, server, client) = (served.data, served.server, served.client)
             // The provider's key, as Apple would issue it: a .p8 file.
             let key = P256.Signing.PrivateKey()
             let keyFile = data.url.appendingPathComponent("AuthKey_PIZZA12345.p8")

@@ -401,6 +401,55 @@ struct APNsTests {
         }
     }
 
+    /// Tokens that name another algorithm than ES256 — none, HMAC keyed with the registered
+    /// public key's PEM (the classic confusion), RSA, a bare or truncated signature — are all
+    /// refused, whatever their claims say.
+    @Test func algorithmConfusionIsRefused() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let token = try await provider.startWithToken().pushToken!
+                let listed = try await islet.request(.GET, "/v1/apps/\(provider.bundleId)/keys", key: provider.apiKey)
+                guard case .array(let keys) = listed.json["keys"], let publicPEM = keys.first?["publicKey"]?.stringValue else {
+                    Issue.record("no key in \(listed.text)")
+                    return
+                }
+                func base64URL(_ data: some DataProtocol) -> String {
+                    Data(data).base64EncodedString().replacingOccurrences(of: "+", with: "-")
+                        .replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+                }
+                let iat = Int(islet.clock.now().timeIntervalSince1970)
+                let claims = base64URL(Data(#"{"iss":"TEAM123456","iat":\#(iat)}"#.utf8))
+                func header(_ alg: String) -> String { base64URL(Data(#"{"alg":"\#(alg)","kid":"KEY1234567"}"#.utf8)) }
+                func hmac(_ alg: String) -> String {
+                    let input = header(alg) + "." + claims
+                    let mac = HMAC<SHA256>.authenticationCode(for: Data(input.utf8), using: SymmetricKey(data: Data(publicPEM.utf8)))
+                    return input + "." + base64URL(Data(mac))
+                }
+                let genuine = try await provider.jwt()
+                let genuineSignature = String(genuine.split(separator: ".")[2])
+                let forged = [
+                    header("none") + "." + claims + ".",
+                    header("none") + "." + claims,
+                    header("NONE") + "." + claims + "." + genuineSignature,
+                    hmac("HS256"),
+                    header("RS256") + "." + claims + "." + genuineSignature,
+                    header("ES384") + "." + claims + "." + genuineSignature,
+                    header("ES256") + "." + claims + "." + String(genuineSignature.prefix(20)),
+                    // A real signature under claims it did not sign.
+                    header("ES256") + "." + base64URL(Data(#"{"iss":"TEAM123456","iat":\#(iat - 1),"x":1}"#.utf8)) + "." + genuineSignature,
+                    header("ES256") + "." + claims + "." + base64URL(Data(count: 64)),
+                ]
+                for jwt in forged {
+                    let answer = try await provider.push(token, Provider.update(#"{"step":9}"#), jwt: jwt)
+                    #expect(answer.status == 403, "\(jwt)")
+                    #expect(answer.reason == "InvalidProviderToken", "\(jwt)")
+                }
+                #expect(try await provider.push(token, Provider.update(#"{"step":2}"#), jwt: genuine).status == 200)
+                #expect(try await islet.request(.GET, "/v1/activities/\(try await provider.startWithToken().id)", key: provider.apiKey).status == 200)
+            }
+        }
+    }
+
     @Test func theKeyOfAnotherTeamIsRefused() async throws {
         try await withIslet { islet in
             try await islet.withProvider(teamId: "TEAM123456") { provider in

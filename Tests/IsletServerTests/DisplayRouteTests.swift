@@ -86,7 +86,7 @@ struct DisplayRouteTests {
                 .PUT, "/v1/devices/default/settings", body: #"{"bundleId":"com.example.bike","frequentUpdates":true}"#
             )
             #expect(settings.json["frequentUpdates"] == true)
-            #expect(try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss").json["activityState"] == "dismissed")
+            #expect(try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", body: "{}").json["activityState"] == "dismissed")
             let stream = try await SSE.read(islet, key: nil, path: "/v1/events?device=default&since=0", until: "dismissed")
             #expect(stream.text.contains("event: stateChanged"))
             // Without a device, a keyless stream is no display: it needs a key.

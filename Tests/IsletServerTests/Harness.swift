@@ -90,8 +90,11 @@ struct Harness: Sendable {
 
 /// Runs `body` against a live server built from `configure`d settings, then shuts it down
 /// gracefully and deletes its data.
+///
+/// - Parameter serverClock: The server's clock, when not the harness's `ManualClock`.
 func withIslet<T: Sendable>(
     _ configure: (inout IsletConfiguration) -> Void = { _ in },
+    serverClock: (any WallClock)? = nil,
     _ body: @Sendable (Harness) async throws -> T
 ) async throws -> T {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-server-\(UUID().uuidString)")
@@ -107,7 +110,7 @@ func withIslet<T: Sendable>(
     logger[metadataKey: "test"] = "\(tag)"
     let clock = ManualClock(now: t0)
     let (ports, listening) = AsyncStream<(Endpoint, Int)>.makeStream()
-    let islet = try await Islet(configuration: configuration, clock: clock, logger: logger) { endpoint, port in
+    let islet = try await Islet(configuration: configuration, clock: serverClock ?? clock, logger: logger) { endpoint, port in
         listening.yield((endpoint, port))
     }
     let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))

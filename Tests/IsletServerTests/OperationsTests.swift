@@ -118,6 +118,8 @@ struct OperationsTests {
             "dismissalWindow", "maxLifetime", "maxPayloadSize", "maxActivitiesPerApp", "maxActivitiesPerDevice",
             "maxTimestampLead", "bufferSize", "keepAlive", "writeTimeout", "level", "pushBudgetPerHour",
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
+            "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
+            "requestTimeout",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -155,6 +157,7 @@ struct OperationsTests {
         for (key, value) in [
             ("server.port", "eighty"), ("server.port", "70000"), ("store.durability", "sometimes"),
             ("lifecycle.maxActiveDuration", "8 hours"), ("log.level", "loud"), ("streams.bufferSize", "-1"),
+            ("server.requestBodyTimeout", "0"), ("apns.idleTimeout", "30d"), ("server.maxConnections", "0"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {

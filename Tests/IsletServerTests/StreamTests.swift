@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import NIOHTTP1
+import HTTPTypes
 import HummingbirdWSClient
 import IsletClient
 import IsletCore
@@ -231,13 +232,16 @@ final class WebSocketTap: Sendable {
     /// the server in FIN-WAIT-2, waiting for a close reply that never comes. The client's upgrade
     /// path loses a close frame and EOF that arrive with the 101 (compare apple/swift-nio#2742).
     /// The server side is sound: 9,000 refusals read with a raw socket all ended cleanly.
-    static func closeFrame(port: Int, key: String, query: String) async throws -> WebSocketCloseFrame? {
+    static func closeFrame(
+        port: Int, key: String?, query: String, headers extra: HTTPFields = [:]
+    ) async throws -> WebSocketCloseFrame? {
+        let headers = key.map { key in extra + [.authorization: "Bearer \(key)"] } ?? extra
         for attempt in 1...3 {
             do {
                 return try await within(10) {
                     try await WebSocketClient.connect(
                         url: "ws://127.0.0.1:\(port)/v1/events/ws?\(query)",
-                        configuration: .init(additionalHeaders: [.authorization: "Bearer \(key)"]), logger: Logger(label: "ws-test")
+                        configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws-test")
                     ) { inbound, _, _ in
                         for try await _ in inbound {}
                     }

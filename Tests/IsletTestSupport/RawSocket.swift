@@ -28,23 +28,45 @@ public final class RawSocket: Sendable {
         }
     }
 
-    /// Sends bytes as they are.
-    public func send(_ bytes: [UInt8]) {
-        _ = bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, 0) }
+    /// Sends bytes as they are; false once the peer has closed (never a SIGPIPE).
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBytes { Glibc.send(descriptor, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) } == bytes.count
     }
 
     /// Reads until the peer closes or `seconds` pass.
     public func readAll(seconds: Int = 5) -> String {
+        read(seconds: seconds).text
+    }
+
+    /// Reads until the peer closes or `seconds` pass, as bytes.
+    public func readAllBytes(seconds: Int = 5) -> [UInt8] {
+        readBytes(seconds: seconds, untilSuffix: nil).bytes
+    }
+
+    /// Reads until the peer closes (`closed`), what was read ends with `suffix`, or `seconds`
+    /// pass without a byte.
+    public func read(seconds: Int, untilSuffix suffix: String? = nil) -> (text: String, closed: Bool) {
+        let (bytes, closed) = readBytes(seconds: seconds, untilSuffix: suffix)
+        return (String(decoding: bytes, as: UTF8.self), closed)
+    }
+
+    private func readBytes(seconds: Int, untilSuffix suffix: String?) -> (bytes: [UInt8], closed: Bool) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var data = [UInt8]()
         var buffer = [UInt8](repeating: 0, count: 4096)
         while true {
             let count = recv(descriptor, &buffer, buffer.count, 0)
-            if count <= 0 { break }
+            if count == 0 || (count < 0 && errno == ECONNRESET) {
+                return (data, true)
+            }
+            if count < 0 { return (data, false) }
             data += buffer[0..<count]
+            if let suffix, data.count >= suffix.utf8.count, data.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) {
+                return (data, false)
+            }
         }
-        return String(decoding: data, as: UTF8.self)
     }
 
     deinit {

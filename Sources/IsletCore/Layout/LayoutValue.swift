@@ -144,10 +144,13 @@ public struct LayoutScope: Sendable {
         return value
     }
 
-    /// A value read as a date, in Unix seconds, by the layout's date encoding.
+    /// A value read as a date, in Unix seconds, by the layout's date encoding; `nil` when it is
+    /// not a number or not a date Islet can draw (outside `WireFormat.dateRange`), so a payload's
+    /// 1e300 is drawn as a missing value rather than reaching a formatter or a clock.
     public func unixSeconds(_ value: JSONValue) -> Double? {
         guard let number = value.numberValue else { return nil }
-        return dateEncoding.unixSeconds(number)
+        let seconds = dateEncoding.unixSeconds(number)
+        return WireFormat.isAcceptedDate(seconds) ? seconds : nil
     }
 }
 

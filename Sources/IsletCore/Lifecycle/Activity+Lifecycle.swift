@@ -67,6 +67,12 @@ extension Activity {
         occupancy: Occupancy, now: Date, rules: LifecycleRules, type: ActivityType? = nil
     ) throws(IsletError) -> (Activity, Transition) {
         try request.validate()
+        if let start = request.start, start.timeIntervalSince(now) > rules.maxScheduleLead {
+            throw IsletError(
+                .startTooFarAhead,
+                "start is \(DurationText.text(start.timeIntervalSince(now))) from now; an activity may be scheduled at most \(DurationText.text(rules.maxScheduleLead)) ahead (lifecycle.maxScheduleLead)."
+            )
+        }
         if let mismatch = type?.attributes?.mismatch(in: request.attributes, at: "attributes") {
             throw IsletError(.attributesMismatch, "\(mismatch) (activity type \(request.attributesType))")
         }
@@ -129,7 +135,7 @@ extension Activity {
         case .push(let change, let delivery):
             receive(change, delivery: delivery, now: now, rules: rules, type: type, into: &transition)
         case .update(let update):
-            let timestamp = update.timestamp ?? now
+            let timestamp = stamp(update.timestamp, now: now)
             if let reason = ignoreReason(forUpdateAt: timestamp, now: now, rules: rules) {
                 ignore(reason, action: "update", content: update.content, timestamp: timestamp, into: &transition)
             } else {
@@ -185,8 +191,8 @@ extension Activity {
     ) {
         let (action, content, timestamp): (String, ActivityContent?, Date) =
             switch change {
-            case .update(let update): ("update", update.content, update.timestamp ?? now)
-            case .end(let end): ("end", end.content, end.timestamp ?? now)
+            case .update(let update): ("update", update.content, stamp(update.timestamp, now: now))
+            case .end(let end): ("end", end.content, stamp(end.timestamp, now: now))
             }
         if let content {
             var mismatch: IsletError?
@@ -231,6 +237,14 @@ extension Activity {
         guard recent.count < budget else { return false }
         recent.append(now)
         return true
+    }
+
+    /// The timestamp an update is ordered by. One sent without a timestamp means "now, the
+    /// latest": it is stamped with the time, or with the last applied update's timestamp when
+    /// the clock reads earlier — requests that read the clock and then raced to the store, or a
+    /// clock stepped back — so it is never refused as older.
+    private func stamp(_ timestamp: Date?, now: Date) -> Date {
+        timestamp ?? max(now, lastUpdateTimestamp ?? now)
     }
 
     private func ignoreReason(forUpdateAt timestamp: Date, now: Date, rules: LifecycleRules) -> IgnoreReason? {
@@ -281,7 +295,7 @@ extension Activity {
     private mutating func finish(
         _ end: EndRequest, now: Date, rules: LifecycleRules, into transition: inout Transition
     ) throws(IsletError) {
-        let timestamp = end.timestamp ?? now
+        let timestamp = stamp(end.timestamp, now: now)
         if !state.isLive {
             ignore(state == .ended ? .activityEnded : .activityDismissed, action: "end", content: end.content,
                    timestamp: timestamp, into: &transition)

@@ -19,6 +19,9 @@ public struct LifecycleRules: Hashable, Sendable {
     public var maxActivitiesPerDevice: Int = 10
     /// How far in the future an update's timestamp may be before it is ignored.
     public var maxTimestampLead: TimeInterval = 8 * 3600
+    /// How far ahead an activity may be scheduled to start (`startTooFarAhead` beyond). Apple
+    /// documents no limit; a week covers tomorrow's match and next week's flight.
+    public var maxScheduleLead: TimeInterval = 7 * 86_400
     /// Priority-10 push updates an activity may receive per hour before the device throttles
     /// them. Apple documents no number; this is the order of magnitude developers observe.
     public var pushBudgetPerHour: Int = 12

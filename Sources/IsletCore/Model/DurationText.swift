@@ -6,7 +6,7 @@ public enum DurationText {
     /// The number of seconds `text` means, or `nil` when it is not a duration.
     public static func seconds(_ text: String) -> TimeInterval? {
         let trimmed = text.trimmingCharacters(in: .whitespaces)
-        if let plain = Double(trimmed) { return plain >= 0 ? plain : nil }
+        if let plain = Double(trimmed) { return plain >= 0 && plain.isFinite ? plain : nil }
         var total: TimeInterval = 0
         var digits = ""
         var sawUnit = false
@@ -28,11 +28,12 @@ public enum DurationText {
             digits = ""
             sawUnit = true
         }
-        return sawUnit && digits.isEmpty ? total : nil
+        return sawUnit && digits.isEmpty && total.isFinite ? total : nil
     }
 
     /// A duration written the short way (`"8h"`, `"4h30m"`), for messages and samples.
     public static func text(_ seconds: TimeInterval) -> String {
+        guard seconds.isFinite, abs(seconds) < 1e15 else { return "\(seconds)s" }
         var rest = Int(seconds.rounded())
         if rest == 0 { return "0s" }
         var parts = ""

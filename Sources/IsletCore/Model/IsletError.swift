@@ -60,6 +60,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case activityPending
     case olderTimestamp
     case timestampTooFarAhead
+    case startTooFarAhead
 
     // The server's own trouble.
     case internalError

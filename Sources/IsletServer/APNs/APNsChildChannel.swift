@@ -27,8 +27,20 @@ struct APNsChildChannel: ServerChildChannel {
     private let sslContext: NIOSSLContext
     private let http2: HTTP2Channel
     private let http1: HTTP1Channel
+    private let settings: APNsSettings
+    private let cap: ConnectionCap
+    private let logger: Logger
 
-    init(responder: @escaping HTTPChannelHandler.Responder, identity: TLSIdentity) throws {
+    /// - Parameters:
+    ///   - responder: Hummingbird's responder for the APNs routes.
+    ///   - identity: The certificate and key TLS presents.
+    ///   - settings: The endpoint's timeouts.
+    ///   - cap: The port's connection cap; a connection over it is closed as it arrives.
+    ///   - logger: Where refusals and timeouts are logged (at debug).
+    init(
+        responder: @escaping HTTPChannelHandler.Responder, identity: TLSIdentity, settings: APNsSettings, cap: ConnectionCap,
+        logger: Logger
+    ) throws {
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.certificateChain.map { .certificate($0) },
             privateKey: .privateKey(identity.privateKey)
@@ -36,17 +48,33 @@ struct APNsChildChannel: ServerChildChannel {
         tls.applicationProtocols = ["h2", "http/1.1"]
         tls.minimumTLSVersion = .tlsv12
         sslContext = try NIOSSLContext(configuration: tls)
-        // Providers keep APNs connections open for hours.
+        // The idle timeout is APNsConnectionGuard's: Hummingbird's waits for a PING a silent
+        // client never answers. NIO's HTTP/2 settings stay: 100 concurrent streams, a 16 KiB
+        // header list, and its limits on resets, CONTINUATION frames and control frames.
+        let requestTimeout = TimeAmount(seconds: settings.requestTimeout)
         http2 = HTTP2Channel(responder: responder, configuration: .init(
-            idleTimeout: .seconds(3600),
-            streamConfiguration: .init(additionalChannelHandlers: [EndStreamOnLastFrameInstaller()])
+            idleTimeout: nil,
+            streamConfiguration: .init(additionalChannelHandlers: [APNsStreamSetup(requestTimeout: requestTimeout, logger: logger)])
         ))
         http1 = HTTP1Channel(responder: Self.refuseHTTP1)
+        self.settings = settings
+        self.cap = cap
+        self.logger = logger
     }
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
-        channel.eventLoop.makeCompletedFuture {
+        guard cap.admit(channel) == .serve else {
+            self.logger.debug("APNs connection closed: the port is at its cap", metadata: ["limit": "apns.maxConnections = \(cap.limit)"])
+            return channel.eventLoop.makeSucceededFuture(
+                Value(connection: channel.eventLoop.makeFailedFuture(ChannelError.inputClosed), channel: channel)
+            )
+        }
+        return channel.eventLoop.makeCompletedFuture {
             let promise = channel.eventLoop.makePromise(of: Connection.self)
+            try channel.pipeline.syncOperations.addHandler(APNsConnectionGuard(
+                firstRequestTimeout: TimeAmount(seconds: settings.firstRequestTimeout),
+                idleTimeout: TimeAmount(seconds: settings.idleTimeout), logger: self.logger
+            ))
             try channel.pipeline.syncOperations.addHandler(NIOSSLServerHandler(context: sslContext))
             try channel.pipeline.syncOperations.addHandler(ProtocolSelector(promise: promise) { choice in
                 switch choice {
@@ -82,7 +110,8 @@ struct APNsChildChannel: ServerChildChannel {
 
 /// Picks HTTP/2 or HTTP/1.1 for a TLS connection: by ALPN when the client offered it, else by
 /// the first bytes (`PRI` starts the HTTP/2 preface). Holds the bytes back until the pipeline
-/// for the chosen protocol is in place, then replays them and steps aside.
+/// for the chosen protocol is in place, then replays them and steps aside. A client that never
+/// gets this far is closed by `APNsConnectionGuard`.
 final class ProtocolSelector: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = ByteBuffer
 
@@ -96,7 +125,6 @@ final class ProtocolSelector: ChannelInboundHandler, RemovableChannelHandler {
     private var seen: [UInt8] = []
     private var sniffing = false
     private var decided = false
-    private var timeout: Scheduled<Void>?
 
     init(
         promise: EventLoopPromise<APNsChildChannel.Connection>,
@@ -106,14 +134,7 @@ final class ProtocolSelector: ChannelInboundHandler, RemovableChannelHandler {
         self.configure = configure
     }
 
-    func handlerAdded(context: ChannelHandlerContext) {
-        // A connection that never gets as far as a protocol is closed.
-        let channel = context.channel
-        timeout = context.eventLoop.scheduleTask(in: .seconds(10)) { channel.close(promise: nil) }
-    }
-
     func handlerRemoved(context: ChannelHandlerContext) {
-        timeout?.cancel()
         if !decided { promise.fail(ChannelError.inputClosed) }
     }
 
@@ -153,7 +174,6 @@ final class ProtocolSelector: ChannelInboundHandler, RemovableChannelHandler {
     private func decide(_ choice: Choice, context: ChannelHandlerContext) {
         guard !decided else { return }
         decided = true
-        timeout?.cancel()
         configure(choice).hop(to: context.eventLoop).assumeIsolatedUnsafeUnchecked().whenComplete { result in
             switch result {
             case .success(let connection):

@@ -5,6 +5,7 @@ import IsletAPNs
 import IsletCore
 import IsletStore
 import NIOCore
+import NIOHTTP2
 
 /// The APNs-compatible endpoint's routes, taking the very requests Apple's servers take:
 ///
@@ -270,6 +271,10 @@ struct APNsRoutes {
             buffer = try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
             throw APNsError.payloadTooLarge("The payload is over \(limit) bytes.")
+        } catch let error as NIOHTTP2Errors.StreamClosed {
+            // The client reset the stream, or it outlived apns.requestTimeout: nobody hears
+            // this answer, and it is the client's doing, not the server's failure.
+            throw APNsError.badRequestPayload("The stream closed (\(error.errorCode)) before its payload arrived.")
         }
         return Data(buffer.readableBytesView)
     }

@@ -69,18 +69,3 @@ final class EndStreamOnLastFrame: ChannelOutboundHandler, RemovableChannelHandle
         }
     }
 }
-
-/// Puts `EndStreamOnLastFrame` in front of the codec of each HTTP/2 stream. Hummingbird adds
-/// its stream handlers behind the codec, where they see HTTP parts rather than frames, so this
-/// one only reaches forward and otherwise lets everything through.
-final class EndStreamOnLastFrameInstaller: ChannelInboundHandler, RemovableChannelHandler {
-    typealias InboundIn = Any
-
-    func handlerAdded(context: ChannelHandlerContext) {
-        do {
-            try context.pipeline.syncOperations.addHandler(EndStreamOnLastFrame(), position: .first)
-        } catch {
-            context.fireErrorCaught(error)
-        }
-    }
-}

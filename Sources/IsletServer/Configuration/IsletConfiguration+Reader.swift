@@ -16,6 +16,11 @@ extension IsletConfiguration {
         server.port = try settings.int("server.port", in: 0...65535) ?? server.port
         server.maxBodySize = try settings.int("server.maxBodySize", in: 1024...(64 << 20)) ?? server.maxBodySize
         server.adminKey = try settings.string("server.adminKey", secret: true)
+        server.maxConnections = try settings.int("server.maxConnections", in: 1...1_000_000)
+        server.requestHeadTimeout = try settings.timeout("server.requestHeadTimeout") ?? server.requestHeadTimeout
+        server.requestBodyTimeout = try settings.timeout("server.requestBodyTimeout") ?? server.requestBodyTimeout
+        server.minBodyRate = try settings.int("server.minBodyRate", in: 1...(1 << 30)) ?? server.minBodyRate
+        server.idleTimeout = try settings.timeout("server.idleTimeout") ?? server.idleTimeout
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
         store.durability = try settings.choice("store.durability", SQLiteStore.Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention
@@ -28,6 +33,7 @@ extension IsletConfiguration {
         lifecycle.maxActivitiesPerDevice = try settings.int("lifecycle.maxActivitiesPerDevice", in: 1...1_000_000)
             ?? lifecycle.maxActivitiesPerDevice
         lifecycle.maxTimestampLead = try settings.duration("lifecycle.maxTimestampLead") ?? lifecycle.maxTimestampLead
+        lifecycle.maxScheduleLead = try settings.duration("lifecycle.maxScheduleLead") ?? lifecycle.maxScheduleLead
         lifecycle.pushBudgetPerHour = try settings.int("lifecycle.pushBudgetPerHour", in: 0...10_000)
             ?? lifecycle.pushBudgetPerHour
         lifecycle.frequentPushBudgetPerHour = try settings.int("lifecycle.frequentPushBudgetPerHour", in: 0...10_000)
@@ -39,6 +45,10 @@ extension IsletConfiguration {
         apns.privateKey = try settings.string("apns.privateKey")
         apns.tokenRotation = try settings.duration("apns.tokenRotation") ?? apns.tokenRotation
         apns.maxChannelsPerApp = try settings.int("apns.maxChannelsPerApp", in: 1...1_000_000) ?? apns.maxChannelsPerApp
+        apns.maxConnections = try settings.int("apns.maxConnections", in: 1...1_000_000)
+        apns.firstRequestTimeout = try settings.timeout("apns.firstRequestTimeout") ?? apns.firstRequestTimeout
+        apns.requestTimeout = try settings.timeout("apns.requestTimeout") ?? apns.requestTimeout
+        apns.idleTimeout = try settings.timeout("apns.idleTimeout") ?? apns.idleTimeout
         if (apns.certificate == nil) != (apns.privateKey == nil) {
             throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
         }
@@ -84,10 +94,26 @@ private struct SettingsReader {
         }
     }
 
+    /// The longest duration any setting takes: ten years. Longer ones would overflow the
+    /// timers' `Duration`s and nanosecond counts, so they are refused with the key's name.
+    static let longestDuration: TimeInterval = 10 * 365 * 86_400
+
     func duration(_ key: String) throws -> TimeInterval? {
         guard let text = try string(key) else { return nil }
         guard let seconds = DurationText.seconds(text) else {
             throw ConfigurationError(key: key, problem: "\"\(text)\" is not a duration; write it like 8h, 4h30m, 15m, 90s or 90.")
+        }
+        guard seconds <= Self.longestDuration else {
+            throw ConfigurationError(key: key, problem: "\"\(text)\" is longer than the longest duration a setting takes, 3650d.")
+        }
+        return seconds
+    }
+
+    /// A connection timeout: more than nothing and at most a week, so it fits a `TimeAmount`.
+    func timeout(_ key: String) throws -> TimeInterval? {
+        guard let seconds = try duration(key) else { return nil }
+        guard seconds > 0, seconds <= 7 * 86_400 else {
+            throw ConfigurationError(key: key, problem: "a timeout is more than 0s and at most 7d, not \(DurationText.text(seconds)).")
         }
         return seconds
     }

@@ -36,6 +36,20 @@ public struct ServerSettings: Equatable, Sendable {
     public var maxBodySize = 64 * 1024
     /// A fixed admin key; when unset, one is generated and kept in the data directory.
     public var adminKey: String?
+    /// The most connections served at once; more are answered `503 unavailable` and closed.
+    /// `nil` derives it from the process's descriptor limit (`ConnectionBudget`).
+    public var maxConnections: Int?
+    /// How long a new connection may take to send its first request head, in seconds.
+    public var requestHeadTimeout: TimeInterval = 10
+    /// How long a request body may take once its head has arrived, in seconds, before
+    /// `minBodyRate` applies: the body must then average at least that rate since its head.
+    public var requestBodyTimeout: TimeInterval = 20
+    /// The slowest average rate a request body may arrive at after `requestBodyTimeout`, in
+    /// bytes per second: each `minBodyRate` bytes received extend the body's deadline by a second.
+    public var minBodyRate = 500
+    /// How long a connection may stay open between a response and the next request's head,
+    /// in seconds.
+    public var idleTimeout: TimeInterval = 60
 
     /// The defaults.
     public init() {}
@@ -83,6 +97,18 @@ public struct APNsSettings: Equatable, Sendable {
     public var tokenRotation: TimeInterval = 0
     /// The most broadcast channels one app may hold. Apple: 10,000.
     public var maxChannelsPerApp = 10_000
+    /// The most connections served at once; more are closed as they arrive. `nil` derives it
+    /// from the process's descriptor limit (`ConnectionBudget`).
+    public var maxConnections: Int?
+    /// How long a new connection may take, in seconds, to finish TLS, send the HTTP/2 preface
+    /// and open its first stream.
+    public var firstRequestTimeout: TimeInterval = 10
+    /// How long one stream's request may take from its HEADERS to its last frame, in seconds,
+    /// before the stream is reset.
+    public var requestTimeout: TimeInterval = 10
+    /// How long a connection may stay open with no stream, in seconds. Providers keep APNs
+    /// connections open for hours.
+    public var idleTimeout: TimeInterval = 3600
 
     /// The defaults.
     public init() {}

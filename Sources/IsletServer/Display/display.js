@@ -41,7 +41,12 @@
   function api(method, path, body) {
     var headers = { Accept: "application/json" };
     if (key) headers.Authorization = "Bearer " + key;
-    if (body) headers["Content-Type"] = "application/json";
+    // Every write is JSON: without a key, the server takes changes only as application/json,
+    // which another site's page cannot send here (docs/security.md).
+    if (method !== "GET") {
+      headers["Content-Type"] = "application/json";
+      body = body || {};
+    }
     return fetch(path, { method: method, headers: headers, body: body ? JSON.stringify(body) : undefined }).then(function (response) {
       return response.json().catch(function () { return {}; }).then(function (json) {
         if (response.ok) return json;

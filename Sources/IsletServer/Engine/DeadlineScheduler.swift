@@ -25,6 +25,9 @@ final class DeadlineScheduler: Service {
                         self.logger.debug("Deadlines fired", metadata: ["activities": "\(fired)"])
                     }
                     next = try await self.engine.store.nextDeadline()
+                } catch is CancellationError {
+                    // Shutting down: the store refused work for a cancelled task. Not a failure.
+                    return
                 } catch {
                     // A failing store must not stop the timers for good: retry a little later.
                     self.logger.error("Deadline scheduler failed; retrying in 1s", metadata: ["error": "\(error)"])

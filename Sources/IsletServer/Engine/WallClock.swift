@@ -6,7 +6,9 @@ import Synchronization
 public protocol WallClock: Sendable {
     /// The current time.
     func now() -> Date
-    /// Suspends until the clock reads `deadline` or later; throws `CancellationError` when cancelled.
+    /// Suspends until the clock reads `deadline` or later, or earlier — callers re-read the
+    /// time and sleep again — and throws `CancellationError` when cancelled. Any `Date` is
+    /// accepted, however far away: a stored deadline must never stop the timers.
     func sleep(until deadline: Date) async throws
 }
 
@@ -17,10 +19,15 @@ public struct SystemClock: WallClock {
 
     public func now() -> Date { Date() }
 
+    /// The longest single sleep. `Duration` traps on spans beyond about 10^20 seconds, and a
+    /// far deadline (a row stored before dates were checked, say) would otherwise trap on every
+    /// start; the caller's loop sleeps again instead.
+    public static let longestSleep: TimeInterval = 3600
+
     public func sleep(until deadline: Date) async throws {
         let seconds = deadline.timeIntervalSinceNow
         if seconds > 0 {
-            try await Task.sleep(for: .seconds(seconds))
+            try await Task.sleep(for: .seconds(min(seconds, Self.longestSleep)))
         }
         try Task.checkCancellation()
     }

@@ -9,6 +9,9 @@ struct StreamRequest: Sendable {
     /// Resume after this event id (from `Last-Event-ID` or `?since=`); `nil` for live events only.
     var since: EventID?
     var coalesces: Bool
+    /// Whether push tokens are left out (`EncodedEvent.withoutTokens`): a display without a key
+    /// sees what the phone's screen shows, never what lets a provider push to it.
+    var withoutTokens = false
 }
 
 /// Streams events to one subscriber, whatever the transport: first the stored events after
@@ -42,7 +45,7 @@ struct EventStream {
             while true {
                 let page = try await engine.store.events(after: after, filter: request.filter, limit: settings.replayPageSize)
                 if page.isEmpty { break }
-                try await send(page)
+                try await send(shown(page))
                 after = page[page.count - 1].id
                 cursor = after
                 if page.count < settings.replayPageSize { break }
@@ -53,7 +56,7 @@ struct EventStream {
             case .events(let events):
                 let fresh = cursor.map { last in events.filter { $0.id > last } } ?? events
                 if let newest = fresh.last {
-                    try await send(fresh)
+                    try await send(shown(fresh))
                     cursor = newest.id
                 }
             case .idle:
@@ -62,6 +65,10 @@ struct EventStream {
                 return reason
             }
         }
+    }
+
+    private func shown(_ events: [EncodedEvent]) -> [EncodedEvent] {
+        request.withoutTokens ? events.compactMap(\.withoutTokens) : events
     }
 
     /// Registers the stream's subscription with the bus.

@@ -9,32 +9,33 @@ import IsletCore
 /// key say so. A key that is present but unknown is refused at once.
 struct Authentication: RouterMiddleware {
     let keys: KeyRing
-    /// Whether requests with no key may act as displays (the server listens on loopback only).
-    let keylessDisplays: Bool
+    /// Whether the server listens on loopback only, so requests with no key may act as displays
+    /// (when `KeylessAccess` grants it).
+    let loopbackOnly: Bool
 
     func handle(
         _ request: Request, context: IsletRequestContext, next: (Request, IsletRequestContext) async throws -> Response
     ) async throws -> Response {
-        guard let key = Self.key(in: request) else {
-            var context = context
-            context.keylessDisplays = keylessDisplays
-            return try await next(request, context)
-        }
-        guard let owner = try await keys.owner(of: key) else {
-            throw IsletError(.unauthorized, "The API key is not valid for this server.")
-        }
         var context = context
-        context.owner = owner
+        if let key = try Self.key(in: request) {
+            context.owner = try await keys.requireOwner(of: key)
+        } else {
+            context.keyless = KeylessAccess.evaluate(request.head, loopbackOnly: loopbackOnly)
+        }
         return try await next(request, context)
     }
 
-    static func key(in request: Request) -> String? {
+    /// The key a request carries: `Authorization: Bearer <key>`, or `?key=` on the event streams.
+    ///
+    /// - Throws: `unauthorized` for an `Authorization` header in another form: a bare key could
+    ///   be a mistake that happens to work, or another scheme's credentials.
+    static func key(in request: Request) throws -> String? {
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
-            if parts.count == 2, parts[0].lowercased() == "bearer" {
-                return String(parts[1]).trimmingCharacters(in: .whitespaces)
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+                throw IsletError(.unauthorized, "Send the API key as \"Authorization: Bearer <key>\".")
             }
-            return authorization
+            return String(parts[1]).trimmingCharacters(in: .whitespaces)
         }
         if request.uri.path.hasPrefix("/v1/events") {
             return request.query("key")

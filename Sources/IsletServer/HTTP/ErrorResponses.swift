@@ -9,7 +9,7 @@ extension ErrorReason {
     /// The HTTP status a REST caller receives with this reason.
     var httpStatus: HTTPResponse.Status {
         switch self {
-        case .malformedJSON, .invalidRequest: .badRequest
+        case .malformedJSON, .invalidRequest, .startTooFarAhead: .badRequest
         case .attributesMismatch, .contentStateMismatch, .invalidPayload, .invalidLayout: .badRequest
         case .budgetExceeded: .tooManyRequests
         case .unauthorized: .unauthorized
@@ -28,6 +28,17 @@ extension ErrorReason {
 extension IsletError {
     /// The JSON error response: `{"error": {"reason", "message"}}` with the reason's status.
     func response() -> Response {
+        var response = Response.json(encoded: wireBody, status: reason.httpStatus)
+        if reason == .unauthorized {
+            response.headers[.wwwAuthenticate] = "Bearer"
+        }
+        return response
+    }
+
+    /// The response body, `{"error": {"reason", "message"}}`, in wire format. Channel handlers
+    /// that answer before Hummingbird does (a refused connection, an unparseable request) send
+    /// the same bytes.
+    var wireBody: String {
         struct Body: Encodable {
             struct Detail: Encodable {
                 var reason: ErrorReason
@@ -35,54 +46,8 @@ extension IsletError {
             }
             var error: Detail
         }
-        var response = (try? Response.json(Body(error: .init(reason: reason, message: message)), status: reason.httpStatus))
-            ?? Response(status: reason.httpStatus)
-        if reason == .unauthorized {
-            response.headers[.wwwAuthenticate] = "Bearer"
-        }
-        return response
-    }
-
-    /// The error a failed JSON decoding means, naming the field that is wrong.
-    init(decoding error: DecodingError) {
-        switch error {
-        case .keyNotFound(let key, let context):
-            self.init(.invalidRequest, "Missing field \(Self.path(context.codingPath + [key])).")
-        case .valueNotFound(let type, let context):
-            self.init(.invalidRequest, "\(Self.path(context.codingPath)) is null; expected \(Self.describe(type)).")
-        case .typeMismatch(let type, let context):
-            self.init(.invalidRequest, "\(Self.path(context.codingPath)) should be \(Self.describe(type)).")
-        case .dataCorrupted(let context) where context.codingPath.isEmpty:
-            let detail = (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
-            self.init(.malformedJSON, "The body is not valid JSON\(detail.map { ": \($0)" } ?? ".")")
-        case .dataCorrupted(let context):
-            self.init(.invalidRequest, "\(Self.path(context.codingPath)): \(context.debugDescription)")
-        @unknown default:
-            self.init(.invalidRequest, "The body does not have the expected shape.")
-        }
-    }
-
-    private static func path(_ codingPath: [any CodingKey]) -> String {
-        var path = ""
-        for key in codingPath {
-            if let index = key.intValue {
-                path += "[\(index)]"
-            } else {
-                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
-        return path.isEmpty ? "The body" : path
-    }
-
-    private static func describe(_ type: Any.Type) -> String {
-        switch type {
-        case is String.Type: "a string"
-        case is Double.Type, is Int.Type, is Int64.Type, is Date.Type: "a number"
-        case is Bool.Type: "true or false"
-        case is JSONValue.Type: "a JSON value"
-        default:
-            "\(type)".hasPrefix("Dictionary") ? "an object" : "\(type)".hasPrefix("Array") ? "an array" : "\(type)"
-        }
+        return (try? WireFormat.string(Body(error: .init(reason: reason, message: message))))
+            ?? #"{"error":{"reason":"\#(reason.rawValue)","message":""}}"#
     }
 }
 

@@ -10,9 +10,9 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
     public let webSocket: WebSocketHandlerReference<Self>
     /// Who the request's API key speaks for; `nil` when it sent none.
     public var owner: KeyOwner?
-    /// Whether a request with no key may read and act as any device's display: true when the
-    /// server listens on loopback only, so every caller is on this machine.
-    var keylessDisplays = false
+    /// Whether a request with no key may read and act as any device's display (`KeylessAccess`:
+    /// the server listens on loopback only, and the request cannot come from another web page).
+    var keyless = KeylessAccess.needsKey
     /// The connection, so a stream whose reader stopped reading can be cut off.
     let channel: any Channel
 
@@ -56,11 +56,14 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
             throw IsletError(.forbidden, "This key belongs to device \(own)'s display; it cannot see \(deviceId).")
         case .app: throw IsletError(.forbidden, "An app key cannot act as a device's display; use the device's key.")
         case nil:
-            guard keylessDisplays else {
+            switch keyless {
+            case .granted: return
+            case .needsKey:
                 throw IsletError(
                     .unauthorized,
                     "This server is reachable from other machines, so a display needs its device's key: run \"islet devices key \(deviceId)\" and open the address it prints."
                 )
+            case .refused(let why): throw IsletError(.forbidden, why)
             }
         }
     }

@@ -27,6 +27,14 @@ final class KeyRing: Sendable {
         return owner
     }
 
+    /// Who `key` speaks for; `unauthorized` when it is no key of this server.
+    func requireOwner(of key: String) async throws -> KeyOwner {
+        guard let owner = try await owner(of: key) else {
+            throw IsletError(.unauthorized, "The API key is not valid for this server.")
+        }
+        return owner
+    }
+
     /// A new key for `owner`; its prefix says whose it is (`islet_admin_…`, `islet_app_…`).
     static func generate(for owner: KeyOwner) -> String {
         var generator = SystemRandomNumberGenerator()

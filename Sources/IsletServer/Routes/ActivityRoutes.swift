@@ -92,7 +92,7 @@ struct ActivityRoutes {
             try context.requireDisplay(of: try await engine.store.activity(id, owner: nil).deviceId)
         }
         let outcome = try await engine.apply(.userDismissal, to: id, owner: nil)
-        return try respond(with: outcome)
+        return try respond(with: outcome, withoutTokens: context.owner == nil)
     }
 
     @Sendable func history(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -102,9 +102,17 @@ struct ActivityRoutes {
 
     /// The activity, or — when the rules ignored the input — the reason, with `409 Conflict`.
     /// The ignored input is in the activity's history either way.
-    private func respond(with outcome: SQLiteStore.Outcome, status: HTTPResponse.Status = .ok) throws -> Response {
+    /// The answer to a change: the activity as it now is, or the refusal of an ignored update.
+    ///
+    /// - Parameter withoutTokens: Leave the push token out, for a display without a key.
+    private func respond(
+        with outcome: SQLiteStore.Outcome, status: HTTPResponse.Status = .ok, withoutTokens: Bool = false
+    ) throws -> Response {
         if let ignored = outcome.transition.ignored {
             return ignored.error.response()
+        }
+        if withoutTokens {
+            return try Response.json(outcome.activity.withoutTokens, status: status)
         }
         if let body = outcome.body {
             return Response.json(encoded: body, status: status)

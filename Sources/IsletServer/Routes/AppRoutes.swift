@@ -90,7 +90,7 @@ struct AppRoutes {
             try context.requireDisplay(of: deviceId)
         }
         let settings = try await engine.store.settings(deviceId: deviceId, bundleId: bundleId)
-        return try Response.json(["settings": settings])
+        return try Response.json(["settings": context.owner == nil ? settings.map(\.withoutTokens) : settings])
     }
 
     @Sendable func putSettings(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -103,6 +103,6 @@ struct AppRoutes {
             deviceId: try context.parameters.require("id"), bundleId: bundleId,
             activitiesEnabled: body.activitiesEnabled, frequentUpdates: body.frequentUpdates
         )
-        return try Response.json(settings)
+        return try Response.json(context.owner == nil ? settings.withoutTokens : settings)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import Hummingbird
 import IsletCore
 import IsletRender
@@ -91,15 +92,27 @@ struct DisplayRoutes {
             case "presentation.js": Renderer.script
             default: EmbeddedFiles.files[name]
             }
-        guard let text, let type = contentTypes[(name as NSString).pathExtension] else {
+        let pathExtension = (name as NSString).pathExtension
+        guard let text, let type = contentTypes[pathExtension] else {
             throw IsletError(.routeNotFound, "The display has no file \(name).")
         }
-        return Response(
-            status: .ok,
-            headers: [.contentType: type, .cacheControl: "no-cache"],
-            body: .init(byteBuffer: .init(string: text))
-        )
+        var headers: HTTPFields = [.contentType: type, .cacheControl: "no-cache", .xContentTypeOptions: "nosniff"]
+        if pathExtension == "html" {
+            headers[.contentSecurityPolicy] = pagePolicy
+            headers[HTTPField.Name("X-Frame-Options")!] = "DENY"
+            headers[HTTPField.Name("Referrer-Policy")!] = "no-referrer"
+        }
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: .init(string: text)))
     }
+
+    /// The display's Content-Security-Policy: its own scripts, styles and connections only,
+    /// never framed (a page that frames it could trick a click into a dismissal). Inline styles
+    /// are allowed because presentations are positioned with `style` attributes; every value
+    /// in them is written by the renderer, never taken from a payload.
+    static let pagePolicy = [
+        "default-src 'self'", "script-src 'self'", "style-src 'self' 'unsafe-inline'", "img-src 'self' data:",
+        "connect-src 'self'", "object-src 'none'", "base-uri 'none'", "form-action 'none'", "frame-ancestors 'none'",
+    ].joined(separator: "; ")
 
     static let contentTypes = [
         "html": "text/html; charset=utf-8", "css": "text/css; charset=utf-8", "js": "text/javascript; charset=utf-8",

@@ -18,8 +18,9 @@ struct EventRoutes {
     let engine: Engine
     let settings: StreamSettings
     let keys: KeyRing
-    /// Whether a stream with no key may watch a device (the server listens on loopback only).
-    let keylessDisplays: Bool
+    /// Whether the server listens on loopback only, so a stream with no key may watch a device
+    /// (when `KeylessAccess` grants it).
+    let loopbackOnly: Bool
 
     func add(to router: Router<IsletRequestContext>, webSocketRouter: Router<IsletRequestContext>) {
         router.get("v1/events", use: serverSentEvents)
@@ -78,13 +79,13 @@ struct EventRoutes {
     ) async throws {
         let request: StreamRequest
         do {
+            // The WebSocket router has no authentication middleware: the upgrade is answered
+            // first, so a refusal can be a close code the browser sees.
             var requestContext = context.requestContext
-            requestContext.keylessDisplays = keylessDisplays
-            if let key = Authentication.key(in: context.request) {
-                guard let owner = try await keys.owner(of: key) else {
-                    throw IsletError(.unauthorized, "The API key is not valid for this server.")
-                }
-                requestContext.owner = owner
+            if let key = try Authentication.key(in: context.request) {
+                requestContext.owner = try await keys.requireOwner(of: key)
+            } else {
+                requestContext.keyless = KeylessAccess.evaluate(context.request.head, loopbackOnly: loopbackOnly)
             }
             request = try streamRequest(context.request, context: requestContext)
         } catch let error as IsletError {
@@ -144,8 +145,9 @@ struct EventRoutes {
                 throw IsletError(.forbidden, "This key belongs to device \(own)'s display; it cannot watch \(asked).")
             }
             filter.deviceId = own
-        case nil where filter.deviceId != nil && context.keylessDisplays:
-            break
+        case nil where filter.deviceId != nil:
+            // A display without a key, if the server lets it in (`KeylessAccess`).
+            try context.requireDisplay(of: filter.deviceId!)
         default:
             if let own = try context.appScope() {
                 if let asked = filter.bundleId, asked != own {
@@ -156,16 +158,18 @@ struct EventRoutes {
         }
         var since: EventID?
         if let text = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("since") {
-            guard let id = EventID(text.trimmingCharacters(in: .whitespaces)), id >= 0 else {
+            let digits = text.trimmingCharacters(in: .whitespaces)
+            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
                 throw IsletError(.invalidRequest, "since (or Last-Event-ID) must be an event id, a whole number ≥ 0.")
             }
-            since = id
+            // An id beyond any event id counts as the newest, like any id ahead of the log.
+            since = EventID(digits) ?? .max
         }
         let coalesce = request.query("coalesce")
         guard coalesce == nil || ["true", "false"].contains(coalesce!) else {
             throw IsletError(.invalidRequest, "coalesce must be true or false.")
         }
-        return StreamRequest(filter: filter, since: since, coalesces: coalesce != "false")
+        return StreamRequest(filter: filter, since: since, coalesces: coalesce != "false", withoutTokens: context.owner == nil)
     }
 
     static func serverSentEventFrames(_ events: [EncodedEvent]) -> ByteBuffer {

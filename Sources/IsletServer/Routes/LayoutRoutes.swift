@@ -33,17 +33,11 @@ struct LayoutRoutes {
     @Sendable func put(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let type = try attributesType(context)
-        let buffer: ByteBuffer
-        do {
-            buffer = try await request.body.collect(upTo: Layout.maximumSize)
-        } catch is NIOTooManyBytesError {
-            throw IsletError(.payloadTooLarge, "A layout document is at most \(Layout.maximumSize) bytes.")
-        }
-        let document: JSONValue
-        do {
-            document = try WireFormat.decoder().decode(JSONValue.self, from: Data(buffer.readableBytesView))
-        } catch {
-            throw IsletError(.malformedJSON, "The layout is not JSON.")
+        let buffer = try await request.collectBody(
+            upTo: Layout.maximumSize, tooLarge: "A layout document is at most \(Layout.maximumSize) bytes."
+        )
+        let document = try buffer.withUnsafeReadableBytes { bytes throws(IsletError) in
+            try WireFormat.decodeRequestValue(from: bytes)
         }
         _ = try Layout.parse(document)
         let record = try await engine.store.putLayout(bundleId: bundleId, attributesType: type, layout: document, now: engine.clock.now())

@@ -24,14 +24,23 @@ struct OperationsRoutes {
         var lastEventId: EventID
     }
 
+    /// `ok` when the store can be read and its writes succeed; `unavailable` (503) otherwise —
+    /// a full disk leaves reads working while every change fails.
     @Sendable func health(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let lastEventId: EventID
         do {
-            let lastEventId = try await engine.store.lastEventID()
-            let uptime = engine.clock.now().timeIntervalSince(startedAt)
-            return try Response.json(Health(status: "ok", version: Islet.version, uptime: uptime, lastEventId: lastEventId))
+            lastEventId = try await engine.store.lastEventID()
         } catch {
             throw IsletError(.unavailable, "The store cannot be read: \(error)")
         }
+        if let failure = await engine.store.checkWrites() {
+            throw IsletError(
+                .unavailable,
+                "The store cannot take writes: \(failure.message), since \(ISO8601DateFormatter().string(from: failure.since))."
+            )
+        }
+        let uptime = engine.clock.now().timeIntervalSince(startedAt)
+        return try Response.json(Health(status: "ok", version: Islet.version, uptime: uptime, lastEventId: lastEventId))
     }
 
     @Sendable func prometheus(_ request: Request, context: IsletRequestContext) async throws -> Response {

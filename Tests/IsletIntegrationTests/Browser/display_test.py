@@ -40,10 +40,10 @@ def api(method, path, body=None, key=ADMIN):
         raise AssertionError(f"{method} {path} → {error.code}: {error.read().decode()}") from None
 
 
-def browser():
+def browser(extra_arguments=()):
     options = Options()
     for argument in ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                     "--window-size=900,1100", "--hide-scrollbars"]:
+                     "--window-size=900,1100", "--hide-scrollbars", *extra_arguments]:
         options.add_argument(argument)
     if os.environ.get("ISLET_CHROMIUM"):
         options.binary_location = os.environ["ISLET_CHROMIUM"]

@@ -1,0 +1,103 @@
+import Foundation
+import HTTPTypes
+
+/// Whether a request that carries no key may act as a device's display, and if not, why.
+///
+/// A server that listens on loopback only lets displays in without a key: every caller is on
+/// this machine. A browser on this machine, though, also runs pages from anywhere, and those
+/// pages can reach loopback. So keyless access is granted only to what no other web page can
+/// send:
+///
+/// - **`Host` names a loopback address** (`localhost`, `*.localhost`, `127.x.x.x`, `[::1]`).
+///   A DNS-rebinding page (`evil.example` resolved to 127.0.0.1) is same-origin with itself,
+///   so its browser sends `Host: evil.example`.
+/// - **`Origin`, when a browser sends one, is this server's own origin.** Browsers send it on
+///   WebSocket handshakes, which CORS does not protect, and on cross-origin writes; a page on
+///   another port or site sends its own. Programs (curl, the CLI) send none.
+/// - **A write carries `Content-Type: application/json`.** A cross-origin page can send that
+///   only after a CORS preflight, which Islet never approves; `no-cors` requests and forms can
+///   only send text/plain, form or multipart bodies.
+///
+/// With a key none of this applies: a page can only send a key it was given, and a header
+/// carrying one (`Authorization`) also needs a preflight.
+enum KeylessAccess: Equatable, Sendable {
+    /// The request may act as any device's display.
+    case granted
+    /// The server listens beyond loopback: displays need their device's key.
+    case needsKey
+    /// The server listens on loopback only, but this request could come from another web page.
+    case refused(String)
+
+    /// Decides for one request.
+    ///
+    /// - Parameters:
+    ///   - request: The request's head; HTTP/1.1's `Host` is its `authority`.
+    ///   - loopbackOnly: Whether the server listens on loopback only.
+    static func evaluate(_ request: HTTPRequest, loopbackOnly: Bool) -> KeylessAccess {
+        guard loopbackOnly else { return .needsKey }
+        let headers = request.headerFields
+        let method = request.method
+        guard let host = request.authority.flatMap(Authority.init), host.isLoopback else {
+            return .refused(
+                "Without a key, the display answers only requests addressed to a loopback name (http://127.0.0.1 or http://localhost), not Host \(request.authority.map { "\"\($0.prefix(100))\"" } ?? "(none)")."
+            )
+        }
+        if let origin = headers[.origin] {
+            guard let authority = Self.authority(ofOrigin: origin), authority == host else {
+                return .refused(
+                    "Without a key, the display answers only pages of its own origin (http://\(host)), not \(origin.prefix(100)); give the page a device key (islet devices key)."
+                )
+            }
+        }
+        if method != .get, method != .head {
+            let type = headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            guard type == "application/json" else {
+                return .refused("Without a key, a display's changes must be sent as Content-Type: application/json.")
+            }
+        }
+        return .granted
+    }
+
+    /// `http://host:port` → its authority; `nil` for `null`, other schemes and anything unparsable.
+    private static func authority(ofOrigin origin: String) -> Authority? {
+        for scheme in ["http://", "https://"] where origin.lowercased().hasPrefix(scheme) {
+            return Authority(String(origin.dropFirst(scheme.count)))
+        }
+        return nil
+    }
+
+    /// A `Host` header or an origin's host and port, lower-cased.
+    struct Authority: Equatable {
+        var host: String
+        var port: String?
+
+        init?(_ text: String) {
+            let text = text.lowercased()
+            if text.hasPrefix("[") {
+                guard let close = text.firstIndex(of: "]") else { return nil }
+                host = String(text[...close])
+                let rest = text[text.index(after: close)...]
+                guard rest.isEmpty || rest.hasPrefix(":") else { return nil }
+                port = rest.isEmpty ? nil : String(rest.dropFirst())
+            } else {
+                let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+                guard parts.count <= 2, let first = parts.first, !first.isEmpty else { return nil }
+                host = String(first)
+                port = parts.count == 2 ? String(parts[1]) : nil
+            }
+            if let port, port.isEmpty || !port.allSatisfy(\.isASCIIDigit) { return nil }
+        }
+
+        /// Whether the name is one only this machine answers to.
+        var isLoopback: Bool {
+            if host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" { return true }
+            let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+            return octets.count == 4 && octets[0] == "127"
+                && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 }
+        }
+    }
+}
+
+extension Character {
+    fileprivate var isASCIIDigit: Bool { isASCII && isNumber }
+}

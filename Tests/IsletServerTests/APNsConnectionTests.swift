@@ -1,0 +1,178 @@
+import Foundation
+import IsletServer
+import IsletTestSupport
+import NIOCore
+import NIOHPACK
+import Testing
+
+/// The APNs endpoint against hostile HTTP/2 clients: raw frames over TLS, on a live server.
+@Suite("APNs connections")
+struct APNsConnectionTests {
+    /// A raw HTTP/2 connection to `islet`'s APNs endpoint, closed after `body`.
+    private func withConnection<T: Sendable>(
+        _ islet: Harness, preface: Bool = true, _ body: (RawHTTP2) async throws -> T
+    ) async throws -> T {
+        let connection = try await RawHTTP2.connect(port: islet.apnsPort!, authorityPath: islet.islet.authorityPath!)
+        if preface { try await connection.sendPreface() }
+        do {
+            let value = try await body(connection)
+            await connection.close()
+            return value
+        } catch {
+            await connection.close()
+            throw error
+        }
+    }
+
+    /// Opens `streams` with push headers and no END_STREAM: requests whose body never comes.
+    private func openHalfway(_ streams: [UInt32], on connection: RawHTTP2, encoder: inout HPACKEncoder, authorization: String? = nil)
+        async throws
+    {
+        var frames: [RawFrame] = []
+        for stream in streams {
+            let block = try authorization.map { try RawHTTP2.pushHeaders(encoder: &encoder, authorization: $0) }
+                ?? RawHTTP2.pushHeaders(encoder: &encoder)
+            frames.append(.headers(stream: stream, block: block, endStream: false))
+        }
+        try await connection.send(frames)
+    }
+
+    @Test func aStreamRefusedFromItsHeadersIsResetAndHoldsNothing() async throws {
+        try await withIslet { islet in
+            try await withConnection(islet) { connection in
+                var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+                // Two rounds of 100 streams, NIO's limit on concurrent streams: had the first
+                // round stayed open after its 403s, the second would be refused.
+                for round in 0..<2 {
+                    let streams = (0..<100).map { UInt32(round * 200 + 2 * $0 + 1) }
+                    try await openHalfway(streams, on: connection, encoder: &encoder)
+                    let (frames, closed) = try await connection.read { frames in
+                        frames.filter { $0.type == RawFrame.rstStream }.count == streams.count
+                    }
+                    #expect(!closed)
+                    let answered = Set(frames.filter { $0.status == 403 }.map(\.stream))
+                    let resets = frames.filter { $0.type == RawFrame.rstStream }
+                    #expect(answered == Set(streams))
+                    #expect(Set(resets.map(\.stream)) == Set(streams))
+                    // NO_ERROR: the answer stands, the client may stop sending (RFC 9113 §8.1).
+                    #expect(resets.allSatisfy { $0.errorCode == 0 })
+                }
+            }
+        }
+    }
+
+    @Test func aRequestThatNeverCompletesIsResetAtItsDeadline() async throws {
+        try await withIslet({ $0.apns.requestTimeout = 0.3 }) { islet in
+            try await islet.withProvider { provider in
+                let jwt = try await provider.jwt()
+                try await withConnection(islet) { connection in
+                    var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+                    // A valid provider token: the push waits for its payload, which never comes.
+                    try await openHalfway([1], on: connection, encoder: &encoder, authorization: "bearer \(jwt)")
+                    let (frames, _) = try await connection.read { $0.contains { $0.type == RawFrame.rstStream } }
+                    let reset = frames.first { $0.type == RawFrame.rstStream }
+                    #expect(reset?.stream == 1)
+                    #expect(reset?.errorCode == 8)  // CANCEL
+                    #expect(!frames.contains { $0.status != nil })
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [false, true])
+    func aSilentConnectionIsClosedByItsFirstRequestDeadline(preface: Bool) async throws {
+        try await withIslet({ $0.apns.firstRequestTimeout = 1 }) { islet in
+            try await withConnection(islet, preface: preface) { connection in
+                let (frames, closed) = try await connection.read()
+                #expect(closed)
+                if preface {
+                    // Told why, as Apple's servers say why they end a connection.
+                    let goAway = frames.first { $0.type == RawFrame.goAway }
+                    #expect(goAway?.errorCode == 0)
+                    #expect(goAway?.debugData == #"{"reason":"IdleTimeout"}"#)
+                }
+            }
+        }
+    }
+
+    @Test func aConnectionIdleAfterItsLastStreamIsClosed() async throws {
+        try await withIslet({ $0.apns.idleTimeout = 0.3 }) { islet in
+            try await withConnection(islet) { connection in
+                var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+                try await connection.send([.headers(stream: 1, block: try RawHTTP2.pushHeaders(encoder: &encoder), endStream: true)])
+                let (frames, closed) = try await connection.read()
+                #expect(frames.contains { $0.status == 403 })
+                #expect(closed)
+                #expect(frames.last { $0.type == RawFrame.goAway }?.debugData == #"{"reason":"IdleTimeout"}"#)
+            }
+        }
+    }
+
+    @Test func connectionsOverTheCapAreClosedAtOnce() async throws {
+        try await withIslet({ $0.apns.maxConnections = 1 }) { islet in
+            // Two at once: which one is served depends on the event loops, not the order.
+            let sockets = try (0..<2).map { _ in try RawSocket(port: islet.apnsPort!) }
+            let closed = await withTaskGroup(of: Bool.self) { group in
+                for socket in sockets {
+                    // Long before the first request deadline (10 s) would close it.
+                    group.addTask { await offThePool { socket.read(seconds: 3).closed } }
+                }
+                return await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(closed.filter { $0 }.count == 1)
+        }
+    }
+
+    // What already held when the endpoint was attacked, kept so: NIO ends the connection.
+
+    /// A flood the server must end the connection over.
+    enum Flood: String, CaseIterable, Sendable {
+        case rapidReset, continuation, settings, ping, hpackBomb
+
+        func frames(encoder: inout HPACKEncoder) throws -> [RawFrame] {
+            let get = [(":method", "GET"), (":scheme", "https"), (":path", "/healthz"), (":authority", "localhost")]
+            switch self {
+            case .rapidReset:
+                // Open and cancel streams as fast as possible (CVE-2023-44487).
+                return try (0..<1000).flatMap { index -> [RawFrame] in
+                    let stream = UInt32(2 * index + 1)
+                    return [.headers(stream: stream, block: try RawHTTP2.block(encoder: &encoder, get), endStream: true), .rstStream(stream: stream)]
+                }
+            case .continuation:
+                // A header block that never ends (CVE-2024-27316 and kin).
+                let start = RawFrame.headers(stream: 1, block: try RawHTTP2.block(encoder: &encoder, get), endStream: true, endHeaders: false)
+                return [start] + Array(repeating: RawFrame(type: RawFrame.continuation, stream: 1, payload: Array(repeating: 0x40, count: 100)), count: 1000)
+            case .settings:
+                return Array(repeating: RawFrame(type: RawFrame.settings), count: 1000)
+            case .ping:
+                return (0..<1000).map { RawFrame.pingFrame(UInt8($0 % 256)) }
+            case .hpackBomb:
+                // One 4 KB header in the dynamic table, then referenced a thousand times: 4 MB of
+                // headers from a 5 KB block.
+                let bomb = get + Array(repeating: ("x-bomb", String(repeating: "a", count: 4000)), count: 1000)
+                return [.headers(stream: 1, block: try RawHTTP2.block(encoder: &encoder, bomb), endStream: true)]
+            }
+        }
+    }
+
+    @Test(arguments: Flood.allCases)
+    func floodsEndTheConnection(flood: Flood) async throws {
+        try await withIslet { islet in
+            try await withConnection(islet) { connection in
+                var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+                try? await connection.send(try flood.frames(encoder: &encoder))
+                let (frames, closed) = try await connection.read { $0.contains { $0.type == RawFrame.goAway } }
+                let refused = closed || frames.contains { $0.type == RawFrame.goAway }
+                #expect(refused, "\(flood): \(frames.suffix(5))")
+                #expect(!frames.contains { $0.status == 200 })
+            }
+            // And the endpoint still serves everyone else.
+            try await withConnection(islet) { connection in
+                var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+                try await connection.send([.headers(stream: 1, block: try RawHTTP2.pushHeaders(encoder: &encoder), endStream: true)])
+                let (frames, _) = try await connection.read { $0.contains { $0.status != nil } }
+                #expect(frames.contains { $0.status == 403 })
+            }
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import NIOCore
+import NIOEmbedded
+import NIOHPACK
+import NIOHTTP2
+import Testing
+
+@testable import IsletServer
+
+/// The APNs endpoint's connection and stream deadlines, on embedded channels whose clock the
+/// test moves.
+@Suite("APNs guards")
+struct APNsGuardTests {
+    private func connection() throws -> (EmbeddedChannel, APNsConnectionGuard) {
+        let connection = APNsConnectionGuard(firstRequestTimeout: .seconds(10), idleTimeout: .seconds(3600), logger: .init(label: "test"))
+        return (try .connected([connection]), connection)
+    }
+
+    private func stream() throws -> EmbeddedChannel {
+        try .connected([APNsStreamGuard(requestTimeout: .seconds(10), logger: .init(label: "test"))])
+    }
+
+    private static let request = HPACKHeaders([(":method", "POST"), (":path", "/3/device/ab")])
+    private static let response = HPACKHeaders([(":status", "403")])
+
+    @Test func aConnectionWithoutAFirstRequestIsClosed() throws {
+        let (channel, _) = try connection()
+        channel.expectClosed(after: .seconds(10))
+    }
+
+    @Test func aConnectionIsIdleOnlyWithoutStreams() throws {
+        let (channel, connection) = try connection()
+        connection.streamOpened(HTTP2StreamID(1))
+        channel.embeddedEventLoop.advanceTime(by: .hours(2))
+        #expect(channel.isActive)
+        connection.streamClosed()
+        channel.expectClosed(after: .hours(1))
+    }
+
+    @Test func aRequestThatDoesNotFinishInTimeIsReset() throws {
+        let channel = try stream()
+        try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: false)))
+        // Closing an HTTP/2 stream channel while its stream is open sends RST_STREAM.
+        channel.expectClosed(after: .seconds(10))
+    }
+
+    @Test func aCompleteRequestHasNoDeadline() throws {
+        let channel = try stream()
+        try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: true)))
+        channel.embeddedEventLoop.advanceTime(by: .hours(1))
+        #expect(channel.isActive)
+    }
+
+    @Test func anAnswerBeforeTheRequestEndsIsFollowedByAReset() throws {
+        let channel = try stream()
+        try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: false)))
+        try channel.writeOutbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.response, endStream: true)))
+        guard case .headers = try channel.readOutbound(as: HTTP2Frame.FramePayload.self) else {
+            Issue.record("The answer went first")
+            return
+        }
+        guard case .rstStream(let code) = try channel.readOutbound(as: HTTP2Frame.FramePayload.self) else {
+            Issue.record("No RST_STREAM after the answer")
+            return
+        }
+        #expect(code == .noError)
+    }
+
+    @Test func anAnswerAfterTheRequestEndsIsNot() throws {
+        let channel = try stream()
+        try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: false)))
+        try channel.writeInbound(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true)))
+        try channel.writeOutbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.response, endStream: true)))
+        _ = try channel.readOutbound(as: HTTP2Frame.FramePayload.self)
+        #expect(try channel.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+    }
+}

@@ -1,0 +1,82 @@
+import Foundation
+import IsletServer
+import IsletTestSupport
+import Testing
+
+/// The REST port against hostile HTTP/1.1 clients, over raw sockets on a live server.
+@Suite("HTTP connections")
+struct HTTPConnectionTests {
+    @Test func slowBodiesAreCutOffAndTheServerKeepsAnswering() async throws {
+        try await withIslet({
+            $0.server.requestBodyTimeout = 0.3
+            $0.server.minBodyRate = 1000
+        }) { islet in
+            let head = "POST /v1/apps HTTP/1.1\r\nHost: islet\r\nAuthorization: Bearer \(islet.admin)\r\nContent-Length: 1000\r\n\r\n"
+            let sockets = try (0..<20).map { _ in try RawSocket(port: islet.port) }
+            for socket in sockets { socket.send(Array(head.utf8)) }
+            // One byte every 100 ms from each: every read used to restart a 60 s idle timer,
+            // so the connections were held for as long as the bytes came.
+            let outcomes = await withTaskGroup(of: Bool.self) { group in
+                for socket in sockets {
+                    group.addTask {
+                        await offThePool {
+                            let started = ContinuousClock.now
+                            while socket.send([UInt8(ascii: "{")]), ContinuousClock.now - started < .seconds(5) {
+                                usleep(100_000)
+                            }
+                            return socket.read(seconds: 1).closed
+                        }
+                    }
+                }
+                return await group.reduce(into: [Bool]()) { $0.append($1) }
+            }
+            #expect(outcomes == Array(repeating: true, count: sockets.count))
+            let health = try await islet.request(.GET, "/healthz")
+            #expect(health.status == 200)
+        }
+    }
+
+    @Test(arguments: ["zz", "-5", "1ffffffffffffffff"])
+    func badChunkFramingIsInvalidRequest(size: String) async throws {
+        try await withIslet { islet in
+            let request = "POST /v1/apps HTTP/1.1\r\nHost: islet\r\nAuthorization: Bearer \(islet.admin)\r\n"
+                + "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n\(size)\r\n{}\r\n0\r\n\r\n"
+            let answer = try await RawHTTP.exchange(port: islet.port, bytes: Array(request.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request"), "\(answer)")
+            #expect(answer.contains(#""reason":"invalidRequest""#), "\(answer)")
+        }
+    }
+
+    @Test func connectionsOverTheCapAreAnsweredUnavailable() async throws {
+        try await withIslet({ $0.server.maxConnections = 2 }) { islet in
+            let healthz = Array("GET /healthz HTTP/1.1\r\nHost: islet\r\n\r\n".utf8)
+            do {
+                // Three at once: which two are served depends on the event loops, not the order.
+                let sockets = try (0..<3).map { _ in try RawSocket(port: islet.port) }
+                let answers = await withTaskGroup(of: String.self) { group in
+                    for socket in sockets {
+                        group.addTask {
+                            await offThePool {
+                                socket.send(healthz)
+                                return socket.read(seconds: 5, untilSuffix: "}\n").text
+                            }
+                        }
+                    }
+                    return await group.reduce(into: [String]()) { $0.append($1) }
+                }
+                #expect(answers.filter { $0.hasPrefix("HTTP/1.1 200 OK") }.count == 2, "\(answers)")
+                let refusal = answers.first { $0.hasPrefix("HTTP/1.1 503 Service Unavailable") }
+                #expect(refusal?.contains("Retry-After: 1") == true)
+                #expect(refusal?.contains(#""reason":"unavailable""#) == true)
+            }
+            // Closing them frees their places.
+            let health = try await within {
+                while true {
+                    let answer = try await RawHTTP.exchange(port: islet.port, bytes: Array("GET /healthz HTTP/1.1\r\nHost: islet\r\nConnection: close\r\n\r\n".utf8))
+                    if !answer.hasPrefix("HTTP/1.1 503") { return answer }
+                }
+            }
+            #expect(health.hasPrefix("HTTP/1.1 200 OK"))
+        }
+    }
+}

@@ -1,0 +1,150 @@
+import Foundation
+import HTTPTypes
+import IsletCore
+import IsletServer
+import IsletTestSupport
+import Testing
+
+/// The keyless display on a loopback server answers only what no other web page can send
+/// (docs/security.md): a loopback `Host`, its own `Origin` or none, and JSON writes.
+@Suite("Keyless display")
+struct KeylessDisplayTests {
+    /// One raw HTTP/1.1 exchange, with exactly the headers given (no client adds any).
+    private func raw(
+        _ islet: Harness, _ method: String, _ path: String, host: String? = nil, headers: [String] = [], body: String? = nil
+    ) async throws -> (status: Int, text: String) {
+        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(islet.port)")\r\nConnection: close\r\n"
+        for header in headers { head += header + "\r\n" }
+        if let body { head += "Content-Length: \(body.utf8.count)\r\n" }
+        let answer = try await RawHTTP.exchange(port: islet.port, bytes: Array((head + "\r\n" + (body ?? "")).utf8))
+        let status = answer.split(separator: " ", maxSplits: 2).dropFirst().first.flatMap { Int($0) } ?? 0
+        return (status, answer)
+    }
+
+    /// A WebSocket handshake with exactly these headers; the close frame the server ends it with.
+    private func webSocketClose(
+        _ islet: Harness, query: String, host: String? = nil, origin: String? = nil
+    ) async throws -> (code: Int, reason: String)? {
+        var head = "GET /v1/events/ws?\(query) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(islet.port)")\r\n"
+        head += "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        if let origin { head += "Origin: \(origin)\r\n" }
+        let socket = try RawSocket(port: islet.port)
+        socket.send(Array((head + "\r\n").utf8))
+        let answer = Array(await offThePool { socket.readAllBytes(seconds: 5) })
+        // After the 101's head: one unmasked close frame, 0x88, its length, the code, the reason.
+        guard let end = answer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound, answer.count >= end + 4,
+            answer[end] == 0x88
+        else { return nil }
+        let length = Int(answer[end + 1] & 0x7F)
+        let code = Int(answer[end + 2]) << 8 | Int(answer[end + 3])
+        let reason = String(decoding: answer[(end + 4)..<min(answer.count, end + 2 + length)], as: UTF8.self)
+        return (code, reason)
+    }
+
+    @Test func onlyLoopbackNamesReachTheDisplayWithoutAKey() async throws {
+        try await withIslet { islet in
+            for host in ["127.0.0.1:\(islet.port)", "localhost:\(islet.port)", "LOCALHOST", "127.0.0.2:\(islet.port)", "app.localhost:\(islet.port)"] {
+                #expect(try await raw(islet, "GET", "/v1/devices/default/display", host: host).status == 200, "\(host)")
+            }
+            // DNS rebinding: a page on evil.example, resolved to 127.0.0.1, is same-origin with itself.
+            for host in ["evil.example:\(islet.port)", "127.0.0.1.evil.example", "localhost.evil.example", "127.0.0.1:80@evil.example", "[::2]"] {
+                let answer = try await raw(islet, "GET", "/v1/devices/default/display", host: host)
+                #expect(answer.status == 403, "\(host)")
+                #expect(answer.text.contains("forbidden"), "\(host)")
+            }
+            let settings = try await raw(islet, "PUT", "/v1/devices/default/settings", host: "evil.example:\(islet.port)",
+                                         headers: ["Content-Type: application/json"], body: #"{"bundleId":"com.example.x","activitiesEnabled":false}"#)
+            #expect(settings.status == 403)
+            // With a key, the Host does not matter: a key is the proof.
+            let keyed = try await raw(islet, "GET", "/v1/devices/default/display", host: "evil.example", headers: ["Authorization: Bearer \(islet.admin)"])
+            #expect(keyed.status == 200)
+        }
+    }
+
+    @Test func anotherOriginIsRefusedWithoutAKey() async throws {
+        try await withIslet { islet in
+            let own = "Origin: http://127.0.0.1:\(islet.port)"
+            #expect(try await raw(islet, "GET", "/v1/devices/default/display", headers: [own]).status == 200)
+            for origin in ["http://127.0.0.1:\(islet.port + 1)", "http://evil.example", "null", "http://localhost:\(islet.port)", "file://"] {
+                #expect(try await raw(islet, "GET", "/v1/devices/default/display", headers: ["Origin: \(origin)"]).status == 403, "\(origin)")
+            }
+            // WebSocket handshakes carry Origin and no CORS protects them: the server checks it.
+            let foreign = try await webSocketClose(islet, query: "device=default&since=0", origin: "http://127.0.0.1:1")
+            #expect(foreign?.code == 4403)
+            #expect(foreign?.reason.contains("own origin") == true)
+            let rebound = try await webSocketClose(islet, query: "device=default&since=0", host: "evil.example:\(islet.port)")
+            #expect(rebound?.code == 4403)
+            // Its own origin is let in, to be refused only for the malformed id it then sends.
+            let ownOrigin = try await webSocketClose(islet, query: "device=default&since=x", origin: "http://127.0.0.1:\(islet.port)")
+            #expect(ownOrigin?.code == 4400)
+        }
+    }
+
+    @Test func keylessWritesMustBeJSON() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil] {
+                let dismissal = try await raw(islet, "POST", "/v1/activities/\(activity.id)/dismiss",
+                                              headers: type.map { ["Content-Type: \($0)"] } ?? [], body: "{}")
+                #expect(dismissal.status == 403, "\(type ?? "no type")")
+                let settings = try await raw(islet, "PUT", "/v1/devices/default/settings", headers: type.map { ["Content-Type: \($0)"] } ?? [],
+                                             body: #"{"bundleId":"com.example.bike","activitiesEnabled":false}"#)
+                #expect(settings.status == 403, "\(type ?? "no type")")
+            }
+            #expect(try await islet.request(.GET, "/v1/activities/\(activity.id)", key: key).json["activityState"] == "active")
+            let dismissal = try await raw(islet, "POST", "/v1/activities/\(activity.id)/dismiss",
+                                          headers: ["Content-Type: application/json; charset=utf-8"], body: "{}")
+            #expect(dismissal.status == 200)
+        }
+    }
+
+    @Test func readersWithoutAKeySeeNoPushTokens() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key, extra: #","pushType":"token""#)
+            let token = try #require(activity.pushToken)
+            _ = try await islet.request(.GET, "/v1/devices/default/settings?bundleId=com.example.bike", key: key)
+            let withKey = try await islet.request(.GET, "/v1/devices/default/settings", key: islet.admin)
+            #expect(withKey.text.contains("pushToStartToken"))
+
+            let settings = try await islet.request(.GET, "/v1/devices/default/settings")
+            #expect(settings.status == 200)
+            #expect(!settings.text.contains("pushToStartToken"))
+            let stream = try await SSE.read(islet, key: nil, path: "/v1/events?device=default&since=0", until: "\"started\"")
+            #expect(stream.text.contains(activity.id))
+            #expect(!stream.text.contains(token))
+            #expect(!stream.text.contains("pushTokenUpdated"))
+            let keyed = try await SSE.read(islet, key: islet.admin, path: "/v1/events?device=default&since=0", until: "pushTokenUpdated")
+            #expect(keyed.text.contains(token))
+            let dismissal = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", body: "{}")
+            #expect(dismissal.status == 200)
+            #expect(!dismissal.text.contains(token))
+        }
+    }
+
+    @Test func thePagesForbidFramingAndForeignScripts() async throws {
+        try await withIslet { islet in
+            let page = try await islet.request(.GET, "/")
+            let policy = try #require(page.headers["Content-Security-Policy"].first)
+            #expect(policy.contains("frame-ancestors 'none'"))
+            #expect(policy.contains("script-src 'self'"))
+            #expect(page.headers["X-Frame-Options"].first == "DENY")
+            #expect(page.headers["X-Content-Type-Options"].first == "nosniff")
+            let script = try await islet.request(.GET, "/display/display.js")
+            #expect(script.headers["X-Content-Type-Options"].first == "nosniff")
+        }
+    }
+
+    @Test func aKeyWithoutBearerIsRefused() async throws {
+        try await withIslet { islet in
+            let bare = try await islet.request(.GET, "/v1/apps", headers: [("Authorization", islet.admin)])
+            #expect(bare.status == 401)
+            #expect(bare.reason == "unauthorized")
+            #expect(bare.json["error"]?["message"]?.stringValue?.contains("Bearer") == true)
+            let basic = try await islet.request(.GET, "/v1/apps", headers: [("Authorization", "Basic YWRtaW46YWRtaW4=")])
+            #expect(basic.status == 401)
+            #expect(try await islet.request(.GET, "/v1/apps", headers: [("Authorization", "bearer \(islet.admin)")]).status == 200)
+        }
+    }
+}

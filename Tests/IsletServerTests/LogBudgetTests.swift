@@ -1,0 +1,61 @@
+import Logging
+import Synchronization
+import Testing
+
+@testable import IsletServer
+
+/// Rate-limited logging: a flood of one line writes a few, then says how many it dropped.
+@Suite("Log budget")
+struct LogBudgetTests {
+    @Test func aLineIsWrittenAtMostBurstTimesPerInterval() {
+        var budget = LogBudget(burst: 3, interval: .seconds(60))
+        let decisions = (0..<10).map { _ in budget.admit("error Request failed", now: .seconds(1)) }
+        #expect(decisions == Array(repeating: .write(suppressed: 0), count: 3) + Array(repeating: .suppress, count: 7))
+        // Another line has its own budget.
+        #expect(budget.admit("error APNs request failed", now: .seconds(2)) == .write(suppressed: 0))
+        // The next interval writes again, and owns up to what was dropped.
+        #expect(budget.admit("error Request failed", now: .seconds(30)) == .suppress)
+        #expect(budget.admit("error Request failed", now: .seconds(61)) == .write(suppressed: 8))
+        #expect(budget.admit("error Request failed", now: .seconds(62)) == .write(suppressed: 0))
+    }
+
+    @Test func theHandlerLimitsNoticeAndAboveOnly() {
+        let lines = Lines()
+        var logger = Logger(label: "test") { _ in lines }.rateLimited()
+        logger.logLevel = .debug
+        for _ in 0..<100 {
+            logger.error("Request failed")
+            logger.debug("Connection closed: the request body came too slowly")
+        }
+        #expect(lines.count(of: "Request failed") == RateLimitedLogHandler.burst)
+        #expect(lines.count(of: "Connection closed: the request body came too slowly") == 100)
+    }
+}
+
+/// A log handler that keeps what it is given.
+final class Lines: LogHandler, Sendable {
+    private let written = Mutex<[String]>([])
+
+    func count(of message: String) -> Int {
+        written.withLock { $0.filter { $0 == message }.count }
+    }
+
+    func log(event: LogEvent) {
+        written.withLock { $0.append(event.message.description) }
+    }
+
+    subscript(metadataKey _: String) -> Logger.Metadata.Value? {
+        get { nil }
+        set {}
+    }
+
+    var metadata: Logger.Metadata {
+        get { [:] }
+        set {}
+    }
+
+    var logLevel: Logger.Level {
+        get { .trace }
+        set {}
+    }
+}
