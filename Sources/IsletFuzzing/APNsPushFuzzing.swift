@@ -79,8 +79,19 @@ private func checkBroadcastHeaders(_ fields: HTTPFields) throws(FuzzFailure) {
     try expect(headers.priority == 5 || headers.priority == 10, "accepted priority \(headers.priority)")
 }
 
-/// Hands a parsed payload to the rules, as the endpoint does.
+/// Hands a parsed payload to the rules, as the endpoint does: its dates are ones the server
+/// accepts (`WireFormat.dateRange`), or it was not delivered.
 private func deliver(_ payload: LiveActivityPayload) throws(FuzzFailure) {
+    let dates: [Date?] =
+        switch payload.action {
+        case .update(let update): [update.timestamp, update.content.staleDate]
+        case .end(let end): [end.timestamp, end.content?.staleDate, end.dismissalPolicy.date]
+        case .start(let start): [start.timestamp, start.request.content.staleDate]
+        case .undeliverable: []
+        }
+    for case let seconds? in (dates + [payload.timestamp]).map({ $0?.timeIntervalSince1970 }) {
+        try expect(WireFormat.isAcceptedDate(seconds), "a push was parsed with the date \(seconds)")
+    }
     let rules = LifecycleRules()
     let now = Date(timeIntervalSince1970: 1_750_000_000)
     var check = LifecycleCheck(rules: rules)

@@ -2,12 +2,22 @@ import Foundation
 import IsletCore
 
 extension FuzzTarget {
-    /// A layout document, as `PUT /v1/apps/{bundleId}/layouts/{type}` reads it: not JSON is the
-    /// route's to refuse; JSON is accepted by `Layout.parse` or refused with `invalidLayout` and
-    /// a path, never a trap. An accepted layout keeps to the view limit and is accepted again
-    /// when read back from the store, where it is kept as JSON.
+    /// A layout document, as `PUT /v1/apps/{bundleId}/layouts/{type}` reads it: strict JSON
+    /// (`WireFormat.decodeRequestValue`) or a refusal with a reason; then `Layout.parse` accepts
+    /// it or refuses it with `invalidLayout` and a path, never a trap. An accepted layout keeps
+    /// to the view limit and is accepted again when read back from the store, kept as JSON.
     public static let layout = FuzzTarget(name: "layout") { data throws(FuzzFailure) in
-        guard let document = try? WireFormat.decoder().decode(JSONValue.self, from: data) else { return }
+        let decoded = data.withUnsafeBytes { bytes in
+            Result { () throws(IsletError) in try WireFormat.decodeRequestValue(from: bytes) }
+        }
+        let document: JSONValue
+        switch decoded {
+        case .success(let value):
+            document = value
+        case .failure(let error):
+            try expect([.invalidRequest, .malformedJSON].contains(error.reason), "a layout body refused with \(error)")
+            return
+        }
         guard try parsedLayout(document) != nil else { return }
         guard let stored = try? WireFormat.encoder().encode(document) else {
             throw FuzzFailure("an accepted layout does not encode for the store")

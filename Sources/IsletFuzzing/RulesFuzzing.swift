@@ -77,17 +77,15 @@ struct RulesRun {
         check = LifecycleCheck(rules: rules)
     }
 
-    mutating func perform(_ line: RulesScript.Line) throws(FuzzFailure) {
-        if let at = line.date("at") { now = at }
-        if let wait = line.number("wait") { now = now.addingTimeInterval(wait) }
-        check.observe(now: now, numbers: line.numbers)
-        if line.command == "start" {
-            try start(line, now: now)
-            return
-        }
-        guard let input = input(for: line) else { return }
+    /// Starts an activity from a request, as `POST /v1/activities` does.
+    mutating func start(_ request: ActivityRequest) throws(FuzzFailure) {
+        try start(request, occupancy: Occupancy(activitiesEnabled: true, appActivities: 0, deviceActivities: 0), now: now)
+    }
+
+    /// Applies an input to the activity (one started an hour before, if there is none).
+    mutating func apply(_ input: Activity.Input) throws(FuzzFailure) {
+        check.observe(now: now, numbers: [])
         if activity == nil {
-            // A script that starts with anything else acts on an activity started an hour before.
             try start(RulesScript.Line(command: "start", values: ["state": "0"]), now: now.addingTimeInterval(-3600))
         }
         guard let before = activity else { return }
@@ -103,8 +101,20 @@ struct RulesRun {
         activity = after
     }
 
+    mutating func perform(_ line: RulesScript.Line) throws(FuzzFailure) {
+        if let at = line.date("at") { now = at }
+        if let wait = line.number("wait") { now = now.addingTimeInterval(wait) }
+        check.observe(now: now, numbers: line.numbers)
+        if line.command == "start" {
+            try start(line, now: now)
+            return
+        }
+        // A script that starts with anything else acts on an activity started an hour before.
+        guard let input = input(for: line) else { return }
+        try apply(input)
+    }
+
     private mutating func start(_ line: RulesScript.Line, now: Date) throws(FuzzFailure) {
-        started += 1
         let request = ActivityRequest(
             attributesType: "FuzzAttributes", attributes: ["order": "42"], content: content(line),
             pushType: line.flags.contains("token") ? .token : line.flags.contains("channel") ? .channel("AAAAAAAAAAAAAAAAAAAAAA==") : nil,
@@ -115,6 +125,11 @@ struct RulesRun {
             appActivities: line.flags.contains("full") ? rules.maxActivitiesPerApp : 0,
             deviceActivities: line.flags.contains("devicefull") ? rules.maxActivitiesPerDevice : 1
         )
+        try start(request, occupancy: occupancy, now: now)
+    }
+
+    private mutating func start(_ request: ActivityRequest, occupancy: Occupancy, now: Date) throws(FuzzFailure) {
+        started += 1
         let activity: Activity
         let transition: Transition
         do throws(IsletError) {

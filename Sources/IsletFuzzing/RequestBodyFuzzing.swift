@@ -1,0 +1,73 @@
+import Foundation
+import IsletCore
+
+extension FuzzTarget {
+    /// A REST request body, decoded as every route's body type by `WireFormat.decodeRequest`,
+    /// as `Request.decodeJSON` does: each decodes or is refused with `invalidRequest` or
+    /// `malformedJSON`, never another reason and never a trap. What decodes carries only dates
+    /// in `WireFormat.dateRange` and finite relevance, and goes on to the rules as the routes
+    /// send it — a start, an update and an end of a live activity — under `LifecycleCheck`.
+    public static let requestBody = FuzzTarget(name: "request-body") { data throws(FuzzFailure) in
+        var bodies = RequestBodies(bytes: data)
+        try bodies.decode(CreateAppBody.self)
+        try bodies.decode(CreateDeviceBody.self)
+        try bodies.decode(SettingsBody.self)
+        if let body = try bodies.decode(StartActivityBody.self) {
+            try checkDates(of: body.request.content, body.request.start)
+            try bodies.rules.start(body.request)
+        }
+        if let body = try bodies.decode(StartOrUpdateBody.self) {
+            try checkDates(of: body.request.content, body.request.start, body.timestamp, body.end?.date)
+        }
+        if let update = try bodies.decode(ContentUpdate.self) {
+            try checkDates(of: update.content, update.timestamp)
+            try bodies.rules.apply(.update(update))
+        }
+        if let end = try bodies.decode(EndRequest.self) {
+            try checkDates(of: end.content, end.timestamp, end.dismissalPolicy.date)
+            try bodies.rules.apply(.end(end))
+        }
+    }
+}
+
+/// One body decoded as each type, and the activity what decodes is applied to.
+private struct RequestBodies {
+    let bytes: Data
+    var rules = RulesRun()
+
+    /// The body as `type`, or `nil` when it is refused with a reason a client is told.
+    @discardableResult
+    mutating func decode<T: Decodable & KnownFields>(_ type: T.Type) throws(FuzzFailure) -> T? {
+        let decoded = bytes.withUnsafeBytes { raw in
+            Result { () throws(IsletError) in try WireFormat.decodeRequest(type, from: raw) }
+        }
+        switch decoded {
+        case .success(let body):
+            return body
+        case .failure(let error):
+            try expect(
+                [.invalidRequest, .malformedJSON].contains(error.reason) && !error.message.isEmpty,
+                "a \(type) body refused with \(error.reason.rawValue): \(error.message)"
+            )
+            return nil
+        }
+    }
+}
+
+/// Every date a decoded body carries is one the server accepts, and its relevance is a number.
+private func checkDates(of content: ActivityContent?, _ dates: Date?...) throws(FuzzFailure) {
+    for date in dates + [content?.staleDate] {
+        guard let seconds = date?.timeIntervalSince1970 else { continue }
+        try expect(WireFormat.isAcceptedDate(seconds), "a body was accepted with the date \(seconds)")
+    }
+    if let content {
+        try expect(content.relevanceScore.isFinite, "a body was accepted with relevance \(content.relevanceScore)")
+    }
+}
+
+extension DismissalPolicy {
+    /// The date of `.after`.
+    var date: Date? {
+        if case .after(let date) = self { date } else { nil }
+    }
+}
