@@ -88,6 +88,7 @@ public struct Islet: Sendable {
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: PathParameters())
         let keylessDisplays = configuration.server.listensOnLoopbackOnly
         router.add(middleware: Authentication(keys: keys, keylessDisplays: keylessDisplays))
         router.add(middleware: MetricsMiddleware())

@@ -85,6 +85,61 @@ struct BadInputTests {
         }
     }
 
+    @Test func aPathWithAnEmptySegmentIsNoRoute() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("keys")
+            // Were the empty segments skipped, these would reach GET /v1/apps/{bundleId} (an app
+            // named "keys"), list the apps, and end nothing in particular.
+            for (method, path) in [
+                (HTTPMethod.GET, "/v1/apps//keys"), (.GET, "/v1/apps/"), (.DELETE, "/v1/apps/keys/keys/"),
+                (.POST, "/v1/activities//end"), (.GET, "/v1/devices//settings"),
+            ] {
+                let reply = try await islet.request(method, path, key: islet.admin)
+                #expect(reply.status == 404, "\(method) \(path): \(reply.text)")
+                #expect(reply.reason == "routeNotFound")
+            }
+            #expect(try await islet.request(.GET, "/v1/apps/keys", key: key).status == 200)
+            #expect(try await islet.request(.GET, "/").status == 200)
+        }
+    }
+
+    @Test func pathParametersArrivePercentDecoded() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.ci")
+            // As IsletClient (and every URL library) encodes them.
+            let started = try await islet.request(
+                .PUT, "/v1/activities/by-key/nightly%20build%2F42", key: key,
+                body: #"{"attributesType": "My Type", "content": {"state": {"status": "running"}}}"#
+            )
+            #expect(started.status == 201)
+            #expect(started.json["key"] == "nightly build/42")
+            let again = try await islet.request(
+                .PUT, "/v1/activities/by-key/nightly%20build%2F42", key: key, body: #"{"attributesType": "My Type", "content": {"state": {}}}"#
+            )
+            #expect(again.status == 200)
+            // A layout registered for "My Type" draws that type's activities.
+            let layout = try await islet.request(
+                .PUT, "/v1/apps/com.example.ci/layouts/My%20Type", key: key,
+                body: #"{"lockScreen": {"type": "Text", "text": "drawn by its layout"}}"#
+            )
+            #expect(layout.status == 201)
+            #expect(layout.json["attributesType"] == "My Type")
+            let id = started.json["id"]?.stringValue ?? ""
+            let presentation = try await islet.request(.GET, "/v1/activities/\(id)/presentation", key: key)
+            #expect(presentation.json["lockScreen"]?.stringValue?.contains("drawn by its layout") == true)
+            // Sent as it is: an HTTP library would not send it.
+            let broken = try await RawHTTP.exchange(port: islet.port, bytes: Array("""
+                GET /v1/apps/com.example.ci/layouts/%E2%28 HTTP/1.1\r
+                Host: 127.0.0.1\r
+                Authorization: Bearer \(key)\r
+                Connection: close\r
+                \r
+
+                """.utf8))
+            #expect(broken.hasPrefix("HTTP/1.1 400") && broken.contains(#""reason":"invalidRequest""#), "\(broken)")
+        }
+    }
+
     @Test func missingAndWrongKeys() async throws {
         try await withIslet { islet in
             let none = try await islet.request(.GET, "/v1/activities")
