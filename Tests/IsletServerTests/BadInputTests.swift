@@ -140,6 +140,31 @@ struct BadInputTests {
         }
     }
 
+    @Test func namesAreCountedInUnicodeScalarsEverywhere() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.ci")
+            // 200 characters in 200 scalars (400 UTF-8 bytes), and 200 characters in 400 scalars.
+            let precomposed = String(repeating: "\u{E9}", count: 200), combining = String(repeating: "e\u{301}", count: 200)
+            func path(_ name: String) -> String { name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name }
+            func start(type: String, byKey: String? = nil) async throws -> Int {
+                let body = #"{"attributesType": "\#(type)", "content": {"state": {}}}"#
+                return try await islet.request(
+                    byKey == nil ? .POST : .PUT, byKey.map { "/v1/activities/by-key/\(path($0))" } ?? "/v1/activities", key: key, body: body
+                ).status
+            }
+            // A type that can start can be drawn and registered, and one that cannot, cannot.
+            #expect(try await start(type: precomposed) == 201)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/layouts/\(path(precomposed))", key: key, body: "{}").status == 201)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/activity-types/\(path(precomposed))", key: key, body: "{}").status == 200)
+            #expect(try await start(type: combining) == 400)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/layouts/\(path(combining))", key: key, body: "{}").status == 400)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/activity-types/\(path(combining))", key: key, body: "{}").status == 400)
+            // The same count for the key of start-or-update.
+            #expect(try await start(type: "T", byKey: precomposed) == 201)
+            #expect(try await start(type: "T", byKey: combining) == 400)
+        }
+    }
+
     @Test func missingAndWrongKeys() async throws {
         try await withIslet { islet in
             let none = try await islet.request(.GET, "/v1/activities")

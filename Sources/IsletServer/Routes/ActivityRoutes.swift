@@ -32,7 +32,7 @@ struct ActivityRoutes {
     @Sendable func startOrUpdate(_ request: Request, context: IsletRequestContext) async throws -> Response {
         _ = try context.appScope()
         let key = try context.parameters.require("key")
-        guard !key.isEmpty, key.count <= 256 else {
+        guard (1...256).contains(key.unicodeScalars.count) else {
             throw IsletError(.invalidRequest, "The key must be 1 to 256 characters.")
         }
         let body = try await request.decodeJSON(StartOrUpdateBody.self, limit: maxBodySize)

@@ -109,6 +109,7 @@ struct PushRoutes {
     @Sendable func putActivityType(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let name = try context.parameters.require("name")
+        try ActivityRequest.validate(attributesType: name)
         let body = try await request.decodeJSON(TypeBody.self, limit: maxBodySize)
         let type = ActivityType(
             bundleId: bundleId, name: name, attributes: try body.attributes.map { try Shape.parse($0, path: "attributes") },
