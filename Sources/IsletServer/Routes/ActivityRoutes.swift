@@ -36,6 +36,8 @@ struct ActivityRoutes {
             throw IsletError(.invalidRequest, "The key must be 1 to 256 characters.")
         }
         let body = try await request.decodeJSON(StartOrUpdateBody.self, limit: maxBodySize)
+        // The whole body, even when it only updates: a live activity under the key reads its content.
+        try body.request.validate()
         let bundleId = try context.actingApp(requested: body.bundleId)
         let outcome = try await engine.startOrUpdate(
             key: key, request: body.request, timestamp: body.timestamp, end: body.end, bundleId: bundleId
