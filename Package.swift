@@ -112,7 +112,7 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
             ],
-            exclude: ["Display"],
+            exclude: ["Display", "OpenAPI"],
             swiftSettings: swiftSettings,
             plugins: ["EmbedFilesPlugin"]
         ),

@@ -1,6 +1,7 @@
-# Sourced by the screenshot scripts: start_islet DIRECTORY starts `islet serve` (the command in
-# the `islet` array) on a free port with its data in DIRECTORY/data, its APNs endpoint off, and
-# sets `server` (its pid) and `port`; the caller stops it with `kill "$server"`.
+# Sourced by the screenshot scripts and Tests/Schemathesis/run: start_islet DIRECTORY starts
+# `islet serve` (the command in the `islet` array) on a free port with its data in DIRECTORY/data,
+# its APNs endpoint off, and sets `server` (its pid) and `port`; the caller stops it with
+# `kill "$server"`.
 start_islet() {
     local work=$1
     ISLET_APNS_ENABLED=false "${islet[@]}" serve --port 0 --data "$work/data" >"$work/serve.log" 2>&1 &

@@ -6,7 +6,7 @@ import PackagePlugin
 /// excluded from the target in Package.swift, so SwiftPM does not treat them as resources.
 @main
 struct EmbedFilesPlugin: BuildToolPlugin {
-    static let folders = ["Icons", "Assets", "Display"]
+    static let folders = ["Icons", "Assets", "Display", "OpenAPI"]
 
     func createBuildCommands(context: PluginContext, target: any Target) throws -> [Command] {
         let present = Self.folders

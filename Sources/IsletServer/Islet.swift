@@ -38,6 +38,9 @@ public struct Islet: Sendable {
     /// The certificate authority a provider trusts to reach the APNs endpoint, when Islet made
     /// its certificate.
     public let authorityPath: String?
+    /// Every route the REST listener answers, as `GET /v1/apps/{bundleId}`: what the OpenAPI
+    /// document (`GET /openapi.json`) describes, and a test holds it to.
+    public let routes: [String]
     /// The HTTP application, with the bus, the deadline scheduler and history retention as its
     /// services. Run it with `runService()`.
     public let application: Application<RouterResponder<IsletRequestContext>>
@@ -100,6 +103,7 @@ public struct Islet: Sendable {
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
         router.add(middleware: ErrorMiddleware())
+        router.add(middleware: PathParameters())
         let loopbackOnly = configuration.server.listensOnLoopbackOnly
         router.add(middleware: Authentication(keys: keys, loopbackOnly: loopbackOnly))
         router.add(middleware: MetricsMiddleware())
@@ -144,6 +148,7 @@ public struct Islet: Sendable {
         self.adminKey = adminKey
         self.adminKeyPath = adminKeyPath
         self.authorityPath = authorityPath
+        self.routes = Set((router.routes + webSocketRouter.routes).map(\.description)).sorted()
         self.application = Application(
             router: router,
             server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap),

@@ -450,6 +450,18 @@ struct APNsTests {
         }
     }
 
+    @Test func keyAndTeamIdsAreASCIILettersAndDigits() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.pizza")
+            let publicKey = P256.Signing.PrivateKey().publicKey.pemRepresentation
+            for (keyId, status) in [("PIZZA12345", 201), ("\u{C9}CLAIR1234", 400), ("\u{663}\u{663}", 400), ("PIZZA-1234", 400)] {
+                let body = try WireFormat.string(["keyId": .string(keyId), "teamId": "TEAMPIZZA1", "publicKey": .string(publicKey)] as JSONValue)
+                let reply = try await islet.request(.POST, "/v1/apps/com.example.pizza/keys", key: key, body: body)
+                #expect(reply.status == status, "\(keyId): \(reply.text)")
+            }
+        }
+    }
+
     @Test func theKeyOfAnotherTeamIsRefused() async throws {
         try await withIslet { islet in
             try await islet.withProvider(teamId: "TEAM123456") { provider in

@@ -154,6 +154,23 @@ struct ActivityRouteTests {
         }
     }
 
+    @Test func anUpdateByKeyIsRefusedWhatAStartWouldBe() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.ci")
+            let path = "/v1/activities/by-key/pipeline-42"
+            let started = try await islet.request(.PUT, path, key: key, body: #"{"attributesType":"Build","content":{"state":{}}}"#)
+            #expect(started.status == 201)
+            // With a live activity under the key these only update its content, and were taken.
+            for body in [
+                #"{"attributesType":"","content":{"state":{}}}"#, #"{"attributesType":"Build","attributes":[1],"content":{"state":{}}}"#,
+            ] {
+                let reply = try await islet.request(.PUT, path, key: key, body: body)
+                #expect(reply.status == 400, "\(body): \(reply.text)")
+                #expect(reply.reason == "invalidRequest")
+            }
+        }
+    }
+
     @Test func dismissIsTheAdminsAndEndsTheActivity() async throws {
         try await withIslet { islet in
             let key = try await islet.createApp("com.example.bike")

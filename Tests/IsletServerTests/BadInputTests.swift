@@ -85,6 +85,86 @@ struct BadInputTests {
         }
     }
 
+    @Test func aPathWithAnEmptySegmentIsNoRoute() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("keys")
+            // Were the empty segments skipped, these would reach GET /v1/apps/{bundleId} (an app
+            // named "keys"), list the apps, and end nothing in particular.
+            for (method, path) in [
+                (HTTPMethod.GET, "/v1/apps//keys"), (.GET, "/v1/apps/"), (.DELETE, "/v1/apps/keys/keys/"),
+                (.POST, "/v1/activities//end"), (.GET, "/v1/devices//settings"),
+            ] {
+                let reply = try await islet.request(method, path, key: islet.admin)
+                #expect(reply.status == 404, "\(method) \(path): \(reply.text)")
+                #expect(reply.reason == "routeNotFound")
+            }
+            #expect(try await islet.request(.GET, "/v1/apps/keys", key: key).status == 200)
+            #expect(try await islet.request(.GET, "/").status == 200)
+        }
+    }
+
+    @Test func pathParametersArrivePercentDecoded() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.ci")
+            // As IsletClient (and every URL library) encodes them.
+            let started = try await islet.request(
+                .PUT, "/v1/activities/by-key/nightly%20build%2F42", key: key,
+                body: #"{"attributesType": "My Type", "content": {"state": {"status": "running"}}}"#
+            )
+            #expect(started.status == 201)
+            #expect(started.json["key"] == "nightly build/42")
+            let again = try await islet.request(
+                .PUT, "/v1/activities/by-key/nightly%20build%2F42", key: key, body: #"{"attributesType": "My Type", "content": {"state": {}}}"#
+            )
+            #expect(again.status == 200)
+            // A layout registered for "My Type" draws that type's activities.
+            let layout = try await islet.request(
+                .PUT, "/v1/apps/com.example.ci/layouts/My%20Type", key: key,
+                body: #"{"lockScreen": {"type": "Text", "text": "drawn by its layout"}}"#
+            )
+            #expect(layout.status == 201)
+            #expect(layout.json["attributesType"] == "My Type")
+            let id = started.json["id"]?.stringValue ?? ""
+            let presentation = try await islet.request(.GET, "/v1/activities/\(id)/presentation", key: key)
+            #expect(presentation.json["lockScreen"]?.stringValue?.contains("drawn by its layout") == true)
+            // Sent as it is: an HTTP library would not send it.
+            let broken = try await RawHTTP.exchange(port: islet.port, bytes: Array("""
+                GET /v1/apps/com.example.ci/layouts/%E2%28 HTTP/1.1\r
+                Host: 127.0.0.1\r
+                Authorization: Bearer \(key)\r
+                Connection: close\r
+                \r
+
+                """.utf8))
+            #expect(broken.hasPrefix("HTTP/1.1 400") && broken.contains(#""reason":"invalidRequest""#), "\(broken)")
+        }
+    }
+
+    @Test func namesAreCountedInUnicodeScalarsEverywhere() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.ci")
+            // 200 characters in 200 scalars (400 UTF-8 bytes), and 200 characters in 400 scalars.
+            let precomposed = String(repeating: "\u{E9}", count: 200), combining = String(repeating: "e\u{301}", count: 200)
+            func path(_ name: String) -> String { name.addingPercentEncoding(withAllowedCharacters: .alphanumerics) ?? name }
+            func start(type: String, byKey: String? = nil) async throws -> Int {
+                let body = #"{"attributesType": "\#(type)", "content": {"state": {}}}"#
+                return try await islet.request(
+                    byKey == nil ? .POST : .PUT, byKey.map { "/v1/activities/by-key/\(path($0))" } ?? "/v1/activities", key: key, body: body
+                ).status
+            }
+            // A type that can start can be drawn and registered, and one that cannot, cannot.
+            #expect(try await start(type: precomposed) == 201)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/layouts/\(path(precomposed))", key: key, body: "{}").status == 201)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/activity-types/\(path(precomposed))", key: key, body: "{}").status == 200)
+            #expect(try await start(type: combining) == 400)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/layouts/\(path(combining))", key: key, body: "{}").status == 400)
+            #expect(try await islet.request(.PUT, "/v1/apps/com.example.ci/activity-types/\(path(combining))", key: key, body: "{}").status == 400)
+            // The same count for the key of start-or-update.
+            #expect(try await start(type: "T", byKey: precomposed) == 201)
+            #expect(try await start(type: "T", byKey: combining) == 400)
+        }
+    }
+
     @Test func missingAndWrongKeys() async throws {
         try await withIslet { islet in
             let none = try await islet.request(.GET, "/v1/activities")

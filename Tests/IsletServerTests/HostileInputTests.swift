@@ -130,6 +130,10 @@ struct HostileInputTests {
             #expect(reply.ids == [1])
             let bad = try await islet.request(.GET, "/v1/events?since=-5", key: key)
             #expect(bad.reason == "invalidRequest")
+            // A malformed since is refused even beside a good Last-Event-ID (which would win).
+            let both = try await islet.request(.GET, "/v1/events?since=-58800", key: key, headers: [("Last-Event-ID", "0")])
+            #expect(both.reason == "invalidRequest")
+            #expect(both.json["error"]?["message"]?.stringValue?.hasPrefix("since") == true)
         }
     }
 

@@ -54,13 +54,22 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
 
     /// Refuses a request whose fields have the right types but impossible values.
     public func validate() throws(IsletError) {
-        guard !attributesType.isEmpty, attributesType.count <= 256 else {
-            throw IsletError(.invalidRequest, "attributesType must be a name of 1 to 256 characters.")
-        }
+        try Self.validate(attributesType: attributesType)
         guard attributes.objectValue != nil else {
             throw IsletError(.invalidRequest, "attributes must be a JSON object, not \(attributes.typeName).")
         }
         try content.validate()
+    }
+}
+
+extension ActivityRequest {
+    /// Refuses an activity type's name that is empty or longer than 256 characters, counted as
+    /// Unicode scalars (as JSON and the OpenAPI document count them): one rule for starts,
+    /// layouts and registered shapes, so a type that can start can also be drawn.
+    public static func validate(attributesType name: String) throws(IsletError) {
+        guard (1...256).contains(name.unicodeScalars.count) else {
+            throw IsletError(.invalidRequest, "attributesType must be a name of 1 to 256 characters.")
+        }
     }
 }
 

@@ -32,10 +32,12 @@ struct ActivityRoutes {
     @Sendable func startOrUpdate(_ request: Request, context: IsletRequestContext) async throws -> Response {
         _ = try context.appScope()
         let key = try context.parameters.require("key")
-        guard !key.isEmpty, key.count <= 256 else {
+        guard (1...256).contains(key.unicodeScalars.count) else {
             throw IsletError(.invalidRequest, "The key must be 1 to 256 characters.")
         }
         let body = try await request.decodeJSON(StartOrUpdateBody.self, limit: maxBodySize)
+        // The whole body, even when it only updates: a live activity under the key reads its content.
+        try body.request.validate()
         let bundleId = try context.actingApp(requested: body.bundleId)
         let outcome = try await engine.startOrUpdate(
             key: key, request: body.request, timestamp: body.timestamp, end: body.end, bundleId: bundleId

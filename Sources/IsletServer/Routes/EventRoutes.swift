@@ -156,20 +156,25 @@ struct EventRoutes {
                 filter.bundleId = own
             }
         }
-        var since: EventID?
-        if let text = request.headers[HTTPField.Name("Last-Event-ID")!] ?? request.query("since") {
-            let digits = text.trimmingCharacters(in: .whitespaces)
-            guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
-                throw IsletError(.invalidRequest, "since (or Last-Event-ID) must be an event id, a whole number ≥ 0.")
-            }
-            // An id beyond any event id counts as the newest, like any id ahead of the log.
-            since = EventID(digits) ?? .max
-        }
+        // Both are checked; a browser's reconnection header wins over the address it first used.
+        let query = try request.query("since").map { try Self.eventID($0, name: "since") }
+        let header = try request.headers[HTTPField.Name("Last-Event-ID")!].map { try Self.eventID($0, name: "Last-Event-ID") }
+        let since = header ?? query
         let coalesce = request.query("coalesce")
         guard coalesce == nil || ["true", "false"].contains(coalesce!) else {
             throw IsletError(.invalidRequest, "coalesce must be true or false.")
         }
         return StreamRequest(filter: filter, since: since, coalesces: coalesce != "false", withoutTokens: context.owner == nil)
+    }
+
+    /// An event id a client resumes from: a whole number ≥ 0. One beyond any id counts as the
+    /// newest, like any id ahead of the log.
+    private static func eventID(_ text: String, name: String) throws -> EventID {
+        let digits = text.trimmingCharacters(in: .whitespaces)
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }) else {
+            throw IsletError(.invalidRequest, "\(name) must be an event id, a whole number ≥ 0.")
+        }
+        return EventID(digits) ?? .max
     }
 
     static func serverSentEventFrames(_ events: [EncodedEvent]) -> ByteBuffer {

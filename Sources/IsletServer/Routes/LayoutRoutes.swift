@@ -24,9 +24,7 @@ struct LayoutRoutes {
 
     private func attributesType(_ context: IsletRequestContext) throws -> String {
         let name = try context.parameters.require("attributesType")
-        guard !name.isEmpty, name.utf8.count <= 256 else {
-            throw IsletError(.invalidRequest, "An activity type's name is 1 to 256 characters.")
-        }
+        try ActivityRequest.validate(attributesType: name)
         return name
     }
 

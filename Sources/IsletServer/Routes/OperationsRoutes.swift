@@ -5,8 +5,8 @@ import IsletStore
 import Prometheus
 import NIOCore
 
-/// `GET /healthz` and `GET /metrics`: what an operator's probes and Prometheus read. Neither
-/// needs a key.
+/// `GET /healthz`, `GET /metrics` and `GET /openapi.json`: what an operator's probes, Prometheus
+/// and API tools read. None needs a key.
 struct OperationsRoutes {
     let engine: Engine
     let metrics: ServerMetrics
@@ -15,6 +15,7 @@ struct OperationsRoutes {
     func add(to router: Router<IsletRequestContext>) {
         router.get("healthz", use: health)
         router.get("metrics", use: prometheus)
+        router.get("openapi.json", use: openAPI)
     }
 
     struct Health: Encodable {
@@ -52,4 +53,15 @@ struct OperationsRoutes {
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))
         )
     }
+
+    /// The OpenAPI 3.1 document of the REST API (`Sources/IsletServer/OpenAPI/openapi.json`,
+    /// embedded in the binary); a test checks it against the routes.
+    @Sendable func openAPI(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        guard let document = Self.document else {
+            throw IsletError(.internalError, "This build has no OpenAPI document.")
+        }
+        return Response.json(encoded: document)
+    }
+
+    private static let document = EmbeddedFiles.files["openapi.json"]?.trimmingCharacters(in: .whitespacesAndNewlines)
 }

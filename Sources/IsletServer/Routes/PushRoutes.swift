@@ -61,8 +61,8 @@ struct PushRoutes {
         let bundleId = try app(context)
         let body = try await request.decodeJSON(KeyBody.self, limit: maxBodySize)
         for (name, value) in [("keyId", body.keyId), ("teamId", body.teamId)] {
-            guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isLetter || $0.isNumber }) else {
-                throw IsletError(.invalidRequest, "\(name) must be letters and digits, like Apple's 10-character ids.")
+            guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw IsletError(.invalidRequest, "\(name) must be ASCII letters and digits, like Apple's 10-character ids.")
             }
         }
         let publicKey: String
@@ -109,6 +109,7 @@ struct PushRoutes {
     @Sendable func putActivityType(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let name = try context.parameters.require("name")
+        try ActivityRequest.validate(attributesType: name)
         let body = try await request.decodeJSON(TypeBody.self, limit: maxBodySize)
         let type = ActivityType(
             bundleId: bundleId, name: name, attributes: try body.attributes.map { try Shape.parse($0, path: "attributes") },

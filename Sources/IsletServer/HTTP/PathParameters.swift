@@ -1,0 +1,32 @@
+import Foundation
+import Hummingbird
+import IsletCore
+
+/// Reads the path as the API describes it, before any route sees it: a path with an empty
+/// segment is no route, and path parameters arrive percent-decoded.
+///
+/// Hummingbird's router skips empty segments, so `/v1/apps//keys` reached `GET
+/// /v1/apps/{bundleId}` for an app named `keys`, and `/v1/apps/` listed the apps; and it hands
+/// parameters over as sent, so a key or type name a client percent-encodes (Islet's own client
+/// does, as every URL library does) was stored encoded: `islet start --by-key "nightly build"`
+/// made the key `nightly%20build`, and a layout for `My Type` never drew activities of that type.
+struct PathParameters<Context: RequestContext>: RouterMiddleware {
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        let path = request.uri.path
+        if path != "/", path.hasSuffix("/") || path.contains("//") {
+            throw IsletError(.routeNotFound, "No route \(request.method) \(path): a path segment is empty.")
+        }
+        var context = context
+        var decoded = Parameters()
+        for (name, value) in context.coreContext.parameters {
+            guard let text = value.removingPercentEncoding else {
+                throw IsletError(.invalidRequest, "The path's \(name) is not valid percent-encoding.")
+            }
+            decoded.append(key: name, value: Substring(text))
+        }
+        context.coreContext.parameters = decoded
+        return try await next(request, context)
+    }
+}

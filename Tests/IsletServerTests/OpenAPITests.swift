@@ -1,0 +1,245 @@
+import Foundation
+import IsletCore
+@testable import IsletServer
+import NIOHTTP1
+import Testing
+
+/// `GET /openapi.json` against the server: the same routes, the same reasons, bodies the
+/// server's own types read, and answers that fit.
+@Suite struct OpenAPITests {
+    /// The document built into the server.
+    static func embedded() throws -> OpenAPIDocument {
+        let text = try #require(EmbeddedFiles.files["openapi.json"])
+        return OpenAPIDocument(try WireFormat.decoder().decode(JSONValue.self, from: Data(text.utf8)))
+    }
+
+    @Test func documentDescribesEveryRouteAndNoOther() async throws {
+        try await withIslet { harness in
+            let reply = try await harness.request(.GET, "/openapi.json")
+            #expect(reply.status == 200)
+            #expect(reply.headers.first(name: "Content-Type") == "application/json; charset=utf-8")
+            let document = OpenAPIDocument(reply.json)
+            #expect(document.root["openapi"] == "3.1.0")
+            let documented = Set(document.operations.map(\.route))
+            let routed = Set(harness.islet.routes)
+            #expect(routed.contains("GET /v1/activities/{id}") && routed.contains("GET /v1/events/ws"))
+            #expect(routed.subtracting(documented).sorted() == [], "routes the document leaves out")
+            #expect(documented.subtracting(routed).sorted() == [], "documented operations no route answers")
+        }
+    }
+
+    @Test func errorReasonsAreIsletsWithTheirStatuses() throws {
+        let document = try Self.embedded()
+        let schemas = document.root["components"]?["schemas"]
+        #expect(strings(schemas?["ErrorReason"]?["enum"]) == ErrorReason.allCases.map(\.rawValue))
+        for operation in document.operations {
+            let responses = operation.spec["responses"]?.objectValue ?? [:]
+            #expect(responses["401"] != nil && responses["500"] != nil, "\(operation.route): a wrong key, a failed store")
+            for (status, response) in responses {
+                guard let code = Int(status), code >= 400 else { continue }
+                let schema = document.resolved(response)?["content"]?["application/json"]?["schema"]
+                let reason = schema?["properties"]?["error"]?["properties"]?["reason"]
+                let reasons = strings(reason?["enum"]) + strings(reason?["const"])
+                #expect(!reasons.isEmpty, "\(operation.route) \(status) names no reason")
+                for name in reasons {
+                    #expect(ErrorReason(rawValue: name)?.httpStatus.code == code, "\(operation.route): \(name) is not a \(status)")
+                }
+            }
+        }
+        // The other closed sets the answers carry.
+        let event = try #require(schemas?["Event"])
+        #expect(strings(event["properties"]?["type"]?["enum"]) == EventType.allCases.map(\.rawValue))
+        var data: [String: JSONValue] = [:]
+        if case .array(let variants)? = event["oneOf"] {
+            for variant in variants {
+                data[strings(variant["properties"]?["type"]?["const"]).first ?? "?"] = variant["properties"]?["data"]
+            }
+        }
+        #expect(Set(data.keys) == Set(EventType.allCases.map(\.rawValue)))
+        #expect(strings(data["stateChanged"]?["properties"]?["reason"]?["enum"]) == StateChangeReason.allCases.map(\.rawValue))
+        #expect(strings(data["updateIgnored"]?["properties"]?["reason"]?["enum"]) == IgnoreReason.allCases.map(\.rawValue))
+        #expect(strings(schemas?["Activity"]?["properties"]?["activityState"]?["enum"]) == ActivityState.allCases.map(\.rawValue))
+    }
+
+    /// The strings of a JSON array, or the one string.
+    private func strings(_ value: JSONValue?) -> [String] {
+        switch value {
+        case .array(let items)?: items.compactMap(\.stringValue)
+        case .string(let text)?: [text]
+        default: []
+        }
+    }
+
+    @Test func requestExamplesFitTheirSchemaAndTheServersTypes() throws {
+        let document = try Self.embedded()
+        // How the server reads each operation's body; every operation with a body is here.
+        let readers: [String: (Data) throws -> Void] = [
+            "createApp": { _ = try read(CreateAppBody.self, $0) },
+            "updateApp": { _ = try read(PushRoutes.AppUpdate.self, $0) },
+            "addProviderKey": { _ = try read(PushRoutes.KeyBody.self, $0) },
+            "putActivityType": { data in
+                let body = try read(PushRoutes.TypeBody.self, data)
+                _ = try body.attributes.map { try Shape.parse($0) }
+                _ = try body.contentState.map { try Shape.parse($0) }
+            },
+            "createChannel": { _ = try read(PushRoutes.ChannelBody.self, $0) },
+            "putLayout": { _ = try Layout.parse(WireFormat.decoder().decode(JSONValue.self, from: $0)) },
+            "createDevice": { _ = try read(CreateDeviceBody.self, $0) },
+            "putSettings": { _ = try read(SettingsBody.self, $0) },
+            "startActivity": { try read(StartActivityBody.self, $0).request.validate() },
+            "startOrUpdateActivity": { try read(StartOrUpdateBody.self, $0).request.validate() },
+            "updateActivity": { _ = try read(ContentUpdate.self, $0) },
+            "endActivity": { _ = try read(EndRequest.self, $0) },
+        ]
+        let withBodies = document.operations.filter { $0.spec["requestBody"] != nil }
+        #expect(Set(withBodies.map(\.id)) == Set(readers.keys))
+        for operation in withBodies {
+            let examples = document.requestExamples(operation)
+            #expect(!examples.isEmpty, "\(operation.id) has no example body")
+            let schema = try #require(operation.spec["requestBody"]?["content"]?["application/json"]?["schema"])
+            for (name, example) in examples.sorted(by: { $0.key < $1.key }) {
+                #expect(document.validator.problems(example, schema) == [], "\(operation.id) example \(name)")
+                #expect(throws: Never.self, "\(operation.id) example \(name)") {
+                    try readers[operation.id]?(try WireFormat.encoder().encode(example))
+                }
+            }
+        }
+    }
+
+    /// A body decoded as `Request.decodeJSON` does: the type, then its known fields.
+    private func read<T: Decodable & KnownFields>(_ type: T.Type, _ data: Data) throws -> T {
+        let value = try WireFormat.decoder().decode(T.self, from: data)
+        try T.checkFields(of: WireFormat.decoder().decode(JSONValue.self, from: data))
+        return value
+    }
+
+    /// Every operation, through its documented examples where it has them: each answer's status,
+    /// content type and body as the document says.
+    @Test func answersMatchTheDocument() async throws {
+        try await withIslet { harness in
+            // The examples' times are in November 2026.
+            harness.clock.set(Date(timeIntervalSince1970: 1_795_240_458))
+            let document = OpenAPIDocument(try await harness.request(.GET, "/openapi.json").json)
+            let tour = Tour(harness: harness, document: document)
+            let admin = harness.admin
+            let app = "com.example.ci"
+
+            try await tour.send(.GET, "/healthz", 200)
+            try await tour.send(.GET, "/metrics", 200)
+            try await tour.send(.GET, "/openapi.json", 200)
+
+            let appKey = try await tour.send(.POST, "/v1/apps", key: admin, example: "ci", 201).json["apiKey"]?.stringValue ?? ""
+            try await tour.send(.POST, "/v1/apps", key: admin, example: "ci", 409)
+            try await tour.send(.POST, "/v1/apps", key: appKey, example: "ci", 403)
+            try await tour.send(.POST, "/v1/apps", key: "islet_admin_unknown", example: "ci", 401)
+            try await tour.send(.POST, "/v1/apps", key: admin, body: #"{"bundleId": "#, 400)
+            try await tour.send(.GET, "/v1/apps", 401)
+            try await tour.send(.GET, "/v1/apps", key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/\(app)", key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/com.example.other", key: admin, 404)
+            try await tour.send(.PATCH, "/v1/apps/\(app)", key: appKey, example: "strict", 200)
+
+            try await tour.send(.POST, "/v1/apps/\(app)/keys", key: appKey, example: "publicKey", 201)
+            try await tour.send(.GET, "/v1/apps/\(app)/keys", key: appKey, 200)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/keys/PIZZA12345", key: appKey, 204)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/keys/PIZZA12345", key: appKey, 404)
+            try await tour.send(.PUT, "/v1/apps/\(app)/activity-types/PizzaAttributes", key: appKey, example: "pizza", 200)
+            try await tour.send(.GET, "/v1/apps/\(app)/activity-types", key: appKey, 200)
+            let channel = try await tour.send(.POST, "/v1/apps/\(app)/channels", key: appKey, example: "stored", 201)
+            try await tour.send(.GET, "/v1/apps/\(app)/channels", key: appKey, 200)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/channels/\(channel.json["id"]?.stringValue ?? "")", key: appKey, 204)
+
+            try await tour.send(.POST, "/v1/devices", key: admin, example: "phone", 201)
+            try await tour.send(.GET, "/v1/devices", key: appKey, 200)
+            let deviceKey = try await tour.send(.POST, "/v1/devices/phone-2/key", key: admin, 201).json["key"]?.stringValue ?? ""
+            try await tour.send(.GET, "/v1/devices/phone-2/settings", key: deviceKey, 200)
+            try await tour.send(.GET, "/v1/devices/default/settings", key: deviceKey, 403)
+            try await tour.send(.PUT, "/v1/devices/phone-2/settings", key: deviceKey, example: "frequent", 200)
+            try await tour.send(.POST, "/v1/devices/default/apps/\(app)/rotate-push-to-start-token", key: admin, 200)
+
+            let started = try await tour.send(.POST, "/v1/activities", key: appKey, example: "minimal", 201)
+            let scheduled = try await tour.send(.POST, "/v1/activities", key: appKey, example: "everything", 201)
+            let id = started.json["id"]?.stringValue ?? "", pending = scheduled.json["id"]?.stringValue ?? ""
+            try await tour.send(.GET, "/v1/activities?state=active,pending&limit=10", key: appKey, 200)
+            try await tour.send(.GET, "/v1/activities?limit=0", key: appKey, 400)
+            try await tour.send(.GET, "/v1/activities/\(id)", key: appKey, 200)
+            try await tour.send(.POST, "/v1/activities/\(id)/update", key: appKey, example: "halfway", 200)
+            try await tour.send(.POST, "/v1/activities/\(id)/update", key: appKey, body: #"{"content": {"state": {}}, "timestamp": 1795240000}"#, 409)
+
+            try await tour.send(.PUT, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, example: "card", 201)
+            try await tour.send(.PUT, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, example: "card", 200)
+            try await tour.send(.PUT, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, body: #"{"lockScreen": {"type": "Marquee"}}"#, 400)
+            try await tour.send(.GET, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/\(app)/layouts", key: appKey, 200)
+            try await tour.send(.GET, "/v1/activities/\(id)/presentation", key: appKey, 200)
+            try await tour.send(.GET, "/v1/devices/default/display", key: admin, 200)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, 204)
+            try await tour.send(.GET, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, 404)
+
+            try await tour.send(.POST, "/v1/activities/\(pending)/rotate-push-token", key: admin, 200)
+            try await tour.send(.POST, "/v1/activities/\(id)/rotate-push-token", key: admin, 400)
+            try await tour.send(.PUT, "/v1/activities/by-key/pipeline-42", key: appKey, example: "step", 201)
+            try await tour.send(.PUT, "/v1/activities/by-key/pipeline-42", key: appKey, example: "last", 200)
+            try await tour.send(.POST, "/v1/activities/\(pending)/dismiss", key: admin, 409)
+            try await tour.send(.POST, "/v1/activities/\(id)/dismiss", key: appKey, 403)
+            try await tour.send(.POST, "/v1/activities/\(id)/end", key: appKey, example: "done", 200)
+            try await tour.send(.POST, "/v1/activities/\(id)/dismiss", body: "{}", 200)
+            try await tour.send(.POST, "/v1/activities/\(id)/end", key: appKey, 409)
+            try await tour.send(.POST, "/v1/activities/\(pending)/end", key: appKey, 200)
+            try await tour.send(.GET, "/v1/activities/\(id)/events", key: appKey, 200)
+            try await tour.send(.GET, "/v1/activities/\(UUID().uuidString)/events", key: appKey, 404)
+
+            try await tour.send(.GET, "/v1/events?since=yesterday", key: appKey, 400)
+            try await tour.send(.GET, "/v1/events/ws", key: appKey, 400)
+
+            try await tour.send(.GET, "/", 200)
+            try await tour.send(.GET, "/devices/phone-2", 200)
+            try await tour.send(.GET, "/display/display.js", 200)
+            try await tour.send(.GET, "/display/presentation.css", 200)
+            try await tour.send(.GET, "/display/openapi.json", 404)
+            try await tour.send(.GET, "/islet.js", 200)
+
+            // The streams' own answers are followed by StreamTests; here only their refusals.
+            let unanswered = document.operations.map(\.id).filter { !tour.succeeded.contains($0) }
+            #expect(unanswered.sorted() == ["events", "eventsWebSocket"])
+        }
+    }
+}
+
+/// Sends requests and holds each answer to the document.
+private final class Tour {
+    let harness: Harness
+    let document: OpenAPIDocument
+    /// The operations that answered with a success.
+    private(set) var succeeded: Set<String> = []
+
+    init(harness: Harness, document: OpenAPIDocument) {
+        self.harness = harness
+        self.document = document
+    }
+
+    /// Sends a request, with one of the operation's documented example bodies or with `body`,
+    /// and checks the answer.
+    @discardableResult
+    func send(
+        _ method: HTTPMethod, _ path: String, key: String? = nil, example: String? = nil, body: String? = nil,
+        _ status: Int, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> Reply {
+        let operation = document.operation(method.rawValue, path)
+        var body = body
+        if let example {
+            let value = try #require(operation.flatMap { document.requestExamples($0)[example] }, "no example \(example)")
+            body = try WireFormat.string(value)
+        }
+        let reply = try await harness.request(method, path, key: key, body: body)
+        #expect(reply.status == status, "\(method) \(path): \(reply.text)", sourceLocation: sourceLocation)
+        let problems = document.problems(
+            method.rawValue, path, status: reply.status, contentType: reply.headers.first(name: "Content-Type"), body: reply.text
+        )
+        #expect(problems == [], sourceLocation: sourceLocation)
+        if (200..<300).contains(reply.status), let operation {
+            succeeded.insert(operation.id)
+        }
+        return reply
+    }
+}
