@@ -200,6 +200,20 @@ struct LifecycleTests {
         #expect(activity.state == .ended)
     }
 
+    /// A refusal changes nothing, even when deadlines were due: a user's dismissal of an ended
+    /// activity whose dismissal time has passed is refused, and the activity is as it was.
+    @Test func aRefusedInputChangesNothingEvenWithDeadlinesDue() throws {
+        var activity = try started()
+        _ = try activity.handle(.end(EndRequest(dismissalPolicy: .after(at(60)))), now: at(10), rules: rules)
+        let before = activity
+        #expect(throws: IsletError.self) { try activity.handle(.userDismissal, now: at(120), rules: rules) }
+        #expect(activity == before)
+        // The deadline still takes effect, with its event, when time is simply advanced.
+        let advanced = try activity.handle(.advance, now: at(120), rules: rules)
+        #expect(activity.state == .dismissed)
+        #expect(advanced.stateChanges.map(\.to) == [.dismissed])
+    }
+
     @Test func scheduledStartBeyondTheHorizonIsRefused() {
         let alert = Alert(title: "Soon", body: "Kick-off")
         #expect(throws: Never.self) { try started(request(start: at(rules.maxScheduleLead), alert: alert)) }

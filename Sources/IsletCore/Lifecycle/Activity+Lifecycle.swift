@@ -128,6 +128,17 @@ extension Activity {
     public mutating func handle(
         _ input: Input, now: Date, rules: LifecycleRules, type: ActivityType? = nil
     ) throws(IsletError) -> Transition {
+        // Deadlines run before the input is judged, so a refusal may come after a change: work
+        // on a copy, and keep it only when the whole input succeeds.
+        var next = self
+        let transition = try next.respond(to: input, now: now, rules: rules, type: type)
+        self = next
+        return transition
+    }
+
+    private mutating func respond(
+        to input: Input, now: Date, rules: LifecycleRules, type: ActivityType?
+    ) throws(IsletError) -> Transition {
         try validate(input, rules: rules, type: type)
         var transition = Transition()
         advance(to: now, rules: rules, into: &transition)
