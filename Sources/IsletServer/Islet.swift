@@ -70,7 +70,7 @@ public struct Islet: Sendable {
         configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger,
         onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
     ) async throws {
-        let logger = logger.rateLimited()
+        let logger = logger.guarded()
         let settings = configuration.store
         try DataDirectoryLock.createDirectory(settings.dataDirectory)
         lock = try DataDirectoryLock(directory: settings.dataDirectory)

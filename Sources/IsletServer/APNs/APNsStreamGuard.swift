@@ -7,9 +7,11 @@ import NIOHTTP2
 /// - A request that is not complete (its END_STREAM received) within `requestTimeout` of the
 ///   stream opening is reset (RST_STREAM, CANCEL).
 /// - A response that is complete while the client is still sending — a `403` answered from the
-///   headers alone — is followed by RST_STREAM with NO_ERROR, as RFC 9113 §8.1 allows: the
-///   client stops sending, and the stream is released at once instead of waiting for a body that
-///   may never come.
+///   headers alone — gives the request `earlyAnswerGrace` to finish, then is followed by
+///   RST_STREAM with NO_ERROR, as RFC 9113 §8.1 allows: the stream is released instead of
+///   waiting for a body that may never come. The grace is for clients that fail a request reset
+///   while they still send its body even though its answer came (async-http-client, which
+///   APNSwift uses, does): an honest client finishes within it and reads its reason.
 ///
 /// It sits at the front of the stream's pipeline, where frames pass, and tells the connection's
 /// `APNsConnectionGuard` when the stream opens and closes.
@@ -18,6 +20,9 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundOut = HTTP2Frame.FramePayload
     typealias OutboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
+
+    /// How long a request answered early may still take to arrive before its stream is reset.
+    static let earlyAnswerGrace = TimeAmount.seconds(1)
 
     private let requestTimeout: TimeAmount
     private let logger: Logger
@@ -59,7 +64,10 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
         context.write(data, promise: promise)
         if Self.endsStream(unwrapOutboundIn(data)), !requestComplete {
             timer?.cancel()
-            context.write(wrapOutboundOut(.rstStream(.noError)), promise: nil)
+            timer = context.eventLoop.assumeIsolated().scheduleTask(in: min(Self.earlyAnswerGrace, requestTimeout)) { [self] in
+                guard !requestComplete else { return }
+                context.writeAndFlush(wrapOutboundOut(.rstStream(.noError)), promise: nil)
+            }
         }
     }
 
