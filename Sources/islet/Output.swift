@@ -63,6 +63,20 @@ struct Output {
         FileHandle.standardOutput.write(Data(line.utf8))
     }
 
+    /// How many activities a command with `--all` acted on: `{"ended": 3}` in JSON.
+    func count(_ count: Int, _ verb: String) {
+        if json {
+            print([verb: count])
+        } else {
+            Swift.print("\(count) \(count == 1 ? "activity" : "activities") \(verb).")
+        }
+    }
+
+    /// A line on the standard error that does not stop the command.
+    func warn(_ text: String) {
+        FileHandle.standardError.write(Data("warning: \(text)\n".utf8))
+    }
+
     func fail(_ error: ClientError, keyHint: String?) {
         if json, case .refused(_, let refusal) = error {
             struct Body: Encodable {

@@ -98,6 +98,22 @@ extension DurabilityTests {
         // The admin acts for a named app.
         let adminStart = try await runCLI(["start", "T", "--app", "com.example.ci", "--state", "{}", "-q"], environment: local)
         #expect(adminStart.status == 0, "\(adminStart.stderr)")
+
+        // Ids by their first characters, as watch prints them, in any case.
+        let short = String(adminStart.stdout.prefix(8)).lowercased()
+        #expect(try await runCLI(["get", short], environment: app).stdout.contains("active"))
+
+        // A clean slate: every live one of the app ended, then every shown one dismissed.
+        for _ in 0..<3 { _ = try await runCLI(["start", "T", "--state", "{}", "-q"], environment: app) }
+        #expect(try await runCLI(["end", "--all", "--app", "com.example.ci"], environment: app).stdout == "4 activities ended.\n")
+        #expect(try await runCLI(["end", "--all"], environment: app).stdout == "0 activities ended.\n")
+        let dismissed = try await runCLI(["dismiss", "--all", "--device", "default", "--json"], environment: local)
+        #expect(dismissed.stdout.contains(#""dismissed":5"#), "\(dismissed.stdout) \(dismissed.stderr)")
+        let shown = try await runCLI(["list", "--state", "active,stale,ended", "--json"], environment: local)
+        #expect(shown.stdout.contains(#""activities":[]"#), "\(shown.stdout)")
+        #expect(try await runCLI(["end"], environment: app).status == 64)
+        #expect(try await runCLI(["end", short, "--all"], environment: app).status == 64)
+        #expect(try await runCLI(["dismiss", short, "--app", "x"], environment: local).status == 64)
         await server.stop(signal: SIGTERM)
     }
 }
