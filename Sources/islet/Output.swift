@@ -134,7 +134,12 @@ struct Output {
         case .alert:
             return "\(string(data["title"])): \(string(data["body"]))"
         case .updateIgnored:
-            return "\(string(data["action"])) ignored: \(string(data["reason"]))"
+            // The detail (which field did not fit) when there is more to say than the reason's name.
+            let reason = string(data["reason"])
+            let message = string(data["message"])
+            let generic = IgnoreReason(rawValue: reason)?.error.message
+            let detail = message.isEmpty || message == generic ? "" : " — \(message)"
+            return "\(string(data["action"])) ignored: \(reason)\(detail)"
         case .pushTokenUpdated:
             return string(data["pushToken"])
         case .settingsChanged:

@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import IsletCore
 import IsletTestSupport
+import NIOCore
 import Testing
 
 extension DurabilityTests {
@@ -156,6 +158,24 @@ extension DurabilityTests {
         #expect(pushed.stdout.hasPrefix("200"))
         let watched = try await watching.value
         #expect(watched.stdout.contains(#"contentUpdated"#) && watched.stdout.contains(#"{"status":"out for delivery"}"#))
+
+        // A push whose state does not fit the registered type is dropped, as a device would;
+        // history says which field, not only the reason's name.
+        try await withHTTPClient { http in
+            var register = HTTPClientRequest(url: server.url + "/v1/apps/com.example.pizza/activity-types/Pizza")
+            register.method = .PUT
+            register.headers.add(name: "Authorization", value: "Bearer \(apiKey)")
+            register.headers.add(name: "Content-Type", value: "application/json")
+            register.body = .bytes(ByteBuffer(string: #"{"contentState": {"status": "string"}}"#))
+            let response = try await http.execute(register, timeout: .seconds(10))
+            #expect(response.status == .ok)
+        }
+        _ = try await runCLI(
+            ["push", token, "--app", "com.example.pizza", "--state", #"{"status":7}"#, "--data", data.path],
+            environment: app.merging(apns) { _, new in new }
+        )
+        let history = try await runCLI(["history", id], environment: app)
+        #expect(history.stdout.contains("update ignored: contentStateMismatch — content-state.status: expected a string, got"), "\(history.stdout)")
 
         // Apple's reasons come back, with exit code 1.
         let refused = try await runCLI(
