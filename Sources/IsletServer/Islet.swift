@@ -102,7 +102,8 @@ public struct Islet: Sendable {
         let router = Router(context: IsletRequestContext.self)
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
-        router.add(middleware: ErrorMiddleware())
+        let routeTable = RouteTable()
+        router.add(middleware: ErrorMiddleware(routes: routeTable))
         router.add(middleware: PathParameters())
         let loopbackOnly = configuration.server.listensOnLoopbackOnly
         router.add(middleware: Authentication(keys: keys, loopbackOnly: loopbackOnly))
@@ -149,6 +150,7 @@ public struct Islet: Sendable {
         self.adminKeyPath = adminKeyPath
         self.authorityPath = authorityPath
         self.routes = Set((router.routes + webSocketRouter.routes).map(\.description)).sorted()
+        routeTable.set(self.routes)
         self.application = Application(
             router: router,
             server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap),

@@ -93,13 +93,20 @@ struct BadInputTests {
 
     @Test func unknownRoutesAndMethods() async throws {
         try await withIslet { islet in
-            for (method, path) in [
-                (HTTPMethod.GET, "/v2/activities"), (.DELETE, "/v1/activities"), (.POST, "/"), (.GET, "/devices"),
-                (.PATCH, "/v1/apps"),
-            ] {
+            for (method, path) in [(HTTPMethod.GET, "/v2/activities"), (.GET, "/devices"), (.GET, "/v1/activities/x/y")] {
                 let reply = try await islet.request(method, path, key: islet.admin)
                 #expect(reply.status == 404, "\(method) \(path)")
                 #expect(reply.reason == "routeNotFound")
+            }
+            // A path that exists under other methods: 405, saying which.
+            for (method, path, allowed) in [
+                (HTTPMethod.DELETE, "/v1/activities", "GET, POST"), (.PATCH, "/v1/apps", "GET, POST"), (.POST, "/", "GET"),
+                (.GET, "/v1/activities/ABCD/end", "POST"), (.POST, "/v1/events/ws", "GET"),
+            ] {
+                let reply = try await islet.request(method, path, key: islet.admin)
+                #expect(reply.status == 405, "\(method) \(path)")
+                #expect(reply.reason == "methodNotAllowed")
+                #expect(reply.headers.first(name: "Allow") == allowed, "\(method) \(path)")
             }
         }
     }
