@@ -52,6 +52,9 @@ source += members.isEmpty
     ? "    static let files: [String: String] = [:]\n"
     : "    static let files: [String: String] = [\n\(members.joined(separator: "\n"))\n    ]\n"
 source += "}\n"
+// Unchanged output is left as it is, so the compiler has nothing to redo when the tool runs
+// again without a change (a new build plan, another product built).
+if (try? String(contentsOf: output, encoding: .utf8)) == source { exit(0) }
 do {
     try source.write(to: output, atomically: true, encoding: .utf8)
 } catch {
