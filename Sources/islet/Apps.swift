@@ -81,7 +81,7 @@ struct Apps: AsyncParsableCommand {
             guard let p8 = try? String(contentsOfFile: keyFile, encoding: .utf8),
                 let publicKey = try? ProviderTokenSigner.publicKey(ofP8: p8)
             else {
-                throw ValidationError("\(keyFile) is not a readable ES256 .p8 key.")
+                throw CommandFailure("\(keyFile) is not a readable ES256 .p8 key.")
             }
             let key = try await options.run {
                 try await $0.addProviderKey(bundleId: bundleId, keyId: keyId, teamId: teamId, publicKey: publicKey)

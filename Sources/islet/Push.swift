@@ -209,12 +209,12 @@ struct Push: AsyncParsableCommand {
             throw ValidationError("Give the key id with --key-id (the file is not named AuthKey_<KEYID>.p8).")
         }
         guard let p8 = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
-            throw ValidationError("Cannot read \(keyFile).")
+            throw CommandFailure("Cannot read \(keyFile).")
         }
         do {
             return try await ProviderTokenSigner(p8: p8, keyId: keyId, teamId: teamId)
         } catch {
-            throw ValidationError("\(keyFile) is not an ES256 .p8 key: \(error)")
+            throw CommandFailure("\(keyFile) is not an ES256 .p8 key: \(error)")
         }
     }
 

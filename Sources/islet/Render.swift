@@ -89,7 +89,7 @@ struct Render: AsyncParsableCommand {
                 ? .defaultCard(attributesType: type, attributes: attributes, state: state)
                 : try Layout.parse(document)
         } catch {
-            throw ValidationError("The layout is not valid: \(error.message)")
+            throw CommandFailure("The layout is not valid: \(error.message)")
         }
         let scope = LayoutScope(attributes: attributes, state: state, isStale: stale, dateEncoding: parsed.dateEncoding)
         let renderer = Renderer { name in

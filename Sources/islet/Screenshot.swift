@@ -21,7 +21,7 @@ enum Screenshot {
     /// Writes `html` as a PNG 393 points wide and `height` tall to `path`.
     static func png(html: String, height: Int, to path: String, scale: Int = 3) throws {
         guard let browser = browser() else {
-            throw ValidationError(
+            throw CommandFailure(
                 "A PNG needs a headless Chromium, and none was found (tried \(browsers.joined(separator: ", ")); set ISLET_CHROMIUM). Write .html instead, or install one: apt-get install chromium"
             )
         }
@@ -43,7 +43,7 @@ enum Screenshot {
         let messages = errors.fileHandleForReading.readDataToEndOfFile()
         process.waitUntilExit()
         guard process.terminationStatus == 0, FileManager.default.fileExists(atPath: output.path) else {
-            throw ValidationError("\(browser) could not take the screenshot: \(String(decoding: messages, as: UTF8.self).suffix(400))")
+            throw CommandFailure("\(browser) could not take the screenshot: \(String(decoding: messages, as: UTF8.self).suffix(400))")
         }
     }
 }

@@ -38,7 +38,7 @@ struct Serve: AsyncParsableCommand {
         do {
             configuration = try IsletConfiguration(reader: try await reader())
         } catch let error as ConfigurationError {
-            throw ValidationError(error.description)
+            throw CommandFailure(error.description)
         }
         let level = configuration.logLevel
         LoggingSystem.bootstrap { label in
@@ -64,6 +64,8 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure
         }
+        // After Ctrl-C or SIGTERM: the streams ended, every acknowledged change is stored.
+        logger.notice("Stopped", metadata: ["data": "\(configuration.store.dataDirectory)"])
     }
 
     /// The settings, from flags first, then the environment, then the YAML file.
@@ -82,7 +84,7 @@ struct Serve: AsyncParsableCommand {
         ]
         if let path = config ?? ProcessInfo.processInfo.environment["ISLET_CONFIG"] {
             guard FileManager.default.fileExists(atPath: path) else {
-                throw ValidationError("The configuration file \(path) does not exist.")
+                throw CommandFailure("The configuration file \(path) does not exist.")
             }
             providers.append(try await FileProvider<YAMLSnapshot>(filePath: FilePath(path)))
         }

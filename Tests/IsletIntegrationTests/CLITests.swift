@@ -62,6 +62,10 @@ extension DurabilityTests {
         let invalid = try await runCLI(["start", "T", "--state", "[1]"], environment: app)
         #expect(invalid.status == 1)
         #expect(invalid.stderr.contains("invalidRequest"))
+        // A failure that is not a usage error says what failed, without the usage lines.
+        let unreadable = try await runCLI(["apps", "add-key", "com.example.ci", "--key-file", "/nonexistent/AuthKey_ABCDE12345.p8", "--team-id", "TEAM123456"], environment: app)
+        #expect(unreadable.status == 1)
+        #expect(unreadable.stderr.contains("is not a readable ES256 .p8 key") && !unreadable.stderr.contains("Usage:"), "\(unreadable.stderr)")
         let noKey = try await runCLI(["list"], environment: ["ISLET_URL": server.url, "ISLET_KEY": "", "ISLET_STORE_DATA_DIRECTORY": "/nonexistent"])
         #expect(noKey.status == 3)
         #expect(noKey.stderr.contains("hint:"))
@@ -116,7 +120,12 @@ extension DurabilityTests {
         #expect(try await runCLI(["end"], environment: app).status == 64)
         #expect(try await runCLI(["end", short, "--all"], environment: app).status == 64)
         #expect(try await runCLI(["dismiss", short, "--app", "x"], environment: local).status == 64)
-        await server.stop(signal: SIGTERM)
+        #expect(await server.stop(signal: SIGTERM) == 0)
+        // The server says it stopped, as the last thing it writes.
+        let log = server.log
+        try await within(10) {
+            while !log.output.withLock({ $0.contains("Stopped") }) { try await Task.sleep(for: .milliseconds(50)) }
+        }
     }
 }
 
