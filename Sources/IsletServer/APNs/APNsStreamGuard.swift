@@ -4,15 +4,18 @@ import NIOHTTP2
 
 /// Frees an APNs stream as soon as it can hold nothing more worth keeping.
 ///
-/// - A request that is not complete (its END_STREAM received) within `requestTimeout` of the
-///   stream opening is reset (RST_STREAM, CANCEL).
+/// - A stream that is not over within `requestTimeout` of opening — its request received
+///   (END_STREAM) and its answer delivered — is reset (RST_STREAM, CANCEL). The answer counts:
+///   a client that grants no flow-control window takes no body, and its stream, with the answer
+///   waiting in it, would otherwise be held for ever.
 /// - A response that is complete while the client is still sending — a `403` answered from the
 ///   headers alone — is followed by RST_STREAM with NO_ERROR, as RFC 9113 §8.1 allows: the
 ///   client stops sending, and the stream is released at once instead of waiting for a body that
 ///   may never come.
 ///
 /// It sits at the front of the stream's pipeline, where frames pass, and tells the connection's
-/// `APNsConnectionGuard` when the stream opens and closes.
+/// `APNsConnectionGuard` when the stream opens and closes, when its answer is delivered and when
+/// it ran out of time.
 final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias InboundOut = HTTP2Frame.FramePayload
@@ -21,6 +24,7 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let requestTimeout: TimeAmount
     private let logger: Logger
+    private var connection: APNsConnectionGuard?
     private var requestComplete = false
     private var timer: Scheduled<Void>?
 
@@ -36,9 +40,15 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let id = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) ?? .rootStream
             connection.streamOpened(id)
             context.channel.closeFuture.assumeIsolated().whenComplete { _ in connection.streamClosed() }
+            self.connection = connection
         }
         timer = context.eventLoop.assumeIsolated().scheduleTask(in: requestTimeout) { [self] in
-            logger.debug("APNs stream reset: its request did not arrive in time", metadata: ["limit": "apns.requestTimeout"])
+            if requestComplete {
+                logger.debug("APNs stream reset: the client did not take its answer in time", metadata: ["limit": "apns.requestTimeout"])
+            } else {
+                logger.debug("APNs stream reset: its request did not arrive in time", metadata: ["limit": "apns.requestTimeout"])
+            }
+            connection?.streamTimedOut()
             context.close(promise: nil)
         }
     }
@@ -50,14 +60,22 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if Self.endsStream(unwrapInboundIn(data)) {
             requestComplete = true
-            timer?.cancel()
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        context.write(data, promise: promise)
-        if Self.endsStream(unwrapOutboundIn(data)), !requestComplete {
+        guard Self.endsStream(unwrapOutboundIn(data)) else {
+            return context.write(data, promise: promise)
+        }
+        // The last frame of the answer: once it is on the wire, the stream owes nothing more.
+        let written = promise ?? context.eventLoop.makePromise()
+        written.futureResult.assumeIsolated().whenSuccess { [self] in
+            timer?.cancel()
+            connection?.answerDelivered()
+        }
+        context.write(data, promise: written)
+        if !requestComplete {
             timer?.cancel()
             context.write(wrapOutboundOut(.rstStream(.noError)), promise: nil)
         }

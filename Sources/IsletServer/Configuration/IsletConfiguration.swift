@@ -103,10 +103,11 @@ public struct APNsSettings: Equatable, Sendable {
     /// How long a new connection may take, in seconds, to finish TLS, send the HTTP/2 preface
     /// and open its first stream.
     public var firstRequestTimeout: TimeInterval = 10
-    /// How long one stream's request may take from its HEADERS to its last frame, in seconds,
-    /// before the stream is reset.
+    /// How long one stream may take from its HEADERS to its end — its request received and its
+    /// answer delivered — in seconds, before the stream is reset.
     public var requestTimeout: TimeInterval = 10
-    /// How long a connection may stay open with no stream, in seconds. Providers keep APNs
+    /// How long a connection may go without an answer delivered, in seconds; streams in flight
+    /// put it off unless one of them was reset by `requestTimeout`. Providers keep APNs
     /// connections open for hours.
     public var idleTimeout: TimeInterval = 3600
 
