@@ -204,7 +204,8 @@ public struct Islet: Sendable {
     }
 
     /// HTTP/1.1 with WebSocket upgrades on the event stream path. Every connection is counted
-    /// against `server.maxConnections` and held to the request deadlines (`InboundDeadlines`);
+    /// against `server.maxConnections` and held to the request deadlines (`InboundDeadlines`) and
+    /// `server.writeTimeout`;
     /// the guard owns the keep-alive idle timeout too, so Hummingbird's is off.
     private static func server(
         webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration, cap: ConnectionCap
@@ -220,7 +221,7 @@ public struct Islet: Sendable {
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration
                 ),
-                limits: limits, cap: cap
+                limits: limits, writeTimeout: TimeAmount(seconds: configuration.server.writeTimeout), cap: cap
             )
         }
     }

@@ -50,6 +50,9 @@ public struct ServerSettings: Equatable, Sendable {
     /// How long a connection may stay open between a response and the next request's head,
     /// in seconds.
     public var idleTimeout: TimeInterval = 60
+    /// How long a client may take none of the bytes the server has waiting for it, in seconds,
+    /// before its connection is closed: a client that stops reading holds no connection for long.
+    public var writeTimeout: TimeInterval = 30
 
     /// The defaults.
     public init() {}
