@@ -53,6 +53,9 @@ public struct ServerSettings: Equatable, Sendable {
     /// How long a client may take none of the bytes the server has waiting for it, in seconds,
     /// before its connection is closed: a client that stops reading holds no connection for long.
     public var writeTimeout: TimeInterval = 30
+    /// How long a graceful shutdown (SIGTERM, SIGINT) waits for answers in flight, in seconds,
+    /// before it closes the connections still open and the process exits.
+    public var shutdownTimeout: TimeInterval = 10
 
     /// The defaults.
     public init() {}
