@@ -8,9 +8,10 @@ import ServiceLifecycle
 /// Hummingbird's graceful shutdown waits for each connection's answer in flight, and an answer
 /// a client never reads is in flight for ever: without this, one such client keeps `islet serve`
 /// running after SIGTERM until something kills it. ServiceLifecycle's own bound
-/// (`maximumGracefulShutdownDuration`) cancels the tasks instead, which a write waiting on a full
-/// socket does not notice, and ends the group with an error; closing the connections ends those
-/// writes, and the process exits as after any shutdown.
+/// (`maximumGracefulShutdownDuration`) cancels the tasks instead: the group then ends with the
+/// cancellation as its error (a failed exit), nothing says how many connections were cut, and
+/// Hummingbird answers a cancelled connection by closing only its input. Closing the connections
+/// ends their writes, and the process exits as after any shutdown.
 struct ShutdownDeadline: Service {
     let service: any Service
     let timeout: Duration
