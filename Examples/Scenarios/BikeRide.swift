@@ -28,7 +28,7 @@ public struct BikeAttributes: ActivityAttributes {
 public struct BikeRide: Demo {
     public let name = "bike"
     public let summary = "Reference 003's bike computer: a simulated two-minute ride, speed and distance every second, then its summary."
-    public let bundleId = "com.example.bike"
+    public let bundleId = "com.example.demo.bike"
     /// The ride's length in seconds: one update each.
     public var length = 120
 

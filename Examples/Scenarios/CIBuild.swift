@@ -34,7 +34,7 @@ public struct BuildAttributes: ActivityAttributes {
 public struct CIBuild: Demo {
     public let name = "ci"
     public let summary = "Reference 002's CI build: pending, then in progress step by step with an elapsed timer, then succeeded (or --fail)."
-    public let bundleId = "com.example.ci"
+    public let bundleId = "com.example.demo.ci"
     /// Whether the tests fail.
     public var fails = false
     /// The steps and their seconds.

@@ -31,7 +31,7 @@ public struct DeliveryAttributes: ActivityAttributes {
 public struct Delivery: Demo {
     public let name = "delivery"
     public let summary = "A delivery driven entirely by APNs-format pushes over HTTP/2: push-to-start, updates with alerts, end."
-    public let bundleId = "com.example.delivery"
+    public let bundleId = "com.example.demo.delivery"
 
     public init() {}
 

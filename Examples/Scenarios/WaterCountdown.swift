@@ -18,7 +18,7 @@ public struct MyLiveActivity: ActivityAttributes {
 public struct WaterCountdown: Demo {
     public let name = "water"
     public let summary = "Reference 004's water countdown: five minutes, one update a minute, ended with immediate dismissal."
-    public let bundleId = "com.example.water"
+    public let bundleId = "com.example.demo.water"
     public var minutes = 5
 
     public init() {}

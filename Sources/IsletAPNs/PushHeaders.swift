@@ -100,7 +100,7 @@ public struct PushHeaders: Hashable, Sendable {
 
     private static func priority(in headers: HTTPFields) throws(APNsError) -> Int {
         guard let value = headers[HTTPField.Name("apns-priority")!] else { return 10 }
-        guard let priority = Int(value), priority == 5 || priority == 10 else {
+        guard value == "5" || value == "10", let priority = Int(value) else {
             throw .badPriority("apns-priority must be 5 or 10 for a Live Activity, not \"\(value)\".")
         }
         return priority
@@ -108,7 +108,8 @@ public struct PushHeaders: Hashable, Sendable {
 
     private static func expiration(in headers: HTTPFields) throws(APNsError) -> Int64? {
         guard let value = headers[HTTPField.Name("apns-expiration")!] else { return nil }
-        guard let expiration = Int64(value), expiration >= 0 else {
+        // Digits only: `Int64` alone would take "+5" and "-0".
+        guard !value.isEmpty, value.utf8.allSatisfy({ (0x30...0x39).contains($0) }), let expiration = Int64(value) else {
             throw .badExpirationDate("apns-expiration must be Unix seconds (or 0), not \"\(value)\".")
         }
         return expiration

@@ -81,7 +81,7 @@ public struct Islet: Sendable {
         configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger,
         onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
     ) async throws {
-        let logger = logger.rateLimited()
+        let logger = logger.guarded()
         let settings = configuration.store
         try DataDirectoryLock.createDirectory(settings.dataDirectory)
         lock = try DataDirectoryLock(directory: settings.dataDirectory)
@@ -113,7 +113,8 @@ public struct Islet: Sendable {
         let router = Router(context: IsletRequestContext.self)
         let webSocketRouter = Router(context: IsletRequestContext.self)
         webSocketRouter.add(middleware: ErrorMiddleware())
-        router.add(middleware: ErrorMiddleware())
+        let routeTable = RouteTable()
+        router.add(middleware: ErrorMiddleware(routes: routeTable))
         router.add(middleware: PathParameters())
         let loopbackOnly = configuration.server.listensOnLoopbackOnly
         router.add(middleware: Authentication(keys: keys, loopbackOnly: loopbackOnly))
@@ -164,6 +165,7 @@ public struct Islet: Sendable {
         self.connections = connections
         self.logger = logger
         self.routes = Set((router.routes + webSocketRouter.routes).map(\.description)).sorted()
+        routeTable.set(self.routes)
         self.application = Application(
             router: router,
             server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap),

@@ -105,6 +105,34 @@ extension SQLiteStore {
         try await read { db in try ActivityRow.fetch(id: id, owner: owner, in: db) }
     }
 
+    /// The id a reference names: a whole id as it is, a prefix as the one activity (of the
+    /// owner's, when one is given) whose id starts with it. A prefix that none or several start
+    /// with is refused, naming the candidates.
+    public func resolve(_ reference: ActivityReference, owner: BundleID?) async throws -> ActivityID {
+        let prefix: String
+        switch reference {
+        case .id(let id): return id
+        case .prefix(let start): prefix = start
+        }
+        let candidates = try await read { db in
+            // "~" sorts after every character of an id: the range is exactly the ids with the prefix.
+            var sql = "SELECT id FROM activity WHERE id >= ? AND id < ?"
+            var arguments: StatementArguments = [prefix, prefix + "~"]
+            if let owner {
+                sql += " AND bundleId = ?"
+                arguments += [owner]
+            }
+            return try String.fetchAll(db, sql: sql + " ORDER BY id LIMIT 6", arguments: arguments)
+        }
+        switch candidates.count {
+        case 0: throw IsletError(.activityNotFound, "No activity's id starts with \(prefix).")
+        case 1: return candidates[0]
+        default:
+            let listed = candidates.prefix(5).joined(separator: ", ") + (candidates.count > 5 ? ", …" : "")
+            throw IsletError(.invalidRequest, "\(prefix) starts more than one activity's id (\(listed)); give more of it.")
+        }
+    }
+
     /// The activities a filter selects, in the order a device shows them.
     public func activities(_ filter: ActivityFilter) async throws -> [Activity] {
         try await read { db in

@@ -12,7 +12,12 @@ import Synchronization
 /// (`SQLiteStore.checkWrites()`) lets a health check find out when it has recovered, even if no
 /// change has come since.
 final class WriteHealth: Sendable {
-    private let failure = Mutex<WriteFailure?>(nil)
+    private struct State {
+        var failure: WriteFailure?
+        var lastSuccess: ContinuousClock.Instant?
+    }
+
+    private let state = Mutex(State())
     private let changed: @Sendable (WriteFailure?) -> Void
 
     /// - Parameter changed: Told when writes start failing (with the failure) and when they recover (`nil`).
@@ -21,13 +26,21 @@ final class WriteHealth: Sendable {
     }
 
     /// The failure that has lasted since the last successful write, if any.
-    var current: WriteFailure? { failure.withLock { $0 } }
+    var current: WriteFailure? { state.withLock { $0.failure } }
+
+    /// Whether no write has succeeded for `interval` (or ever).
+    func quiet(for interval: Duration) -> Bool {
+        state.withLock { state in state.lastSuccess.map { ContinuousClock.now - $0 >= interval } ?? true }
+    }
 
     func succeeded() {
-        // Cheap on the hot path: only a recovery takes the lock for long.
-        let recovered = failure.withLock { failure -> Bool in
-            defer { failure = nil }
-            return failure != nil
+        let now = ContinuousClock.now
+        let recovered = state.withLock { state -> Bool in
+            defer {
+                state.failure = nil
+                state.lastSuccess = now
+            }
+            return state.failure != nil
         }
         if recovered { changed(nil) }
     }
@@ -35,10 +48,10 @@ final class WriteHealth: Sendable {
     /// Records `error` if it is the storage's failure; refusals and programming errors are not.
     func failed(_ error: any Error) {
         guard let message = Self.storageFailure(error) else { return }
-        let started = failure.withLock { failure -> WriteFailure? in
-            guard failure == nil else { return nil }
-            failure = WriteFailure(since: Date(), message: message)
-            return failure
+        let started = state.withLock { state -> WriteFailure? in
+            guard state.failure == nil else { return nil }
+            state.failure = WriteFailure(since: Date(), message: message)
+            return state.failure
         }
         if let started { changed(started) }
     }
@@ -67,15 +80,17 @@ public struct WriteFailure: Hashable, Sendable {
 }
 
 extension SQLiteStore {
-    /// The current write failure, if any. When writes have been failing, it first tries a
-    /// probe write, so a store that recovered (space freed) reports healthy again without
-    /// waiting for a change — a node taken out of a load balancer for failing its health check
-    /// would otherwise never get one.
+    /// The current write failure, if any. When writes have been failing, or none has succeeded
+    /// for `quietInterval`, it first tries a probe write: a store that recovered (space freed)
+    /// reports healthy again without waiting for a change — a node taken out of a load balancer
+    /// for failing its health check would otherwise never get one — and one whose disk filled
+    /// while nothing changed reports failing before a client's change is refused. A store that
+    /// wrote within the interval is not probed: a health check every second costs nothing.
     ///
     /// The probe writes as much as a change does (a few pages, which a full disk or database
     /// cannot take: 8 KB that need fresh pages) and removes it in the same transaction.
-    public func checkWrites() async -> WriteFailure? {
-        guard health.current != nil else { return nil }
+    public func checkWrites(quietInterval: Duration = .seconds(10)) async -> WriteFailure? {
+        guard health.current != nil || health.quiet(for: quietInterval) else { return nil }
         do {
             try await write { db in
                 try db.execute(sql: "INSERT INTO writeProbe (at, pad) VALUES (?, zeroblob(8192))", arguments: [Date().timeIntervalSince1970])

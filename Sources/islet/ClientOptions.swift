@@ -29,7 +29,20 @@ struct ClientOptions: ParsableArguments {
     var resolvedKey: String? {
         if let key { return key }
         if let key = environment["ISLET_KEY"], !key.isEmpty { return key }
-        return try? String(contentsOfFile: adminKeyPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        return localAdminKey
+    }
+
+    /// The admin key in the data directory, on the server's machine.
+    var localAdminKey: String? {
+        try? String(contentsOfFile: adminKeyPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// These options, sending the local admin key unless `--key` names one — even when
+    /// `ISLET_KEY` holds an app's key: for commands that act beyond one app (a demo creates its own).
+    var preferringAdminKey: ClientOptions {
+        var options = self
+        if options.key == nil, let admin = localAdminKey { options.key = admin }
+        return options
     }
 
     var adminKeyPath: String {

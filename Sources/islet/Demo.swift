@@ -15,10 +15,11 @@ struct DemoCommand: AsyncParsableCommand {
             \(Demos.all.map { "\($0.name): \($0.summary)" }.joined(separator: "\n"))
 
             Each demo is an app written with IsletKit (Examples/Scenarios), its layout in the layout \
-            DSL. With the admin key (the default on the server's machine) it creates its app \
-            (com.example.<name>) if needed and registers the layout; with an app's key it plays that \
-            app. Open the display (`islet serve` prints its address) to watch. Ctrl-C ends the \
-            activity at once and stops.
+            DSL. It plays in an app of its own, com.example.demo.<name>, which it creates if needed and \
+            whose layout it registers, so it never touches your apps: on the server's machine it uses \
+            the admin key in --data even when ISLET_KEY holds an app's key. With only an app's key \
+            (--key, or a remote server) it plays in that app, and says so. Open the display \
+            (`islet serve` prints its address) to watch. Ctrl-C ends the activity at once and stops.
             """
     )
 
@@ -54,6 +55,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
+        let options = self.options.preferringAdminKey
         let demo: any Demo = name == "ci" ? CIBuild(fails: fail) : Demos.named(name)!
         if printLayout {
             let encoder = JSONEncoder()
@@ -69,6 +71,9 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             result = .success(try await options.run { client in
                 let app = try await Self.app(for: demo, client: client)
+                if app.adminActsAs == nil {
+                    report.note("note: the key is \(app.bundleId)'s, so the demo plays in that app and registers its layout for \(demo.attributesType) there; the admin key gives it an app of its own")
+                }
                 IsletConnection.configure(server: options.serverURL, key: options.resolvedKey, device: device, app: app.adminActsAs)
                 _ = try await client.putLayout(bundleId: app.bundleId, attributesType: demo.attributesType, try demo.layout())
                 report.note("\(demo.name): \(app.bundleId) on device \(device); watch it at \(client.displayURL(device: device))")

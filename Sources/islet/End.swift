@@ -5,10 +5,15 @@ import IsletCore
 
 /// `islet end`: end an activity.
 struct End: AsyncParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "End an activity.")
+    static let configuration = CommandConfiguration(
+        abstract: "End an activity, or every live one with --all.",
+        discussion: "islet end --all --dismiss immediate clears every live activity (of --app, --device or --type) off the Lock Screen."
+    )
 
-    @Argument(help: "The activity's id.")
-    var id: String
+    @Argument(help: "The activity's id, or its first characters.")
+    var id: String?
+
+    @OptionGroup var every: EveryActivityOptions
 
     @OptionGroup var content: ContentOptions
 
@@ -23,12 +28,24 @@ struct End: AsyncParsableCommand {
 
     @OptionGroup var options: ClientOptions
 
+    func validate() throws {
+        try every.validate(id: id)
+    }
+
     func run() async throws {
         let end = EndRequest(
             content: try content.content(), dismissalPolicy: try parseDismissal(dismiss),
             timestamp: timestamp.map(Date.init(timeIntervalSince1970:))
         )
+        let output = Output(json: options.json)
+        guard let id else {
+            let count = try await options.run { client in
+                try await every.forEach(in: [.pending, .active, .stale], client: client, output: output) { _ = try await client.end($0, end) }
+            }
+            if !quiet { output.count(count, "ended") }
+            return
+        }
         let activity = try await options.run { try await $0.end(id, end) }
-        if !quiet { Output(json: options.json).activity(activity) }
+        if !quiet { output.activity(activity) }
     }
 }

@@ -63,6 +63,20 @@ struct Output {
         FileHandle.standardOutput.write(Data(line.utf8))
     }
 
+    /// How many activities a command with `--all` acted on: `{"ended": 3}` in JSON.
+    func count(_ count: Int, _ verb: String) {
+        if json {
+            print([verb: count])
+        } else {
+            Swift.print("\(count) \(count == 1 ? "activity" : "activities") \(verb).")
+        }
+    }
+
+    /// A line on the standard error that does not stop the command.
+    func warn(_ text: String) {
+        FileHandle.standardError.write(Data("warning: \(text)\n".utf8))
+    }
+
     func fail(_ error: ClientError, keyHint: String?) {
         if json, case .refused(_, let refusal) = error {
             struct Body: Encodable {
@@ -120,7 +134,12 @@ struct Output {
         case .alert:
             return "\(string(data["title"])): \(string(data["body"]))"
         case .updateIgnored:
-            return "\(string(data["action"])) ignored: \(string(data["reason"]))"
+            // The detail (which field did not fit) when there is more to say than the reason's name.
+            let reason = string(data["reason"])
+            let message = string(data["message"])
+            let generic = IgnoreReason(rawValue: reason)?.error.message
+            let detail = message.isEmpty || message == generic ? "" : " — \(message)"
+            return "\(string(data["action"])) ignored: \(reason)\(detail)"
         case .pushTokenUpdated:
             return string(data["pushToken"])
         case .settingsChanged:

@@ -1,7 +1,9 @@
+import AsyncHTTPClient
 import Crypto
 import Foundation
 import IsletCore
 import IsletTestSupport
+import NIOCore
 import Testing
 
 extension DurabilityTests {
@@ -98,6 +100,22 @@ extension DurabilityTests {
         // The admin acts for a named app.
         let adminStart = try await runCLI(["start", "T", "--app", "com.example.ci", "--state", "{}", "-q"], environment: local)
         #expect(adminStart.status == 0, "\(adminStart.stderr)")
+
+        // Ids by their first characters, as watch prints them, in any case.
+        let short = String(adminStart.stdout.prefix(8)).lowercased()
+        #expect(try await runCLI(["get", short], environment: app).stdout.contains("active"))
+
+        // A clean slate: every live one of the app ended, then every shown one dismissed.
+        for _ in 0..<3 { _ = try await runCLI(["start", "T", "--state", "{}", "-q"], environment: app) }
+        #expect(try await runCLI(["end", "--all", "--app", "com.example.ci"], environment: app).stdout == "4 activities ended.\n")
+        #expect(try await runCLI(["end", "--all"], environment: app).stdout == "0 activities ended.\n")
+        let dismissed = try await runCLI(["dismiss", "--all", "--device", "default", "--json"], environment: local)
+        #expect(dismissed.stdout.contains(#""dismissed":5"#), "\(dismissed.stdout) \(dismissed.stderr)")
+        let shown = try await runCLI(["list", "--state", "active,stale,ended", "--json"], environment: local)
+        #expect(shown.stdout.contains(#""activities":[]"#), "\(shown.stdout)")
+        #expect(try await runCLI(["end"], environment: app).status == 64)
+        #expect(try await runCLI(["end", short, "--all"], environment: app).status == 64)
+        #expect(try await runCLI(["dismiss", short, "--app", "x"], environment: local).status == 64)
         await server.stop(signal: SIGTERM)
     }
 }
@@ -140,6 +158,24 @@ extension DurabilityTests {
         #expect(pushed.stdout.hasPrefix("200"))
         let watched = try await watching.value
         #expect(watched.stdout.contains(#"contentUpdated"#) && watched.stdout.contains(#"{"status":"out for delivery"}"#))
+
+        // A push whose state does not fit the registered type is dropped, as a device would;
+        // history says which field, not only the reason's name.
+        try await withHTTPClient { http in
+            var register = HTTPClientRequest(url: server.url + "/v1/apps/com.example.pizza/activity-types/Pizza")
+            register.method = .PUT
+            register.headers.add(name: "Authorization", value: "Bearer \(apiKey)")
+            register.headers.add(name: "Content-Type", value: "application/json")
+            register.body = .bytes(ByteBuffer(string: #"{"contentState": {"status": "string"}}"#))
+            let response = try await http.execute(register, timeout: .seconds(10))
+            #expect(response.status == .ok)
+        }
+        _ = try await runCLI(
+            ["push", token, "--app", "com.example.pizza", "--state", #"{"status":7}"#, "--data", data.path],
+            environment: app.merging(apns) { _, new in new }
+        )
+        let history = try await runCLI(["history", id], environment: app)
+        #expect(history.stdout.contains("update ignored: contentStateMismatch — content-state.status: expected a string, got"), "\(history.stdout)")
 
         // Apple's reasons come back, with exit code 1.
         let refused = try await runCLI(

@@ -45,7 +45,7 @@ extension DurabilityTests {
         let run = try await runCLI(["demo", "bike", "--speed", "40"], environment: local.environment, timeout: 60)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("Finished: 0.76 km in 02:00"), "\(run.stdout)")
-        let (ride, states) = try await local.played("com.example.bike", "BikeAttributes")
+        let (ride, states) = try await local.played("com.example.demo.bike", "BikeAttributes")
         // The start, 120 seconds of riding, the summary.
         #expect(states.count == 122)
         #expect(states.dropFirst().dropLast().map { $0["rideTime"]?.numberValue } == (1...120).map { Double($0) })
@@ -58,12 +58,20 @@ extension DurabilityTests {
 
     @Test func theCIDemoGoesFromPendingThroughItsStepsToSucceededOrFailed() async throws {
         let local = try await Local()
+        // After the README's tour, ISLET_KEY holds the tour's app's key, with its own BuildAttributes layout.
+        let tour = try await local.admin.createApp(bundleId: "com.example.ci")
+        let tourLayout = try await local.admin.putLayout(bundleId: "com.example.ci", attributesType: "BuildAttributes", JSONValue.object([:]))
+        let afterTour = local.environment.merging(["ISLET_KEY": tour.apiKey]) { _, new in new }
         for arguments in [["demo", "ci", "--speed", "40"], ["demo", "ci", "--fail", "--speed", "40"]] {
-            let run = try await runCLI(arguments, environment: local.environment, timeout: 60)
+            let run = try await runCLI(arguments, environment: afterTour, timeout: 60)
             #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+            #expect(run.stdout.contains("com.example.demo.ci on device default"), "\(run.stdout)")
         }
-        let builds = try await local.admin.activities(ActivityFilter(bundleId: "com.example.ci"))
+        let builds = try await local.admin.activities(ActivityFilter(bundleId: "com.example.demo.ci"))
         #expect(builds.count == 2)
+        // The tour's app and its layout are as they were.
+        #expect(try await local.admin.activities(ActivityFilter(bundleId: "com.example.ci")).isEmpty)
+        #expect(try await local.admin.layout(bundleId: "com.example.ci", attributesType: "BuildAttributes").revision == tourLayout.revision)
         var outcomes: [String] = []
         for build in builds {
             let statuses = try await local.states(of: build.id).compactMap { $0["status"]?.stringValue }
@@ -78,7 +86,7 @@ extension DurabilityTests {
         let local = try await Local()
         let run = try await runCLI(["demo", "water", "--speed", "60"], environment: local.environment, timeout: 60)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let (countdown, states) = try await local.played("com.example.water", "MyLiveActivity")
+        let (countdown, states) = try await local.played("com.example.demo.water", "MyLiveActivity")
         #expect(states.map { $0["mins"] } == [5, 4, 3, 2, 1, 0])
         #expect(countdown.state == .dismissed)
     }
@@ -87,7 +95,7 @@ extension DurabilityTests {
         let local = try await Local()
         let run = try await runCLI(["demo", "delivery", "--speed", "20"], environment: local.environment, timeout: 60)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let (delivery, states) = try await local.played("com.example.delivery", "DeliveryAttributes")
+        let (delivery, states) = try await local.played("com.example.demo.delivery", "DeliveryAttributes")
         #expect(states.compactMap { $0["status"]?.stringValue } == ["confirmed", "preparing", "onTheWay", "onTheWay", "onTheWay", "onTheWay", "delivered"])
         #expect(delivery.state == .ended && delivery.pushToken != nil)
         #expect(run.stdout.contains("Started by push") && run.stdout.contains("the app saw its activity end"), "\(run.stdout)")
@@ -103,7 +111,7 @@ extension DurabilityTests {
         try process.run()
         var riding: Activity?
         for _ in 0..<200 where riding == nil {
-            riding = try await local.admin.activities(ActivityFilter(bundleId: "com.example.bike", states: [.active])).first
+            riding = try await local.admin.activities(ActivityFilter(bundleId: "com.example.demo.bike", states: [.active])).first
             if riding == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
         let ride = try #require(riding)

@@ -75,7 +75,7 @@ struct APNsGuardTests {
         #expect(channel.isActive)
     }
 
-    @Test func anAnswerBeforeTheRequestEndsIsFollowedByAReset() throws {
+    @Test func anAnswerBeforeTheRequestEndsIsFollowedByAResetAfterTheGrace() throws {
         let channel = try stream()
         try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: false)))
         try channel.writeOutbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.response, endStream: true)))
@@ -83,11 +83,25 @@ struct APNsGuardTests {
             Issue.record("The answer went first")
             return
         }
+        // The client may still finish sending what it started: nothing yet…
+        #expect(try channel.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
+        // …and a request that does not finish within the grace is reset.
+        channel.embeddedEventLoop.advanceTime(by: APNsStreamGuard.earlyAnswerGrace)
         guard case .rstStream(let code) = try channel.readOutbound(as: HTTP2Frame.FramePayload.self) else {
             Issue.record("No RST_STREAM after the answer")
             return
         }
         #expect(code == .noError)
+    }
+
+    @Test func aRequestThatFinishesWithinTheGraceIsNotReset() throws {
+        let channel = try stream()
+        try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: false)))
+        try channel.writeOutbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.response, endStream: true)))
+        _ = try channel.readOutbound(as: HTTP2Frame.FramePayload.self)
+        try channel.writeInbound(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true)))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        #expect(try channel.readOutbound(as: HTTP2Frame.FramePayload.self) == nil)
     }
 
     @Test func anAnswerAfterTheRequestEndsIsNot() throws {

@@ -246,6 +246,27 @@ struct ActivityRouteTests {
         }
     }
 
+    @Test func anActivityIsNamedByItsIdInAnyCaseOrItsFirstCharacters() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            let short = String(activity.id.prefix(8)).lowercased()
+            #expect(try await islet.request(.GET, "/v1/activities/\(activity.id.lowercased())", key: key).json["id"]?.stringValue == activity.id)
+            #expect(try await islet.request(.GET, "/v1/activities/\(short)", key: key).json["id"]?.stringValue == activity.id)
+            let update = try await islet.request(.POST, "/v1/activities/\(short)/update", key: key, body: #"{"content":{"state":{"speed":2}}}"#)
+            #expect(update.status == 200)
+            #expect(try await islet.request(.GET, "/v1/activities/\(short)/events", key: key).status == 200)
+            #expect(try await islet.request(.POST, "/v1/activities/\(short)/dismiss", key: islet.admin, body: "{}").status == 200)
+            // Too short to mean anything; not an id at all; another app's.
+            #expect(try await islet.request(.GET, "/v1/activities/\(short.prefix(3))", key: key).reason == "invalidRequest")
+            #expect(try await islet.request(.GET, "/v1/activities/nosuch", key: key).reason == "activityNotFound")
+            let other = try await islet.createApp("com.example.ci")
+            #expect(try await islet.request(.GET, "/v1/activities/\(short)", key: other).reason == "activityNotFound")
+            // The display dismisses by whole id only.
+            #expect(try await islet.request(.POST, "/v1/activities/\(short)/dismiss", body: "{}").reason == "activityNotFound")
+        }
+    }
+
     @Test func tokenPushTypeGetsAPushToken() async throws {
         try await withIslet { islet in
             let key = try await islet.createApp("com.example.bike")

@@ -36,6 +36,7 @@ struct BadInputTests {
                 (#"{"attributesType":"","content":{"state":{}}}"#, "attributesType must be"),
                 (#"{"attributesType":"T","content":{"state":{}},"pushType":"email"}"#, "pushType"),
                 (#"{"attributesType":"T","content":{"state":{}},"style":"loud"}"#, "style"),
+                (#"{"attributesType":"T","content":{"state":{}},"pushType":{"channel":"x","evil":1}}"#, "Unknown field \"evil\" in pushType"),
             ]
             for (body, message) in cases {
                 let reply = try await islet.request(.POST, "/v1/activities", key: key, body: body)
@@ -48,6 +49,24 @@ struct BadInputTests {
                 let text = reply.json["error"]?["message"]?.stringValue ?? ""
                 #expect(text.contains(message), "\(body): \(text)")
             }
+            #expect(try await islet.isletClient(key: key).activities().count == 1)
+        }
+    }
+
+    @Test func unknownFieldsInsideADismissalPolicyAreNamed() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            let policy = #""dismissalPolicy":{"after":1700000000,"evil":1}"#
+            for (path, body) in [
+                ("/v1/activities/\(activity.id)/end", "{\(policy)}"),
+                ("/v1/activities/by-key/job-1", #"{"attributesType":"T","content":{"state":{}},"end":true,\#(policy)}"#),
+            ] {
+                let reply = try await islet.request(path.contains("by-key") ? .PUT : .POST, path, key: key, body: body)
+                #expect(reply.status == 400, "\(path)")
+                #expect(reply.json["error"]?["message"]?.stringValue?.contains("Unknown field \"evil\" in dismissalPolicy") == true, "\(reply.text)")
+            }
+            #expect(try await islet.isletClient(key: key).activity(activity.id).state == .active)
             #expect(try await islet.isletClient(key: key).activities().count == 1)
         }
     }
@@ -74,13 +93,20 @@ struct BadInputTests {
 
     @Test func unknownRoutesAndMethods() async throws {
         try await withIslet { islet in
-            for (method, path) in [
-                (HTTPMethod.GET, "/v2/activities"), (.DELETE, "/v1/activities"), (.POST, "/"), (.GET, "/devices"),
-                (.PATCH, "/v1/apps"),
-            ] {
+            for (method, path) in [(HTTPMethod.GET, "/v2/activities"), (.GET, "/devices"), (.GET, "/v1/activities/x/y")] {
                 let reply = try await islet.request(method, path, key: islet.admin)
                 #expect(reply.status == 404, "\(method) \(path)")
                 #expect(reply.reason == "routeNotFound")
+            }
+            // A path that exists under other methods: 405, saying which.
+            for (method, path, allowed) in [
+                (HTTPMethod.DELETE, "/v1/activities", "GET, POST"), (.PATCH, "/v1/apps", "GET, POST"), (.POST, "/", "GET"),
+                (.GET, "/v1/activities/ABCD/end", "POST"), (.POST, "/v1/events/ws", "GET"),
+            ] {
+                let reply = try await islet.request(method, path, key: islet.admin)
+                #expect(reply.status == 405, "\(method) \(path)")
+                #expect(reply.reason == "methodNotAllowed")
+                #expect(reply.headers.first(name: "Allow") == allowed, "\(method) \(path)")
             }
         }
     }
@@ -232,8 +258,11 @@ struct BadInputTests {
             #expect(device.reason == "deviceAlreadyExists")
             let badBundle = try await islet.request(.POST, "/v1/apps", key: islet.admin, body: #"{"bundleId":"com example"}"#)
             #expect(badBundle.reason == "invalidRequest")
-            let badDevice = try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"a/b"}"#)
-            #expect(badDevice.reason == "invalidRequest")
+            for id in ["a/b", ".", ".."] {
+                let badDevice = try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"\#(id)"}"#)
+                #expect(badDevice.reason == "invalidRequest", "\(id)")
+            }
+            #expect(try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"a.b"}"#).status == 201)
         }
     }
 

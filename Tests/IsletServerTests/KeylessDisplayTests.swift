@@ -71,7 +71,7 @@ struct KeylessDisplayTests {
             // WebSocket handshakes carry Origin and no CORS protects them: the server checks it.
             let foreign = try await webSocketClose(islet, query: "device=default&since=0", origin: "http://127.0.0.1:1")
             #expect(foreign?.code == 4403)
-            #expect(foreign?.reason.contains("own origin") == true)
+            #expect(foreign?.reason.contains("own origin (http://127.0.0.1:\(islet.port))") == true, "\(foreign?.reason ?? "")")
             let rebound = try await webSocketClose(islet, query: "device=default&since=0", host: "evil.example:\(islet.port)")
             #expect(rebound?.code == 4403)
             // Its own origin is let in, to be refused only for the malformed id it then sends.
@@ -84,7 +84,7 @@ struct KeylessDisplayTests {
         try await withIslet { islet in
             let key = try await islet.createApp("com.example.bike")
             let activity = try await islet.start(key: key)
-            for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", nil] {
+            for type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data; boundary=x", ";application/json", nil] {
                 let dismissal = try await raw(islet, "POST", "/v1/activities/\(activity.id)/dismiss",
                                               headers: type.map { ["Content-Type: \($0)"] } ?? [], body: "{}")
                 #expect(dismissal.status == 403, "\(type ?? "no type")")
@@ -123,6 +123,25 @@ struct KeylessDisplayTests {
         }
     }
 
+    @Test func readersWithoutAKeySeeNoChannelIds() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let created = try await islet.request(.POST, "/v1/apps/com.example.bike/channels", key: key, body: #"{"storagePolicy":0}"#)
+            let channel = try #require(created.json["id"]?.stringValue)
+            let activity = try await islet.start(key: key, extra: #","pushType":{"channel":"\#(channel)"}"#)
+
+            let stream = try await SSE.read(islet, key: nil, path: "/v1/events?device=default&since=0", until: "\"started\"")
+            #expect(stream.text.contains(activity.id))
+            #expect(!stream.text.contains(channel))
+            let keyed = try await SSE.read(islet, key: key, path: "/v1/events?device=default&since=0", until: "\"started\"")
+            #expect(keyed.text.contains(channel))
+            let dismissal = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", body: "{}")
+            #expect(dismissal.status == 200)
+            #expect(!dismissal.text.contains(channel))
+            #expect(dismissal.json["pushType"] == nil)
+        }
+    }
+
     @Test func thePagesForbidFramingAndForeignScripts() async throws {
         try await withIslet { islet in
             let page = try await islet.request(.GET, "/")
@@ -133,6 +152,19 @@ struct KeylessDisplayTests {
             #expect(page.headers["X-Content-Type-Options"].first == "nosniff")
             let script = try await islet.request(.GET, "/display/display.js")
             #expect(script.headers["X-Content-Type-Options"].first == "nosniff")
+        }
+    }
+
+    @Test func onlyALoopbackAddressMakesTheServerKeyless() {
+        for host in ["127.0.0.1", "127.1.2.3", "localhost", "::1", "[::1]"] {
+            var server = ServerSettings()
+            server.host = host
+            #expect(server.listensOnLoopbackOnly, "\(host)")
+        }
+        for host in ["0.0.0.0", "::", "127.example.net", "127.0.0.1.nip.io", "localhost.example", "192.168.1.2", "1270.0.0.1"] {
+            var server = ServerSettings()
+            server.host = host
+            #expect(!server.listensOnLoopbackOnly, "\(host)")
         }
     }
 

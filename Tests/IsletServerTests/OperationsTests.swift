@@ -158,6 +158,7 @@ struct OperationsTests {
             ("server.port", "eighty"), ("server.port", "70000"), ("store.durability", "sometimes"),
             ("lifecycle.maxActiveDuration", "8 hours"), ("log.level", "loud"), ("streams.bufferSize", "-1"),
             ("server.requestBodyTimeout", "0"), ("apns.idleTimeout", "30d"), ("server.maxConnections", "0"),
+            ("streams.keepAlive", "0"), ("streams.keepAlive", "0.5s"), ("streams.writeTimeout", "0"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {

@@ -92,4 +92,19 @@ struct DiskFullTests {
         try await cap(store, extraPages: nil)
         #expect(await store.checkWrites() == nil)
     }
+
+    @Test func aDiskThatFillsWhileNothingChangesIsFoundByTheProbe() async throws {
+        let fixture = try await StoreFixture()
+        let store = fixture.store!
+        _ = try await store.request(ride(0), bundleId: "com.example.bike", now: t0)
+        try await cap(store, extraPages: 0)
+        // No change has failed; a write just succeeded, so a health check trusts it…
+        #expect(await store.checkWrites() == nil)
+        // …until the store has been quiet for the interval: then the probe finds the full disk.
+        let failure = await store.checkWrites(quietInterval: .zero)
+        #expect(failure?.message.contains("disk is full") == true)
+        #expect(await store.checkWrites() != nil, "a failure lasts until a write succeeds")
+        try await cap(store, extraPages: nil)
+        #expect(await store.checkWrites() == nil)
+    }
 }

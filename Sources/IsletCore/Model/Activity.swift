@@ -22,7 +22,7 @@ public struct Activity: Hashable, Sendable {
     /// Standard or transient.
     public let style: ActivityStyle
     /// How it receives remote updates; `nil` for none.
-    public let pushType: PushType?
+    public internal(set) var pushType: PushType?
     /// Its push token, when `pushType` is `.token`.
     public var pushToken: String?
     /// The caller's stable key for start-or-update (a CI job id), if it was started by key.

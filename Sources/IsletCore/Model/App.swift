@@ -52,13 +52,14 @@ public struct Device: Codable, Hashable, Sendable {
     }
 
     /// Refuses a device identifier that would not read well in a URL: 1 to 64 characters of
-    /// letters, digits, hyphens, underscores and periods.
+    /// letters, digits, hyphens, underscores and periods, not `.` or `..` (which every browser
+    /// and HTTP client resolves away, so such a device's addresses would never reach it).
     public static func validate(id: String) throws(IsletError) {
         let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
-        guard !id.isEmpty, id.count <= 64, id.allSatisfy(allowed.contains) else {
+        guard !id.isEmpty, id.count <= 64, id.allSatisfy(allowed.contains), id != ".", id != ".." else {
             throw IsletError(
                 .invalidRequest,
-                "\"\(id)\" is not a device id: use 1 to 64 letters, digits, hyphens, underscores or periods."
+                "\"\(id)\" is not a device id: use 1 to 64 letters, digits, hyphens, underscores or periods (not . or ..)."
             )
         }
     }

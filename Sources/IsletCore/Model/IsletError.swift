@@ -24,6 +24,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case invalidRequest
     case payloadTooLarge
     case routeNotFound
+    case methodNotAllowed
 
     // Who is asking.
     case unauthorized

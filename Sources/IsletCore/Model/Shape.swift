@@ -72,6 +72,13 @@ public indirect enum Shape: Hashable, Sendable {
         }
     }
 
+    /// The same shape with optionals not nested: an optional optional is just optional, and
+    /// its compact form (`"string?"`) must read back as the shape it came from.
+    var canonical: Shape {
+        if case .optional(.optional(let wrapped)) = self { return Shape.optional(wrapped).canonical }
+        return self
+    }
+
     /// What the shape expects, in words.
     public var expectation: String {
         switch self {
@@ -121,8 +128,10 @@ extension Shape: Codable {
         let place = path.isEmpty ? "the shape" : path
         switch value {
         case .string(let name):
-            let optional = name.hasSuffix("?")
-            guard let shape = names[optional ? String(name.dropLast()) : name] else {
+            // Optional is idempotent: `"string??"` is `"string?"` (an earlier version stored that form).
+            let base = String(name.reversed().drop { $0 == "?" }.reversed())
+            let optional = base.count < name.count
+            guard let shape = names[base] else {
                 throw IsletError(
                     .invalidRequest,
                     "\(place): unknown type \"\(name)\"; use string, number, integer, boolean, date or any, with ? for optional."
@@ -144,7 +153,7 @@ extension Shape: Codable {
                 return .oneOf(names)
             }
             if members.count == 1, let wrapped = members["optional"] {
-                return .optional(try parse(wrapped, path: path))
+                return .optional(try parse(wrapped, path: path)).canonical
             }
             var fields: [String: Shape] = [:]
             for (name, member) in members {

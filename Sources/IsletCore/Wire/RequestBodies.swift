@@ -16,7 +16,7 @@ public struct StartActivityBody: Decodable, KnownFields {
     public static let fields: Set<String> = [
         "attributesType", "attributes", "content", "pushType", "style", "alert", "start", "device", "bundleId",
     ]
-    public static let nestedFields = ["content": contentFields, "alert": alertFields]
+    public static let nestedFields = ["content": contentFields, "alert": alertFields, "pushType": pushTypeFields]
 }
 
 /// `PUT /v1/activities/by-key/{key}`: the activity to start, or the content to update it with;
@@ -49,7 +49,7 @@ public struct StartOrUpdateBody: Decodable, KnownFields {
     }
 
     public static let fields = StartActivityBody.fields.union(["timestamp", "end", "dismissalPolicy"])
-    public static let nestedFields = StartActivityBody.nestedFields
+    public static let nestedFields = StartActivityBody.nestedFields.merging(["dismissalPolicy": dismissalPolicyFields]) { $1 }
 }
 
 extension ContentUpdate: KnownFields {
@@ -59,7 +59,7 @@ extension ContentUpdate: KnownFields {
 
 extension EndRequest: KnownFields {
     public static let fields: Set<String> = ["content", "dismissalPolicy", "timestamp"]
-    public static let nestedFields = ["content": contentFields]
+    public static let nestedFields = ["content": contentFields, "dismissalPolicy": dismissalPolicyFields]
 }
 
 /// `POST /v1/apps`.

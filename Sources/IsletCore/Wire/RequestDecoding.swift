@@ -40,6 +40,10 @@ extension KnownFields {
 public let contentFields: Set<String> = ["state", "staleDate", "relevanceScore"]
 /// The fields of `alert` in every body that carries one.
 public let alertFields: Set<String> = ["title", "body", "sound"]
+/// The fields of `dismissalPolicy` when it is an object (`{"after": <Unix seconds>}`).
+public let dismissalPolicyFields: Set<String> = ["after"]
+/// The fields of `pushType` when it is an object (`{"channel": "<id>"}`).
+public let pushTypeFields: Set<String> = ["channel"]
 
 extension WireFormat {
     /// The dates a client may send: Unix seconds from 1970 to the end of year 9999. Every date

@@ -9,9 +9,11 @@ import NIOHTTP2
 ///   a client that grants no flow-control window takes no body, and its stream, with the answer
 ///   waiting in it, would otherwise be held for ever.
 /// - A response that is complete while the client is still sending — a `403` answered from the
-///   headers alone — is followed by RST_STREAM with NO_ERROR, as RFC 9113 §8.1 allows: the
-///   client stops sending, and the stream is released at once instead of waiting for a body that
-///   may never come.
+///   headers alone — gives the request `earlyAnswerGrace` to finish, then is followed by
+///   RST_STREAM with NO_ERROR, as RFC 9113 §8.1 allows: the stream is released instead of
+///   waiting for a body that may never come. The grace is for clients that fail a request reset
+///   while they still send its body even though its answer came (async-http-client, which
+///   APNSwift uses, does): an honest client finishes within it and reads its reason.
 ///
 /// It sits at the front of the stream's pipeline, where frames pass, and tells the connection's
 /// `APNsConnectionGuard` when the stream opens and closes, when its answer is delivered and when
@@ -22,11 +24,17 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias OutboundIn = HTTP2Frame.FramePayload
     typealias OutboundOut = HTTP2Frame.FramePayload
 
+    /// How long a request answered early may still take to arrive before its stream is reset.
+    static let earlyAnswerGrace = TimeAmount.seconds(1)
+
     private let requestTimeout: TimeAmount
     private let logger: Logger
     private var connection: APNsConnectionGuard?
     private var requestComplete = false
-    private var timer: Scheduled<Void>?
+    /// The stream's deadline (`requestTimeout`): ended only by the answer's delivery.
+    private var deadline: Scheduled<Void>?
+    /// The reset that follows an early answer once its grace has passed.
+    private var earlyAnswerReset: Scheduled<Void>?
 
     init(requestTimeout: TimeAmount, logger: Logger) {
         self.requestTimeout = requestTimeout
@@ -42,7 +50,7 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
             context.channel.closeFuture.assumeIsolated().whenComplete { _ in connection.streamClosed() }
             self.connection = connection
         }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: requestTimeout) { [self] in
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: requestTimeout) { [self] in
             if requestComplete {
                 logger.debug("APNs stream reset: the client did not take its answer in time", metadata: ["limit": "apns.requestTimeout"])
             } else {
@@ -54,7 +62,8 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
+        deadline?.cancel()
+        earlyAnswerReset?.cancel()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -68,16 +77,19 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
         guard Self.endsStream(unwrapOutboundIn(data)) else {
             return context.write(data, promise: promise)
         }
-        // The last frame of the answer: once it is on the wire, the stream owes nothing more.
+        // The last frame of the answer: once it is on the wire, the stream owes nothing more
+        // but the rest of its request, which an early answer's grace bounds.
         let written = promise ?? context.eventLoop.makePromise()
         written.futureResult.assumeIsolated().whenSuccess { [self] in
-            timer?.cancel()
+            deadline?.cancel()
             connection?.answerDelivered()
         }
         context.write(data, promise: written)
         if !requestComplete {
-            timer?.cancel()
-            context.write(wrapOutboundOut(.rstStream(.noError)), promise: nil)
+            earlyAnswerReset = context.eventLoop.assumeIsolated().scheduleTask(in: min(Self.earlyAnswerGrace, requestTimeout)) { [self] in
+                guard !requestComplete else { return }
+                context.writeAndFlush(wrapOutboundOut(.rstStream(.noError)), promise: nil)
+            }
         }
     }
 

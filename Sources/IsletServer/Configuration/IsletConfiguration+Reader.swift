@@ -55,8 +55,9 @@ extension IsletConfiguration {
             throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
         }
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
-        streams.keepAliveInterval = try settings.duration("streams.keepAlive") ?? streams.keepAliveInterval
-        streams.writeTimeout = try settings.duration("streams.writeTimeout") ?? streams.writeTimeout
+        // Under a second, a keep-alive floods every stream and spins the server; a write timeout cuts every reader.
+        streams.keepAliveInterval = try settings.duration("streams.keepAlive", atLeast: 1) ?? streams.keepAliveInterval
+        streams.writeTimeout = try settings.duration("streams.writeTimeout", atLeast: 1) ?? streams.writeTimeout
         logLevel = try settings.choice("log.level", Logger.Level.self) ?? logLevel
     }
 }
@@ -100,13 +101,16 @@ private struct SettingsReader {
     /// timers' `Duration`s and nanosecond counts, so they are refused with the key's name.
     static let longestDuration: TimeInterval = 10 * 365 * 86_400
 
-    func duration(_ key: String) throws -> TimeInterval? {
+    func duration(_ key: String, atLeast shortest: TimeInterval = 0) throws -> TimeInterval? {
         guard let text = try string(key) else { return nil }
         guard let seconds = DurationText.seconds(text) else {
             throw ConfigurationError(key: key, problem: "\"\(text)\" is not a duration; write it like 8h, 4h30m, 15m, 90s or 90.")
         }
         guard seconds <= Self.longestDuration else {
             throw ConfigurationError(key: key, problem: "\"\(text)\" is longer than the longest duration a setting takes, 3650d.")
+        }
+        guard seconds >= shortest else {
+            throw ConfigurationError(key: key, problem: "\"\(text)\" is shorter than this setting takes, \(DurationText.text(shortest)).")
         }
         return seconds
     }

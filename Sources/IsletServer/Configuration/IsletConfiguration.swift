@@ -60,9 +60,10 @@ public struct ServerSettings: Equatable, Sendable {
     /// The defaults.
     public init() {}
 
-    /// Whether only this machine can connect: then a display needs no device key.
+    /// Whether only this machine can connect: then a display needs no device key. Only a
+    /// loopback address or `localhost` counts; a host name that merely starts with `127.` does not.
     public var listensOnLoopbackOnly: Bool {
-        host == "localhost" || host == "::1" || host.hasPrefix("127.")
+        KeylessAccess.Authority.isLoopbackName(host)
     }
 }
 

@@ -12,6 +12,7 @@ extension ErrorReason {
         case .malformedJSON, .invalidRequest, .startTooFarAhead: .badRequest
         case .attributesMismatch, .contentStateMismatch, .invalidPayload, .invalidLayout: .badRequest
         case .budgetExceeded: .tooManyRequests
+        case .methodNotAllowed: .methodNotAllowed
         case .unauthorized: .unauthorized
         case .forbidden, .denied: .forbidden
         case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound:
@@ -74,11 +75,24 @@ extension Response {
 /// Turns every error into Islet's JSON error response, so no route — not even an unknown one —
 /// answers with an empty body or a bare 500.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
+    /// The routes, to tell a path that exists under other methods (405) from no route (404).
+    var routes: RouteTable?
+
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
         -> Response
     {
         do {
             return try await next(request, context)
+        } catch let error as HTTPError where error.status == .notFound {
+            let allowed = routes?.methods(for: request.uri.path) ?? []
+            guard !allowed.isEmpty, !allowed.contains(request.method.rawValue) else {
+                return Self.translate(error, request: request).response()
+            }
+            var response = IsletError(
+                .methodNotAllowed, "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)."
+            ).response()
+            response.headers[.allow] = allowed.joined(separator: ", ")
+            return response
         } catch let error as IsletError {
             return error.response()
         } catch let error as DecodingError {

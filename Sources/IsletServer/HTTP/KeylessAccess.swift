@@ -50,7 +50,8 @@ enum KeylessAccess: Equatable, Sendable {
             }
         }
         if method != .get, method != .head {
-            let type = headers[.contentType]?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+            let type = headers[.contentType]?.split(separator: ";", omittingEmptySubsequences: false).first?
+                .trimmingCharacters(in: .whitespaces).lowercased()
             guard type == "application/json" else {
                 return .refused("Without a key, a display's changes must be sent as Content-Type: application/json.")
             }
@@ -90,12 +91,25 @@ enum KeylessAccess: Equatable, Sendable {
 
         /// Whether the name is one only this machine answers to.
         var isLoopback: Bool {
-            if host == "localhost" || host.hasSuffix(".localhost") || host == "[::1]" { return true }
-            let octets = host.split(separator: ".", omittingEmptySubsequences: false)
+            // Browsers resolve every `*.localhost` name to loopback themselves (RFC 6761).
+            host.hasSuffix(".localhost") || Self.isLoopbackName(host)
+        }
+
+        /// Whether `name` — `localhost`, an IPv4 literal in 127.0.0.0/8, or `::1` (bracketed or
+        /// not) — can only reach this machine. No other name is trusted: `127.example.net` may
+        /// resolve anywhere.
+        static func isLoopbackName(_ name: String) -> Bool {
+            let name = name.lowercased()
+            if name == "localhost" || name == "[::1]" || name == "::1" { return true }
+            let octets = name.split(separator: ".", omittingEmptySubsequences: false)
             return octets.count == 4 && octets[0] == "127"
                 && octets.allSatisfy { !$0.isEmpty && $0.count <= 3 && $0.allSatisfy(\.isASCIIDigit) && Int($0)! <= 255 }
         }
     }
+}
+
+extension KeylessAccess.Authority: CustomStringConvertible {
+    var description: String { port.map { "\(host):\($0)" } ?? host }
 }
 
 extension Character {

@@ -6,7 +6,7 @@ import Synchronization
 /// are let through at most `LogBudget.burst` times per interval each (by level and text); the
 /// rest are counted, and the next line let through is preceded by how many were dropped. Lines
 /// below `notice` pass untouched: they are off unless someone asked for them.
-struct RateLimitedLogHandler: LogHandler {
+struct RateLimitedLogHandler: ForwardingLogHandler {
     /// Each message's budget: ten lines a minute.
     static let burst = 10
     static let interval = Duration.seconds(60)
@@ -17,7 +17,7 @@ struct RateLimitedLogHandler: LogHandler {
         let origin = ContinuousClock.now
     }
 
-    private var wrapped: any LogHandler
+    var wrapped: any LogHandler
     private let shared = Shared()
 
     init(wrapping handler: any LogHandler) {
@@ -42,7 +42,25 @@ struct RateLimitedLogHandler: LogHandler {
             wrapped.log(event: event)
         }
     }
+}
 
+extension Logger {
+    /// This logger as the server writes: every line one line (`EscapingLogHandler`), lines at
+    /// `notice` and above rate-limited (`RateLimitedLogHandler`).
+    func guarded() -> Logger {
+        var logger = self
+        logger.handler = RateLimitedLogHandler(wrapping: EscapingLogHandler(wrapping: handler))
+        return logger
+    }
+}
+
+/// A handler that passes lines on to another, after changing or dropping them; everything
+/// else (level, metadata) is the wrapped handler's.
+protocol ForwardingLogHandler: LogHandler {
+    var wrapped: any LogHandler { get set }
+}
+
+extension ForwardingLogHandler {
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { wrapped[metadataKey: key] }
         set { wrapped[metadataKey: key] = newValue }
@@ -61,14 +79,5 @@ struct RateLimitedLogHandler: LogHandler {
     var metadataProvider: Logger.MetadataProvider? {
         get { wrapped.metadataProvider }
         set { wrapped.metadataProvider = newValue }
-    }
-}
-
-extension Logger {
-    /// This logger, with its lines at `notice` and above rate-limited (`RateLimitedLogHandler`).
-    func rateLimited() -> Logger {
-        var logger = self
-        logger.handler = RateLimitedLogHandler(wrapping: handler)
-        return logger
     }
 }

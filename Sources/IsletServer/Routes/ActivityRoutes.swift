@@ -68,26 +68,27 @@ struct ActivityRoutes {
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let activity = try await engine.store.activity(try context.parameters.require("id"), owner: try context.appScope())
+        let owner = try context.appScope()
+        let activity = try await engine.store.activity(try await engine.activityID(in: context, owner: owner), owner: owner)
         return try Response.json(activity)
     }
 
     @Sendable func update(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
         let update = try await request.decodeJSON(ContentUpdate.self, limit: maxBodySize)
-        let outcome = try await engine.apply(.update(update), to: try context.parameters.require("id"), owner: owner)
+        let outcome = try await engine.apply(.update(update), to: try await engine.activityID(in: context, owner: owner), owner: owner)
         return try respond(with: outcome)
     }
 
     @Sendable func end(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
         let end = try await request.decodeJSON(EndRequest.self, limit: maxBodySize, emptyAs: EndRequest())
-        let outcome = try await engine.apply(.end(end), to: try context.parameters.require("id"), owner: owner)
+        let outcome = try await engine.apply(.end(end), to: try await engine.activityID(in: context, owner: owner), owner: owner)
         return try respond(with: outcome)
     }
 
     @Sendable func dismiss(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let id = try context.parameters.require("id")
+        let id = try await engine.activityID(in: context, owner: nil, prefixes: context.owner == .admin)
         if context.owner != .admin {
             // A display dismisses what its device shows; whether the activity exists is no secret
             // worth keeping from it, so the device check comes after the lookup.
@@ -98,7 +99,8 @@ struct ActivityRoutes {
     }
 
     @Sendable func history(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let events = try await engine.store.history(of: try context.parameters.require("id"), owner: try context.appScope())
+        let owner = try context.appScope()
+        let events = try await engine.store.history(of: try await engine.activityID(in: context, owner: owner), owner: owner)
         return try Response.json(["events": try events.map { try $0.decoded() }])
     }
 

@@ -65,7 +65,8 @@ struct LayoutRoutes {
     }
 
     @Sendable func presentation(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let activity = try await engine.store.activity(try context.parameters.require("id"), owner: try context.appScope())
+        let owner = try context.appScope()
+        let activity = try await engine.store.activity(try await engine.activityID(in: context, owner: owner), owner: owner)
         return try Response.json(try await presentations.presentation(of: activity))
     }
 }

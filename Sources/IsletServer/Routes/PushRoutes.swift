@@ -158,7 +158,7 @@ struct PushRoutes {
 
     @Sendable func rotateActivityToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
-        let outcome = try await engine.store.rotateToken(of: try context.parameters.require("id"), owner: nil, now: engine.clock.now())
+        let outcome = try await engine.store.rotateToken(of: try await engine.activityID(in: context, owner: nil), owner: nil, now: engine.clock.now())
         return try Response.json(outcome.activity)
     }
 
