@@ -8,6 +8,7 @@ import IsletStore
 import Logging
 import NIOCore
 import ServiceLifecycle
+import UnixSignals
 
 /// Which of the server's listeners started.
 public enum Endpoint: Sendable, Hashable {
@@ -44,13 +45,23 @@ public struct Islet: Sendable {
     /// The HTTP application, with the bus, the deadline scheduler and history retention as its
     /// services. Run it with `runService()`.
     public let application: Application<RouterResponder<IsletRequestContext>>
+    /// Both ports' connections, for a shutdown that has waited long enough.
+    private let connections: [ConnectionCap]
+    private let logger: Logger
     private let lock: DataDirectoryLock
 
     /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully: streams end, the
-    /// timers stop, and in-flight requests finish.
+    /// timers stop, and in-flight requests finish — for at most `server.shutdownTimeout`, after
+    /// which the connections still open are closed (`ShutdownDeadline`).
     public func run() async throws {
+        let bounded = ShutdownDeadline(
+            service: application, timeout: .seconds(configuration.server.shutdownTimeout), connections: connections, logger: logger
+        )
+        let group = ServiceGroup(configuration: .init(
+            services: [bounded], gracefulShutdownSignals: [.sigterm, .sigint], logger: application.logger
+        ))
         do {
-            try await application.runService()
+            try await group.run()
         } catch {
             let server = configuration.server
             throw AddressInUse.from(
@@ -126,11 +137,13 @@ public struct Islet: Sendable {
         let verifier = ProviderTokenVerifier()
         PushRoutes(engine: engine, verifier: verifier, apns: configuration.apns, maxBodySize: maxBodySize).add(to: router)
         var authorityPath: String?
+        var connections = [httpCap]
         if configuration.apns.enabled {
+            let apnsCap = ConnectionCap(limit: configuration.apns.maxConnections ?? budget.apns, refusalSlots: 0)
+            connections.append(apnsCap)
             let (endpoint, identity) = try Self.apnsEndpoint(
-                engine: engine, verifier: verifier, configuration: configuration,
-                cap: ConnectionCap(limit: configuration.apns.maxConnections ?? budget.apns, refusalSlots: 0),
-                logger: logger, onListening: onListening
+                engine: engine, verifier: verifier, configuration: configuration, cap: apnsCap, logger: logger,
+                onListening: onListening
             )
             let apns = configuration.apns
             services.append(Listener(
@@ -149,6 +162,8 @@ public struct Islet: Sendable {
         self.adminKey = adminKey
         self.adminKeyPath = adminKeyPath
         self.authorityPath = authorityPath
+        self.connections = connections
+        self.logger = logger
         self.routes = Set((router.routes + webSocketRouter.routes).map(\.description)).sorted()
         routeTable.set(self.routes)
         self.application = Application(
@@ -206,7 +221,8 @@ public struct Islet: Sendable {
     }
 
     /// HTTP/1.1 with WebSocket upgrades on the event stream path. Every connection is counted
-    /// against `server.maxConnections` and held to the request deadlines (`InboundDeadlines`);
+    /// against `server.maxConnections` and held to the request deadlines (`InboundDeadlines`) and
+    /// `server.writeTimeout`;
     /// the guard owns the keep-alive idle timeout too, so Hummingbird's is off.
     private static func server(
         webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration, cap: ConnectionCap
@@ -222,7 +238,7 @@ public struct Islet: Sendable {
                 inner: HTTP1WebSocketUpgradeChannel(
                     responder: responder, webSocketResponder: webSocketResponder, configuration: channelConfiguration
                 ),
-                limits: limits, cap: cap
+                limits: limits, writeTimeout: TimeAmount(seconds: configuration.server.writeTimeout), cap: cap
             )
         }
     }

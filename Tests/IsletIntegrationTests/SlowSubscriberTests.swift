@@ -28,8 +28,10 @@ extension DurabilityTests {
             let data = DataDirectory()
             let server = try await ServerProcess(data: data, environment: [
                 "ISLET_STORE_DURABILITY": "normal",
-                // Long enough that the stuck subscriber stays connected for the whole test.
+                // Long enough that the stuck subscriber stays connected for the whole test: both
+                // the stream's write timeout and the connection's (server.writeTimeout) cut it.
                 "ISLET_STREAMS_WRITE_TIMEOUT": "10m",
+                "ISLET_SERVER_WRITE_TIMEOUT": "10m",
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "100",
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "100",
             ])

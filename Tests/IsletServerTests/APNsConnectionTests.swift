@@ -79,6 +79,37 @@ struct APNsConnectionTests {
         }
     }
 
+    @Test func answersAClientTakesNothingOfAreResetAndItsConnectionClosed() async throws {
+        try await withIslet({
+            $0.apns.requestTimeout = 1
+            $0.apns.idleTimeout = 1
+        }) { islet in
+            try await withConnection(islet, preface: false) { connection in
+                // SETTINGS_INITIAL_WINDOW_SIZE = 0: no stream may carry a byte of DATA to the client.
+                try await connection.send([RawFrame(type: RawFrame.settings, payload: [0, 4, 0, 0, 0, 0])], preface: true)
+                var encoder = HPACKEncoder(allocator: ByteBufferAllocator())
+                let streams = (0..<20).map { UInt32(2 * $0 + 1) }
+                // Whole requests with no provider token: each is answered 403 with a body that can never be sent.
+                try await connection.send(try streams.map { stream in
+                    .headers(stream: stream, block: try RawHTTP2.block(encoder: &encoder, [
+                        (":method", "POST"), (":scheme", "https"), (":path", "/3/device/" + String(repeating: "ab", count: 32)),
+                        (":authority", "localhost"), ("apns-topic", "com.example.delivery.push-type.liveactivity"),
+                        ("apns-push-type", "liveactivity"),
+                    ]), endStream: true)
+                })
+                let started = ContinuousClock.now
+                let (frames, closed) = try await connection.read(seconds: 8)
+                #expect(closed)
+                #expect(ContinuousClock.now - started < .seconds(4))
+                #expect(Set(frames.filter { $0.status == 403 }.map(\.stream)) == Set(streams))
+                let resets = frames.filter { $0.type == RawFrame.rstStream }
+                #expect(Set(resets.map(\.stream)) == Set(streams))
+                #expect(resets.allSatisfy { $0.errorCode == 8 })  // CANCEL
+                #expect(frames.last { $0.type == RawFrame.goAway }?.debugData == #"{"reason":"IdleTimeout"}"#)
+            }
+        }
+    }
+
     @Test(arguments: [false, true])
     func aSilentConnectionIsClosedByItsFirstRequestDeadline(preface: Bool) async throws {
         try await withIslet({ $0.apns.firstRequestTimeout = 1 }) { islet in

@@ -27,13 +27,29 @@ struct APNsGuardTests {
         channel.expectClosed(after: .seconds(10))
     }
 
-    @Test func aConnectionIsIdleOnlyWithoutStreams() throws {
+    @Test func aConnectionWithStreamsInFlightIsNotIdle() throws {
         let (channel, connection) = try connection()
         connection.streamOpened(HTTP2StreamID(1))
         channel.embeddedEventLoop.advanceTime(by: .hours(2))
         #expect(channel.isActive)
+        connection.answerDelivered()
         connection.streamClosed()
         channel.expectClosed(after: .hours(1))
+    }
+
+    @Test func aConnectionWhoseStreamsStallIsClosedDespiteThem() throws {
+        let (channel, connection) = try connection()
+        // Streams reset one after another for answers the client never takes: still open, but
+        // no progress since the first stream.
+        connection.streamOpened(HTTP2StreamID(1))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(10))
+        connection.streamTimedOut()
+        connection.streamClosed()
+        connection.streamOpened(HTTP2StreamID(3))
+        channel.embeddedEventLoop.advanceTime(by: .minutes(59))
+        #expect(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .minutes(2))
+        #expect(!channel.isActive)
     }
 
     @Test func aRequestThatDoesNotFinishInTimeIsReset() throws {
@@ -43,9 +59,18 @@ struct APNsGuardTests {
         channel.expectClosed(after: .seconds(10))
     }
 
-    @Test func aCompleteRequestHasNoDeadline() throws {
+    @Test func anAnswerTheClientDoesNotTakeIsResetAtTheDeadline() throws {
         let channel = try stream()
         try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: true)))
+        // Written but never on the wire, as with a client that grants no flow-control window.
+        channel.write(HTTP2Frame.FramePayload.headers(.init(headers: Self.response, endStream: true)), promise: nil)
+        channel.expectClosed(after: .seconds(10))
+    }
+
+    @Test func aDeliveredAnswerEndsTheDeadline() throws {
+        let channel = try stream()
+        try channel.writeInbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.request, endStream: true)))
+        try channel.writeOutbound(HTTP2Frame.FramePayload.headers(.init(headers: Self.response, endStream: true)))
         channel.embeddedEventLoop.advanceTime(by: .hours(1))
         #expect(channel.isActive)
     }

@@ -17,6 +17,17 @@ struct ConnectionCapTests {
         #expect(cap.admit(EmbeddedChannel()) == .refuse)
     }
 
+    @Test func closingAllClosesTheConnectionsStillOpen() throws {
+        let cap = ConnectionCap(limit: 2, refusalSlots: 1)
+        let channels = (0..<3).map { _ in EmbeddedChannel() }
+        for channel in channels { _ = cap.admit(channel) }
+        _ = try? channels[0].finish()
+        #expect(cap.closeAll() == 2)
+        for channel in channels { channel.embeddedEventLoop.run() }
+        #expect(channels.allSatisfy { !$0.isActive })
+        #expect(cap.closeAll() == 0)
+    }
+
     @Test func theDefaultsLeaveDescriptorsForEverythingElse() {
         for limit in [256, 1024, 4096, 20_000, 1_048_576] {
             let budget = ConnectionBudget(descriptorLimit: limit)

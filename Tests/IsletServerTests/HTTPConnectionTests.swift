@@ -36,6 +36,56 @@ struct HTTPConnectionTests {
         }
     }
 
+    @Test func aClientThatNeverReadsIsClosedAtTheWriteTimeout() async throws {
+        try await withIslet({
+            $0.server.maxConnections = 1
+            $0.server.writeTimeout = 1
+        }) { islet in
+            // A hundred pipelined 140 KB documents and not a byte read: once the socket buffers
+            // are full, the answers wait with no deadline, and the one place on the port is held.
+            let stalled = try RawSocket(port: islet.port, receiveBuffer: 1024)
+            stalled.send(Array(String(repeating: "GET /openapi.json HTTP/1.1\r\nHost: islet\r\n\r\n", count: 100).utf8))
+            // Its answers have started: it holds the place, not some later connection.
+            #expect(await offThePool { stalled.read(atMost: 15, seconds: 5).text } == "HTTP/1.1 200 OK")
+            let started = ContinuousClock.now
+            let health = try await within(10) {
+                while true {
+                    try Task.checkCancellation()
+                    let answer = try await RawHTTP.exchange(
+                        port: islet.port, bytes: Array("GET /healthz HTTP/1.1\r\nHost: islet\r\nConnection: close\r\n\r\n".utf8)
+                    )
+                    if answer.hasPrefix("HTTP/1.1 200") { return answer }
+                }
+            }
+            #expect(health.hasPrefix("HTTP/1.1 200 OK"))
+            // The timeout and a quarter of it between checks, with room for a busy machine.
+            #expect(ContinuousClock.now - started < .seconds(4))
+            withExtendedLifetime(stalled) {}
+        }
+    }
+
+    @Test func aSlowReaderThatKeepsReadingIsNotCut() async throws {
+        try await withIslet({ $0.server.writeTimeout = 1 }) { islet in
+            let count = 10
+            let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
+            let get = "GET /openapi.json HTTP/1.1\r\nHost: islet\r\n"
+            socket.send(Array((String(repeating: get + "\r\n", count: count - 1) + get + "Connection: close\r\n\r\n").utf8))
+            // 1.4 MB at about 600 KB/s: the answers take a few timeouts, and every one of them
+            // is read to the end, where the server closes.
+            let (text, closed) = await offThePool {
+                var text = ""
+                while true {
+                    let (chunk, closed) = socket.read(atMost: 64 * 1024, seconds: 2)
+                    text += chunk
+                    if closed || chunk.isEmpty { return (text, closed) }
+                    usleep(100_000)
+                }
+            }
+            #expect(closed)
+            #expect(text.components(separatedBy: "HTTP/1.1 200 OK").count == count + 1)
+        }
+    }
+
     @Test(arguments: ["zz", "-5", "1ffffffffffffffff"])
     func badChunkFramingIsInvalidRequest(size: String) async throws {
         try await withIslet { islet in
@@ -44,7 +94,25 @@ struct HTTPConnectionTests {
             let answer = try await RawHTTP.exchange(port: islet.port, bytes: Array(request.utf8))
             #expect(answer.hasPrefix("HTTP/1.1 400 Bad Request"), "\(answer)")
             #expect(answer.contains(#""reason":"invalidRequest""#), "\(answer)")
+            // One answer for one request, and the connection ends with it (the exchange reads
+            // until the server closes): Hummingbird's empty 400 used to follow.
+            #expect(Self.statusLines(answer) == 1, "\(answer)")
+            #expect(answer.contains("Connection: close"), "\(answer)")
         }
+    }
+
+    @Test func aRouteThatIgnoresABrokenBodyGivesTheOnlyAnswer() async throws {
+        try await withIslet { islet in
+            let request = "GET /healthz HTTP/1.1\r\nHost: islet\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n{}\r\n0\r\n\r\n"
+            let answer = try await RawHTTP.exchange(port: islet.port, bytes: Array(request.utf8))
+            #expect(answer.hasPrefix("HTTP/1.1 200 OK"), "\(answer)")
+            #expect(Self.statusLines(answer) == 1, "\(answer)")
+        }
+    }
+
+    /// How many responses `answer` holds: lines that start like a status line.
+    private static func statusLines(_ answer: String) -> Int {
+        answer.split(separator: "\n").filter { $0.hasPrefix("HTTP/1.1 ") }.count
     }
 
     @Test func connectionsOverTheCapAreAnsweredUnavailable() async throws {

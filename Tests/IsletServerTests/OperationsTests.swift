@@ -119,7 +119,7 @@ struct OperationsTests {
             "maxTimestampLead", "bufferSize", "keepAlive", "writeTimeout", "level", "pushBudgetPerHour",
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
-            "requestTimeout",
+            "requestTimeout", "shutdownTimeout",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }

@@ -51,6 +51,24 @@ public final class RawSocket: Sendable {
         return (String(decoding: bytes, as: UTF8.self), closed)
     }
 
+    /// Reads until `count` bytes have arrived, the peer closes (`closed`), or `seconds` pass
+    /// without a byte: a reader that takes its answers at a pace of its own.
+    public func read(atMost count: Int, seconds: Int) -> (text: String, closed: Bool) {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        var data = [UInt8]()
+        var buffer = [UInt8](repeating: 0, count: count)
+        while data.count < count {
+            let received = recv(descriptor, &buffer, count - data.count, 0)
+            if received == 0 || (received < 0 && errno == ECONNRESET) {
+                return (String(decoding: data, as: UTF8.self), true)
+            }
+            if received < 0 { break }
+            data += buffer[0..<received]
+        }
+        return (String(decoding: data, as: UTF8.self), false)
+    }
+
     private func readBytes(seconds: Int, untilSuffix suffix: String?) -> (bytes: [UInt8], closed: Bool) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))

@@ -4,8 +4,10 @@ import NIOHTTP2
 
 /// Frees an APNs stream as soon as it can hold nothing more worth keeping.
 ///
-/// - A request that is not complete (its END_STREAM received) within `requestTimeout` of the
-///   stream opening is reset (RST_STREAM, CANCEL).
+/// - A stream that is not over within `requestTimeout` of opening — its request received
+///   (END_STREAM) and its answer delivered — is reset (RST_STREAM, CANCEL). The answer counts:
+///   a client that grants no flow-control window takes no body, and its stream, with the answer
+///   waiting in it, would otherwise be held for ever.
 /// - A response that is complete while the client is still sending — a `403` answered from the
 ///   headers alone — gives the request `earlyAnswerGrace` to finish, then is followed by
 ///   RST_STREAM with NO_ERROR, as RFC 9113 §8.1 allows: the stream is released instead of
@@ -14,7 +16,8 @@ import NIOHTTP2
 ///   APNSwift uses, does): an honest client finishes within it and reads its reason.
 ///
 /// It sits at the front of the stream's pipeline, where frames pass, and tells the connection's
-/// `APNsConnectionGuard` when the stream opens and closes.
+/// `APNsConnectionGuard` when the stream opens and closes, when its answer is delivered and when
+/// it ran out of time.
 final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     typealias InboundOut = HTTP2Frame.FramePayload
@@ -26,8 +29,12 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
 
     private let requestTimeout: TimeAmount
     private let logger: Logger
+    private var connection: APNsConnectionGuard?
     private var requestComplete = false
-    private var timer: Scheduled<Void>?
+    /// The stream's deadline (`requestTimeout`): ended only by the answer's delivery.
+    private var deadline: Scheduled<Void>?
+    /// The reset that follows an early answer once its grace has passed.
+    private var earlyAnswerReset: Scheduled<Void>?
 
     init(requestTimeout: TimeAmount, logger: Logger) {
         self.requestTimeout = requestTimeout
@@ -41,30 +48,45 @@ final class APNsStreamGuard: ChannelDuplexHandler, RemovableChannelHandler {
             let id = (try? context.channel.syncOptions?.getOption(HTTP2StreamChannelOptions.streamID)) ?? .rootStream
             connection.streamOpened(id)
             context.channel.closeFuture.assumeIsolated().whenComplete { _ in connection.streamClosed() }
+            self.connection = connection
         }
-        timer = context.eventLoop.assumeIsolated().scheduleTask(in: requestTimeout) { [self] in
-            logger.debug("APNs stream reset: its request did not arrive in time", metadata: ["limit": "apns.requestTimeout"])
+        deadline = context.eventLoop.assumeIsolated().scheduleTask(in: requestTimeout) { [self] in
+            if requestComplete {
+                logger.debug("APNs stream reset: the client did not take its answer in time", metadata: ["limit": "apns.requestTimeout"])
+            } else {
+                logger.debug("APNs stream reset: its request did not arrive in time", metadata: ["limit": "apns.requestTimeout"])
+            }
+            connection?.streamTimedOut()
             context.close(promise: nil)
         }
     }
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        timer?.cancel()
+        deadline?.cancel()
+        earlyAnswerReset?.cancel()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         if Self.endsStream(unwrapInboundIn(data)) {
             requestComplete = true
-            timer?.cancel()
         }
         context.fireChannelRead(data)
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        context.write(data, promise: promise)
-        if Self.endsStream(unwrapOutboundIn(data)), !requestComplete {
-            timer?.cancel()
-            timer = context.eventLoop.assumeIsolated().scheduleTask(in: min(Self.earlyAnswerGrace, requestTimeout)) { [self] in
+        guard Self.endsStream(unwrapOutboundIn(data)) else {
+            return context.write(data, promise: promise)
+        }
+        // The last frame of the answer: once it is on the wire, the stream owes nothing more
+        // but the rest of its request, which an early answer's grace bounds.
+        let written = promise ?? context.eventLoop.makePromise()
+        written.futureResult.assumeIsolated().whenSuccess { [self] in
+            deadline?.cancel()
+            connection?.answerDelivered()
+        }
+        context.write(data, promise: written)
+        if !requestComplete {
+            earlyAnswerReset = context.eventLoop.assumeIsolated().scheduleTask(in: min(Self.earlyAnswerGrace, requestTimeout)) { [self] in
                 guard !requestComplete else { return }
                 context.writeAndFlush(wrapOutboundOut(.rstStream(.noError)), promise: nil)
             }

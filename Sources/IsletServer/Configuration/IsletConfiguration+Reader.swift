@@ -21,6 +21,8 @@ extension IsletConfiguration {
         server.requestBodyTimeout = try settings.timeout("server.requestBodyTimeout") ?? server.requestBodyTimeout
         server.minBodyRate = try settings.int("server.minBodyRate", in: 1...(1 << 30)) ?? server.minBodyRate
         server.idleTimeout = try settings.timeout("server.idleTimeout") ?? server.idleTimeout
+        server.writeTimeout = try settings.timeout("server.writeTimeout") ?? server.writeTimeout
+        server.shutdownTimeout = try settings.timeout("server.shutdownTimeout") ?? server.shutdownTimeout
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
         store.durability = try settings.choice("store.durability", SQLiteStore.Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention

@@ -50,6 +50,12 @@ public struct ServerSettings: Equatable, Sendable {
     /// How long a connection may stay open between a response and the next request's head,
     /// in seconds.
     public var idleTimeout: TimeInterval = 60
+    /// How long a client may take none of the bytes the server has waiting for it, in seconds,
+    /// before its connection is closed: a client that stops reading holds no connection for long.
+    public var writeTimeout: TimeInterval = 30
+    /// How long a graceful shutdown (SIGTERM, SIGINT) waits for answers in flight, in seconds,
+    /// before it closes the connections still open and the process exits.
+    public var shutdownTimeout: TimeInterval = 10
 
     /// The defaults.
     public init() {}
@@ -104,10 +110,11 @@ public struct APNsSettings: Equatable, Sendable {
     /// How long a new connection may take, in seconds, to finish TLS, send the HTTP/2 preface
     /// and open its first stream.
     public var firstRequestTimeout: TimeInterval = 10
-    /// How long one stream's request may take from its HEADERS to its last frame, in seconds,
-    /// before the stream is reset.
+    /// How long one stream may take from its HEADERS to its end — its request received and its
+    /// answer delivered — in seconds, before the stream is reset.
     public var requestTimeout: TimeInterval = 10
-    /// How long a connection may stay open with no stream, in seconds. Providers keep APNs
+    /// How long a connection may go without an answer delivered, in seconds; streams in flight
+    /// put it off unless one of them was reset by `requestTimeout`. Providers keep APNs
     /// connections open for hours.
     public var idleTimeout: TimeInterval = 3600
 

@@ -3,8 +3,9 @@ import Logging
 import NIOCore
 import NIOHTTP1
 
-/// The REST port's connections: each one counted against the port's cap and held to
-/// `InboundDeadlines` by a `RequestGuard`; one over the cap is answered `503 unavailable` by a
+/// The REST port's connections: each one counted against the port's cap, held to
+/// `InboundDeadlines` by a `RequestGuard` and closed by a `WriteStallGuard` when its client stops
+/// taking its answers; one over the cap is answered `503 unavailable` by a
 /// `ConnectionRefusal` (or, when too many are being refused already, closed at once).
 struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
     enum Value: ServerChildChannelValue {
@@ -21,6 +22,8 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
 
     let inner: Inner
     let limits: InboundDeadlines.Limits
+    /// How long a client may take none of what is written to it (`WriteStallGuard`).
+    let writeTimeout: TimeAmount
     let cap: ConnectionCap
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -28,6 +31,9 @@ struct GuardedChildChannel<Inner: ServerChildChannel>: ServerChildChannel {
         case .serve:
             return inner.setup(channel: channel, logger: logger).flatMapThrowing { value in
                 try channel.pipeline.syncOperations.addHandler(RequestGuard(limits: limits, logger: logger))
+                try channel.pipeline.syncOperations.addHandler(
+                    WriteStallGuard(timeout: writeTimeout, limit: "server.writeTimeout", logger: logger), position: .first
+                )
                 return .served(value)
             }
         case .refuse:

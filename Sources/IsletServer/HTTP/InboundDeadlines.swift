@@ -34,7 +34,7 @@ struct InboundDeadlines {
     let limits: Limits
     private(set) var phase: Phase
     /// Requests whose response has not ended.
-    private var unanswered = 0
+    private(set) var unanswered = 0
 
     init(limits: Limits, connectedAt now: NIODeadline) {
         self.limits = limits

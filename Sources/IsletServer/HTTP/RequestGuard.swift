@@ -8,10 +8,19 @@ import NIOHTTP1
 /// client that sends nothing, or one byte a second.
 ///
 /// It sits after the HTTP decoder (and the WebSocket upgrade handler), where it sees request
-/// parts come in and response parts go out. It also answers a first request that cannot be
-/// parsed: with the WebSocket upgrade pipeline, NIO's upgrade handler leaves that parse error
-/// unanswered and the connection open. A WebSocket upgrade ends its job: the connection is a
-/// WebSocket then, with pings of its own, and the guard steps aside.
+/// parts come in and response parts go out. It also sees that each request that cannot be
+/// parsed gets exactly one answer, and that the connection ends with it:
+/// - a request head that cannot be parsed is answered `400 invalidRequest` here — with the
+///   WebSocket upgrade pipeline, NIO's upgrade handler would leave it unanswered and the
+///   connection open, and Hummingbird would answer a later one with an empty `400`;
+/// - a body whose framing breaks (a chunk size of `zz`) comes after the route has its request:
+///   the route's answer (the JSON `400`, or whatever it answers without reading the body) is
+///   the only one, sent with `Connection: close`, and the connection closes after it — the
+///   empty `400` Hummingbird then writes for the same request never goes out, so a proxy
+///   reusing the connection cannot take it for the answer to the next request.
+///
+/// A WebSocket upgrade ends its job: the connection is a WebSocket then, with pings of its
+/// own, and the guard steps aside.
 final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
@@ -22,6 +31,10 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     private var deadlines: InboundDeadlines?
     private var timer: Scheduled<Void>?
     private var timerDeadline: NIODeadline?
+    /// A request could not be read to its end: the connection ends once its answers are written.
+    private var closesAfterAnswers = false
+    /// The last answer is written and the connection closing: nothing more goes out.
+    private var answered = false
 
     init(limits: InboundDeadlines.Limits, logger: Logger) {
         self.limits = limits
@@ -55,11 +68,26 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if case .end = unwrapOutboundIn(data) {
+        guard !answered else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return
+        }
+        switch unwrapOutboundIn(data) {
+        case .head(var head) where closesAfterAnswers:
+            head.headers.replaceOrAdd(name: "Connection", value: "close")
+            context.write(wrapOutboundOut(.head(head)), promise: promise)
+        case .end:
             deadlines?.responseEnded(at: context.eventLoop.now)
             schedule(context)
+            context.write(data, promise: promise)
+            if closesAfterAnswers, deadlines?.unanswered == 0 {
+                answered = true
+                context.flush()
+                Self.close(context.channel)
+            }
+        default:
+            context.write(data, promise: promise)
         }
-        context.write(data, promise: promise)
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
@@ -70,10 +98,21 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        guard case .head(_, first: true) = deadlines?.phase, error is HTTPParserError else {
+        guard error is HTTPParserError, let phase = deadlines?.phase else {
+            return context.fireErrorCaught(error)
+        }
+        guard case .head = phase else {
+            // Mid-request: the route has it, and its reader must learn the body is broken.
+            closesAfterAnswers = true
+            if deadlines?.unanswered == 0 {
+                // Answered already, without reading the body: that answer was the only one.
+                answered = true
+                Self.close(context.channel)
+            }
             return context.fireErrorCaught(error)
         }
         deadlines = nil
+        answered = true
         timer?.cancel()
         let refusal = IsletError(.invalidRequest, "The request is not valid HTTP/1.1.")
         let channel = context.channel
