@@ -116,6 +116,7 @@ public struct Islet: Sendable {
         let routeTable = RouteTable()
         router.add(middleware: ErrorMiddleware(routes: routeTable))
         router.add(middleware: PathParameters())
+        router.add(middleware: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]))
         let loopbackOnly = configuration.server.listensOnLoopbackOnly
         router.add(middleware: Authentication(keys: keys, loopbackOnly: loopbackOnly))
         router.add(middleware: MetricsMiddleware())

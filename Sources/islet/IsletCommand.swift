@@ -8,12 +8,13 @@ struct IsletCommand: AsyncParsableCommand {
         commandName: "islet",
         abstract: "Live Activities, self-hosted: a server and its command line.",
         discussion: """
-            Run `islet serve` to start a server (data in ./.islet, listening on 127.0.0.1:8080).
-            The other commands talk to a server: --server (ISLET_URL) says which, --key (ISLET_KEY)
-            with which key; on the server's machine they use the admin key from the data directory.
+            Run `islet serve` to start a server (data in ./.islet, listening on 127.0.0.1:8080). \
+            The other commands talk to a server: --server (ISLET_URL) says which, --key (ISLET_KEY) \
+            with which key; on the server's machine they use the admin key from the data directory. \
+            An activity's id may be given by its first characters (at least 4).
 
-            Exit codes: 0 success, 1 refused as invalid, 3 not authorized, 4 not found,
-            5 conflict (ignored by the lifecycle rules, a limit, already exists), 6 server error,
+            Exit codes: 0 success, 1 refused as invalid, 3 not authorized, 4 not found, \
+            5 conflict (ignored by the lifecycle rules, a limit, already exists), 6 server error, \
             7 server unreachable, 64 usage error.
             """,
         version: Islet.version,

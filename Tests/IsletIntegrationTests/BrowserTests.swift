@@ -17,7 +17,7 @@ extension DurabilityTests {
     /// device — each checked on the page.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func theDisplayShowsWhatProducersDoAsItHappens() async throws {
-        try await Self.runBrowserScript(steps: 17, timeout: 180)
+        try await Self.runBrowserScript(steps: 18, timeout: 180)
     }
 
     /// Listening beyond loopback, the display needs its device's key, given once in the address.

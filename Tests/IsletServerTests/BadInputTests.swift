@@ -276,6 +276,15 @@ struct BadInputTests {
                 #expect(reply.status == 400, "\(path)")
                 #expect(reply.reason == "invalidRequest", "\(path)")
             }
+            // A parameter the route does not take is named, as an unknown body field is.
+            let misspelled = try await islet.request(.GET, "/v1/activities?stat=active", key: islet.admin)
+            #expect(misspelled.status == 400)
+            #expect(misspelled.json["error"]?["message"]?.stringValue == #"Unknown query parameter "stat"; GET /v1/activities takes bundleId, device, limit, state, type."#)
+            #expect(try await islet.request(.GET, "/v1/apps?bundleId=x", key: islet.admin).reason == "invalidRequest")
+            // Known ones pass; a key in the query only where streams take it; pages take anything.
+            #expect(try await islet.request(.GET, "/v1/activities?state=active&limit=5").status == 401)
+            #expect(try await islet.request(.GET, "/v1/activities?state=active&key=\(islet.admin)").reason == "invalidRequest")
+            #expect(try await islet.request(.GET, "/?utm_source=mail").status == 200)
         }
     }
 

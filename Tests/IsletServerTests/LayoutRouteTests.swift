@@ -77,4 +77,22 @@ struct LayoutRouteTests {
             #expect(try await islet.request(.GET, "/v1/activities/\(activity.id)/presentation").reason == "unauthorized")
         }
     }
+
+    @Test func theLimitIsTheCompactDocumentsNotTheIndentations() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.ci")
+            let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+                .appendingPathComponent("../../Examples/Layouts/ci-build/layout.json").standardized
+            // The shipped layout, indented far beyond 64 KiB: accepted, as its content fits.
+            let indented = try String(contentsOf: file, encoding: .utf8).replacingOccurrences(of: "\n", with: "\n" + String(repeating: " ", count: 40))
+            #expect(indented.utf8.count > 65_536)
+            let put = try await islet.request(.PUT, "/v1/apps/com.example.ci/layouts/StatusAttribute", key: key, body: indented)
+            #expect(put.status == 201, "\(put.text.prefix(300))")
+            // Content beyond 64 KiB is refused however it is written.
+            let big = #"{"lockScreen": {"type": "Text", "text": "\#(String(repeating: "x", count: 70_000))"}}"#
+            let refused = try await islet.request(.PUT, "/v1/apps/com.example.ci/layouts/Big", key: key, body: big)
+            #expect(refused.status == 413)
+            #expect(refused.reason == "payloadTooLarge")
+        }
+    }
 }

@@ -78,6 +78,8 @@
       if (!source) connect(next.eventId);
     }, function (error) {
       showMessage(error);
+      // Said once, not "connecting…" for ever: a device that does not exist (yet), a refused key, no server.
+      setStatus(error.status === 404 ? "missing" : error.status ? "refused" : "offline");
       retryTimer = setTimeout(refresh, 5000);
     }).then(function () {
       loading = false;
@@ -106,10 +108,15 @@
     });
   }
 
+  var STATUS_TEXT = {
+    live: "live", connecting: "connecting…", reconnecting: "reconnecting…",
+    missing: "no such device", refused: "refused", offline: "server unreachable…"
+  };
+
   function setStatus(status) {
     var element = $("status");
     element.dataset.status = status;
-    element.textContent = status === "live" ? "live" : status + "…";
+    element.textContent = STATUS_TEXT[status];
   }
 
   function showMessage(error) {

@@ -37,9 +37,15 @@ struct Authentication: RouterMiddleware {
             }
             return String(parts[1]).trimmingCharacters(in: .whitespaces)
         }
-        if request.uri.path.hasPrefix("/v1/events") {
+        if takesKeyInQuery(request.uri.path) {
             return request.query("key")
         }
         return nil
+    }
+
+    /// Whether a path takes its key as `?key=` too: the event streams, which a browser's
+    /// `EventSource` and `WebSocket` open without headers.
+    static func takesKeyInQuery(_ path: String) -> Bool {
+        path.hasPrefix("/v1/events")
     }
 }

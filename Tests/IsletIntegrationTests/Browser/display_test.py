@@ -317,6 +317,14 @@ def main():
         assert "Kitchen iPad" in driver.find_element(By.ID, "device-name").text
         print("ok: /devices/{id} shows that device's activities")
 
+        run.at("a device that does not exist")
+        driver.get(URL + "/devices/nosuch")
+        page.until("the page says there is no such device", lambda: page.js(
+            "return document.getElementById('status').dataset.status") == "missing")
+        assert driver.find_element(By.ID, "status").text == "no such device"
+        assert "nosuch" in driver.find_element(By.ID, "message").text
+        print("ok: /devices/{id} of no device says so instead of connecting for ever")
+
 
 def keys():
     """A server that listens beyond loopback shows a display only with its device's key."""
