@@ -23,6 +23,13 @@ struct RequestRulesTests {
         #expect(refusal(request(), occupancy: Occupancy(activitiesEnabled: false, appActivities: 0, deviceActivities: 0)) == .denied)
     }
 
+    @Test func aStaleDateNoClientCouldSendIsRefusedFromSwiftToo() {
+        for stale: Double in [.nan, -1, 1e300, -.infinity] {
+            #expect(refusal(request(ActivityContent(state: [:], staleDate: Date(timeIntervalSince1970: stale)))) == .invalidRequest, "\(stale)")
+        }
+        #expect(refusal(request(ActivityContent(state: [:], staleDate: .distantFuture))) == nil)
+    }
+
     @Test func attributesAndStateOverFourKilobytesAreTooLarge() {
         let big = String(repeating: "x", count: 4000)
         #expect(refusal(request(ActivityContent(state: ["note": .string(big)]), attributes: ["more": .string(String(repeating: "y", count: 100))])) == .attributesTooLarge)

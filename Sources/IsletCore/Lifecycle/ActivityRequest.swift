@@ -100,5 +100,9 @@ extension ActivityContent {
         guard relevanceScore.isFinite else {
             throw IsletError(.invalidRequest, "content.relevanceScore must be a finite number.")
         }
+        // Checked here too, not only when a request is decoded: a Swift caller can hand over any `Date`.
+        if let staleDate, !WireFormat.isAcceptedDate(staleDate.timeIntervalSince1970) {
+            throw IsletError(.invalidRequest, "content.staleDate must be \(WireFormat.dateRangeText).")
+        }
     }
 }
