@@ -184,6 +184,9 @@ public struct Renderer: Sendable {
         let clamped = fraction.isNaN ? 0 : min(max(fraction, 0), 1)
         let inner = progress.style == .linear ? "<div class=\"la-progress-fill\"></div>" : ""
         var box = Box(classes: ["la-progress", "la-progress-\(progress.style.rawValue)"], inner: inner)
+        // A linear ProgressView takes all the width it is offered, as SwiftUI's does: in an
+        // HStack it shares the room left by the others, and makes its stacks flexible too.
+        box.flexibleWidth = progress.style == .linear
         box.style.append("--p:\(css(clamped))")
         box.attributes += attributes
         return box

@@ -20,6 +20,14 @@ extension DurabilityTests {
         try await Self.runBrowserScript(steps: 18, timeout: 180)
     }
 
+    /// SwiftUI's sizing on the live display: a linear ProgressView in an HStack takes the room
+    /// left, text beside the camera is one truncated line, the expanded bottom's progress spans
+    /// the island, and an alert's banner covers the clock.
+    @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
+    func viewsAreSizedAsSwiftUISizesThem() async throws {
+        try await Self.runBrowserScript("sizing", steps: 4)
+    }
+
     /// Listening beyond loopback, the display needs its device's key, given once in the address.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func offLoopbackTheDisplayNeedsItsDevicesKey() async throws {

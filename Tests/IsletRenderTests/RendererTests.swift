@@ -37,6 +37,23 @@ struct RendererTests {
         assertSnapshot(of: html, as: .lines)
     }
 
+    @Test func aLinearProgressViewInAnHStackTakesTheRoomLeft() throws {
+        // SwiftUI: the linear bar is flexible in width, so its HStack is too; a circular one is not.
+        let html = lines(try render("""
+            {"type": "VStack", "children": [
+              {"type": "HStack", "children": [
+                {"type": "ProgressView", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}},
+                {"type": "Text", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}}
+              ]},
+              {"type": "HStack", "children": [{"type": "ProgressView", "value": 0.5, "style": "circular"}, {"type": "Text", "text": "half"}]}
+            ]}
+            """, state: ["start": .number(noon - 60), "end": .number(noon + 240)]))
+        assertSnapshot(of: html, as: .lines)
+        #expect(html.contains(#"<div class="la-hstack la-a-center la-flex-x""#))
+        #expect(html.contains(#"class="la-progress la-progress-linear la-flex-x""#))
+        #expect(!html.contains(#"class="la-progress la-progress-circular la-flex-x""#))
+    }
+
     @Test func textJoinsItsPartsAndImagesDrawIsletsIcons() throws {
         let html = lines(try render("""
             {"type": "HStack", "children": [

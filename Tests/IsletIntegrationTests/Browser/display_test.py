@@ -445,5 +445,79 @@ def islet_js():
         print("ok: endAllActivities ends every one; with Live Activities off, start resolves false (denied)")
 
 
+def sizing():
+    """Views sized by SwiftUI's rules on the live display: a linear ProgressView takes the room
+    an HStack leaves it; text beside the camera is one line, truncated; an alert's banner covers
+    the clock."""
+    key = api("POST", "/v1/apps", {"bundleId": "com.example.sizing"})["apiKey"]
+    now = int(time.time())
+    layout = {
+        "dateEncoding": "secondsSince1970",
+        "lockScreen": {"type": "HStack", "children": [
+            {"type": "ProgressView", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}},
+            {"type": "Text", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.end"}}}]},
+        "dynamicIsland": {
+            "compactLeading": {"type": "Image", "systemName": "hammer.fill"},
+            "compactTrailing": {"type": "Text", "text": {"bind": "state.status"}},
+            "minimal": {"type": "Text", "text": {"bind": "state.status"}},
+            "expanded": {"leading": {"type": "Text", "text": "Build"},
+                         "bottom": {"type": "ProgressView", "value": {"bind": "state.done"}}},
+        },
+    }
+    api("PUT", "/v1/apps/com.example.sizing/layouts/Sizing", layout, key=key)
+    activity = start(key, "Sizing", {}, {"start": now - 60, "end": now + 240, "status": "Pending", "done": 0.5})
+    with Scenario() as run:
+        driver, page = run.driver, run.page
+        driver.get(URL + "/")
+        page.until("the activity", lambda: page.ids() == [activity])
+
+        run.at("a ProgressView in an HStack")
+        widths = page.js("""
+            const card = document.querySelector('.islet-card'), bar = card.querySelector('.la-progress-linear'),
+                  timer = card.querySelector('.la-timer');
+            return {card: card.clientWidth, bar: bar.offsetWidth, timer: timer.offsetWidth};""")
+        # SwiftUI: the timer at its own width, the bar all the rest (less the stack's spacing and the card's padding).
+        assert widths["bar"] > widths["card"] - widths["timer"] - 60, widths
+        print("ok: a linear ProgressView in an HStack takes the room the timer leaves", widths)
+
+        run.at("compact text truncates")
+        page.until("the island compact", lambda: page.island()["mode"] == "compact")
+        text = page.js("""
+            const text = document.querySelector('#island .islet-trailing .la-text');
+            const style = getComputedStyle(text);
+            return {lines: Math.round(text.offsetHeight / parseFloat(style.lineHeight || '17')), height: text.offsetHeight,
+                    clipped: text.scrollWidth > text.clientWidth, whiteSpace: style.whiteSpace, overflow: style.textOverflow};""")
+        assert text["whiteSpace"] == "nowrap" and text["overflow"] == "ellipsis" and text["clipped"], text
+        assert text["height"] < 24, text
+        print("ok: compact trailing text is one line, truncated with an ellipsis", text)
+
+        run.at("the expanded bottom's progress")
+        driver.find_element(By.ID, "island").click()
+        page.until("expanded", lambda: page.island()["mode"] == "expanded")
+        page.until("the island at its expanded width", lambda: page.island()["width"] == 371)
+        bar = page.js("return document.querySelector('#island .islet-bottom .la-progress-linear').offsetWidth")
+        assert bar > 250, bar
+        print("ok: the expanded island's bottom progress spans it", bar)
+
+        run.at("the banner covers the clock")
+        api("POST", f"/v1/activities/{activity}/update", {"content": {"state": {"start": now - 60, "end": now + 240, "status": "Running", "done": 0.6}},
+            "alert": {"title": "Build", "body": "Running"}}, key=key)
+        page.until("the banner", lambda: page.banner()["shown"])
+        seen = """
+            const clock = document.getElementById('time').getBoundingClientRect();
+            const points = [];
+            for (let y = clock.top + 2; y < clock.bottom; y += 8) points.push([clock.left + clock.width / 2, y]);
+            return points.filter(([x, y]) => {
+              const element = document.elementFromPoint(x, y);
+              return element && element.closest('.islet-clock');
+            }).length;"""
+        # Wherever the clock is, nothing of it shows while the banner is there…
+        page.until("no part of the clock showing", lambda: page.js(seen) == 0)
+        print("ok: an alert's banner covers the clock")
+        # …and it comes back when the banner goes.
+        page.until("the banner gone", lambda: not page.banner()["shown"])
+        page.until("the clock back", lambda: page.js(seen) > 0)
+
+
 if __name__ == "__main__":
-    {"keys": keys, "islet-js": islet_js}.get(sys.argv[1] if len(sys.argv) > 1 else "", main)()
+    {"keys": keys, "islet-js": islet_js, "sizing": sizing}.get(sys.argv[1] if len(sys.argv) > 1 else "", main)()
