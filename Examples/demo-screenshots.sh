@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
 # Screenshots of `islet demo bike` on the web display (start, middle with the island expanded,
-# summary) into docs/screenshots/demo-bike-*.png, from a server of its own.
+# summary) as demo-bike-*.png, from a server of its own.
 #
-#   Examples/demo-screenshots.sh                              # uses `swift run islet`
-#   ISLET=.build/debug/islet Examples/demo-screenshots.sh     # a built islet, much faster
+#   Examples/demo-screenshots.sh                    # into .build/screenshots (untracked)
+#   Examples/demo-screenshots.sh docs/screenshots   # the committed ones
+#   ISLET=/path/to/islet Examples/demo-screenshots.sh   # another islet (default: builds this one)
 #
 # Needs Python's selenium and a Chromium driver (Debian: chromium chromium-driver). Takes ~50 s.
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-read -r -a islet <<<"${ISLET:-swift run islet}"
-out=docs/screenshots
+source Examples/serve.sh
+islet_command
+out=${1:-.build/screenshots}
 work=$(mktemp -d)
 mkdir -p "$out"
 
-source Examples/serve.sh
 trap 'kill "${server:-}" 2>/dev/null; rm -rf "$work"' EXIT
 start_islet "$work" || exit 1
 

@@ -1,4 +1,17 @@
-# Sourced by the screenshot scripts and Tests/Schemathesis/run: start_islet DIRECTORY starts
+# Sourced by the screenshot scripts and Tests/Schemathesis/run.
+#
+# islet_command: sets the `islet` array to $ISLET when given, or else builds islet once and uses
+# the binary (one `swift run` per call would check the build every time).
+islet_command() {
+    if [ -n "${ISLET:-}" ]; then
+        read -r -a islet <<<"$ISLET"
+    else
+        swift build --product islet >&2
+        islet=("$(swift build --show-bin-path)/islet")
+    fi
+}
+
+# start_islet DIRECTORY starts
 # `islet serve` (the command in the `islet` array) on a free port with its data in DIRECTORY/data,
 # its APNs endpoint off, and sets `server` (its pid) and `port`; the caller stops it with
 # `kill "$server"`.

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Screenshots of the example layouts: every scenario in every presentation (lockScreen, compact,
-# minimal, expanded) and both appearances, plus a few other phases, drawn by `islet render` into
-# docs/screenshots/, with an index at docs/screenshots/index.md.
+# minimal, expanded) and both appearances, plus a few other phases, drawn by `islet render`, with
+# an index (index.md).
 #
-#   Examples/Layouts/screenshots.sh                              # uses `swift run islet`
-#   ISLET=.build/debug/islet Examples/Layouts/screenshots.sh     # a built islet, much faster
+#   Examples/Layouts/screenshots.sh                    # into .build/screenshots (untracked)
+#   Examples/Layouts/screenshots.sh docs/screenshots   # the committed ones, for a change to show
+#   ISLET=/path/to/islet Examples/Layouts/screenshots.sh   # another islet (default: builds this one)
 #
 # Needs a headless Chromium (chromium, chromium-browser or google-chrome on PATH, or
 # ISLET_CHROMIUM). PNGs are optimized losslessly when optipng is installed.
@@ -16,9 +17,10 @@
 set -euo pipefail
 
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
-read -r -a islet <<<"${ISLET:-swift run islet}"
+source Examples/serve.sh
+islet_command
 layouts=Examples/Layouts
-out=docs/screenshots
+out=${1:-.build/screenshots}
 presentations=(lockScreen compact minimal expanded)
 appearances=(light dark)
 
@@ -98,7 +100,6 @@ done
 
 # The web display with all three live on it, from a server of its own (Selenium drives Chromium).
 if python3 -c "import selenium" 2>/dev/null; then
-    source Examples/serve.sh
     trap 'kill "${server:-}" 2>/dev/null; rm -rf "$work"' EXIT
     start_islet "$work" || exit 1
     python3 "$layouts/display_screenshots.py" "http://127.0.0.1:$port" "$(cat "$work/data/admin.key")" "$out"
@@ -162,4 +163,5 @@ fi
     done
 } >"$out/index.md"
 echo "$out/index.md"
+echo "screenshots in $out" >&2
 echo "done in $((SECONDS - started)) s" >&2
