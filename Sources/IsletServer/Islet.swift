@@ -115,6 +115,11 @@ public struct Islet: Sendable {
         webSocketRouter.add(middleware: ErrorMiddleware())
         let routeTable = RouteTable()
         router.add(middleware: ErrorMiddleware(routes: routeTable))
+        if let pages = configuration.server.pages {
+            // Your own pages, from Islet's origin: no key needed to read them, as the display's;
+            // `/pages/` is a directory's index, so this comes before the API's path rules.
+            router.add(middleware: FileMiddleware(pages, urlBasePath: "/pages", searchForIndexHtml: true, logger: logger))
+        }
         router.add(middleware: PathParameters())
         router.add(middleware: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]))
         let loopbackOnly = configuration.server.listensOnLoopbackOnly

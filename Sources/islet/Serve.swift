@@ -27,6 +27,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("data"), help: "The data directory (default ./.islet).")
     var dataDirectory: String?
 
+    @Option(help: "A directory of your own web pages, served at /pages/ (pages that use /islet.js).")
+    var pages: String?
+
     @Option(help: "A YAML configuration file (env ISLET_CONFIG).")
     var config: String?
 
@@ -77,6 +80,7 @@ struct Serve: AsyncParsableCommand {
         set("server.host", host)
         set("server.port", port.map(String.init))
         set("store.dataDirectory", dataDirectory)
+        set("server.pages", pages)
         set("log.level", logLevel)
         var providers: [any ConfigProvider] = [
             InMemoryProvider(name: "flags", values: flags),

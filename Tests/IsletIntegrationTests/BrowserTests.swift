@@ -37,7 +37,12 @@ extension DurabilityTests {
     /// The Scripting app's example flow through `/islet.js` in a page, seen on the display.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func isletJSRunsTheScriptingAppsFlow() async throws {
-        try await Self.runBrowserScript("islet-js", steps: 3)
+        // A page of one's own, served from the server's pages directory.
+        let pages = DataDirectory()
+        try FileManager.default.createDirectory(at: pages.url, withIntermediateDirectories: true)
+        try #"<!doctype html><title>My activity</title><script src="/islet.js"></script><p>Mine</p>"#
+            .write(to: pages.url.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
+        try await Self.runBrowserScript("islet-js", steps: 4, server: ["ISLET_SERVER_PAGES": pages.path])
     }
 
     /// A page on another origin opens the keyless display's WebSocket, posts a dismissal with

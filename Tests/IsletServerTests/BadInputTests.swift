@@ -266,6 +266,23 @@ struct BadInputTests {
         }
     }
 
+    @Test func pagesAreServedFromTheirDirectoryOnly() async throws {
+        let root = FileManager.default.temporaryDirectory.appendingPathComponent("islet-pages-\(UUID().uuidString)")
+        let pages = root.appendingPathComponent("pages")
+        try FileManager.default.createDirectory(at: pages, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: root) }
+        try "<p>mine</p>".write(to: pages.appendingPathComponent("index.html"), atomically: true, encoding: .utf8)
+        try "secret".write(to: root.appendingPathComponent("secret.txt"), atomically: true, encoding: .utf8)
+        try await withIslet({ $0.server.pages = pages.path }) { islet in
+            #expect(try await islet.request(.GET, "/pages/").text == "<p>mine</p>")
+            #expect(try await islet.request(.GET, "/pages/index.html").status == 200)
+            for path in ["/pages/../secret.txt", "/pages/%2e%2e/secret.txt", "/pages/..%2fsecret.txt", "/pages/nope.html"] {
+                let reply = try await islet.request(.GET, path)
+                #expect(reply.status >= 400 && !reply.text.contains("secret"), "\(path)")
+            }
+        }
+    }
+
     @Test func badQueryParameters() async throws {
         try await withIslet { islet in
             for path in [

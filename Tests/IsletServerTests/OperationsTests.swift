@@ -119,7 +119,7 @@ struct OperationsTests {
             "maxTimestampLead", "bufferSize", "keepAlive", "writeTimeout", "level", "pushBudgetPerHour",
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
-            "requestTimeout", "shutdownTimeout",
+            "requestTimeout", "shutdownTimeout", "pages",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -159,6 +159,7 @@ struct OperationsTests {
             ("lifecycle.maxActiveDuration", "8 hours"), ("log.level", "loud"), ("streams.bufferSize", "-1"),
             ("server.requestBodyTimeout", "0"), ("apns.idleTimeout", "30d"), ("server.maxConnections", "0"),
             ("streams.keepAlive", "0"), ("streams.keepAlive", "0.5s"), ("streams.writeTimeout", "0"),
+            ("server.pages", "/nonexistent/pages"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {

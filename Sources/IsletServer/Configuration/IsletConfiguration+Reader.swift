@@ -16,6 +16,7 @@ extension IsletConfiguration {
         server.port = try settings.int("server.port", in: 0...65535) ?? server.port
         server.maxBodySize = try settings.int("server.maxBodySize", in: 1024...(64 << 20)) ?? server.maxBodySize
         server.adminKey = try settings.string("server.adminKey", secret: true)
+        server.pages = try settings.directory("server.pages")
         server.maxConnections = try settings.int("server.maxConnections", in: 1...1_000_000)
         server.requestHeadTimeout = try settings.timeout("server.requestHeadTimeout") ?? server.requestHeadTimeout
         server.requestBodyTimeout = try settings.timeout("server.requestBodyTimeout") ?? server.requestBodyTimeout
@@ -78,6 +79,16 @@ private struct SettingsReader {
 
     func string(_ key: String, secret: Bool = false) throws -> String? {
         reader.string(forKey: ConfigKey(key), isSecret: secret)
+    }
+
+    /// A directory that must exist, so a typo stops the server rather than serving nothing.
+    func directory(_ key: String) throws -> String? {
+        guard let path = try string(key) else { return nil }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), isDirectory.boolValue else {
+            throw ConfigurationError(key: key, problem: "\"\(path)\" is not a directory.")
+        }
+        return path
     }
 
     func int(_ key: String, in range: ClosedRange<Int>) throws -> Int? {

@@ -34,6 +34,9 @@ public struct ServerSettings: Equatable, Sendable {
     public var port = 8080
     /// The largest request body accepted, in bytes.
     public var maxBodySize = 64 * 1024
+    /// A directory of your own web pages, served at `/pages/` from Islet's origin — so a page
+    /// can use `/islet.js` and the API without CORS; `nil` serves none.
+    public var pages: String?
     /// A fixed admin key; when unset, one is generated and kept in the data directory.
     public var adminKey: String?
     /// The most connections served at once; more are answered `503 unavailable` and closed.

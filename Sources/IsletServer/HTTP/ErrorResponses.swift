@@ -112,7 +112,7 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     private static func translate(_ error: HTTPError, request: Request) -> IsletError {
         switch error.status {
         case .notFound:
-            IsletError(.routeNotFound, "No route \(request.method) \(request.uri.path). The API is described in docs/api.md.")
+            IsletError(.routeNotFound, error.body ?? "No route \(request.method) \(request.uri.path). The API is described in docs/api.md.")
         case .contentTooLarge:
             IsletError(.payloadTooLarge, "The request body is too large.")
         case .unauthorized:

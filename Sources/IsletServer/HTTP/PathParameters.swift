@@ -16,7 +16,8 @@ struct PathParameters<Context: RequestContext>: RouterMiddleware {
     {
         let path = request.uri.path
         if path != "/", path.hasSuffix("/") || path.contains("//") {
-            throw IsletError(.routeNotFound, "No route \(request.method) \(path): a path segment is empty.")
+            // As the router's own "no route", so what serves files for paths without one (`/pages/`) still can.
+            throw HTTPError(.notFound, message: "No route \(request.method) \(path): a path segment is empty.")
         }
         var context = context
         var decoded = Parameters()

@@ -366,6 +366,12 @@ def islet_js():
         layout = json.load(file)
     with Scenario() as run:
         driver, page = run.driver, run.page
+        run.at("a page of one's own, served from --pages")
+        driver.get(URL + "/pages/")
+        page.until("its script loaded", lambda: page.js("return typeof LiveActivity") == "function")
+        assert driver.title == "My activity", driver.title
+        print("ok: a page in the pages directory is served at /pages/ and loads /islet.js")
+
         run.at("load")
         driver.get(URL + "/")
         page.until("the live status", lambda: page.js("return document.getElementById('status').dataset.status") == "live")
