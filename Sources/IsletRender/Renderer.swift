@@ -39,9 +39,9 @@ public struct Renderer: Sendable {
             compactLeading: region(layout.compactLeading, "cl"),
             compactTrailing: region(layout.compactTrailing, "ct"),
             minimal: region(layout.minimal, "m"),
-            backgroundTint: card?.backgroundTint.map(CSSColor.init),
-            systemActionForegroundColor: card?.systemActionForegroundColor.map(CSSColor.init),
-            keylineTint: layout.keylineTint.map(CSSColor.init),
+            backgroundTint: card?.backgroundTint.map(CSSColor.init(resolving:)),
+            systemActionForegroundColor: card?.systemActionForegroundColor.map(CSSColor.init(resolving:)),
+            keylineTint: layout.keylineTint.map(CSSColor.init(resolving:)),
             isStale: scope.isStale
         )
     }

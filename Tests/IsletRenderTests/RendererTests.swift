@@ -217,6 +217,24 @@ struct RendererTests {
         }
     }
 
+    @Test func aPresentationsTintsAreColorsAnyPageCanUse() throws {
+        // Not the stylesheet's variables, meaningless without it: iOS's values for each appearance.
+        let document = #"""
+            {"lockScreen": {"type": "Text", "text": "x", "modifiers": [{"activityBackgroundTint": "blue"},
+              {"activitySystemActionForegroundColor": {"light": "accentColor", "dark": "#102030"}}]},
+             "dynamicIsland": {"keylineTint": "white"}}
+            """#
+        let layout = try Layout.parse(try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8)))
+        let presentation = Renderer().render(layout, scope: LayoutScope(attributes: [:], state: [:], isStale: false), now: Date(timeIntervalSince1970: noon))
+        #expect(presentation.backgroundTint == CSSColor(light: "#007aff", dark: "#0a84ff"))
+        #expect(presentation.systemActionForegroundColor == CSSColor(light: "#007aff", dark: "rgb(16,32,48)"))
+        #expect(presentation.keylineTint == CSSColor(light: "#ffffff", dark: "#ffffff"))
+        for color in LayoutColor.SystemColor.allCases {
+            let resolved = CSSColor(resolving: .system(color))
+            #expect(!resolved.light.contains("var(") && !resolved.dark.contains("var("), "\(color)")
+        }
+    }
+
     @Test func hostileTextIsEscapedEverywhere() throws {
         let hostile = #"<script>alert(1)</script>"><img src=x onerror=alert(2)>'&"#
         let presentation = try render("""
