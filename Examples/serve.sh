@@ -11,17 +11,19 @@ islet_command() {
     fi
 }
 
-# start_islet DIRECTORY starts
-# `islet serve` (the command in the `islet` array) on a free port with its data in DIRECTORY/data,
-# its APNs endpoint off, and sets `server` (its pid) and `port`; the caller stops it with
-# `kill "$server"`.
+# start_islet DIRECTORY starts `islet serve` (the command in the `islet` array) on a free port
+# with its data in DIRECTORY/data, its APNs endpoint off unless ISLET_APNS_ENABLED=true (then on
+# a free port too), and sets `server` (its pid), `port` and `apns_port`; the caller stops it
+# with `kill "$server"`.
 start_islet() {
     local work=$1
-    ISLET_APNS_ENABLED=false "${islet[@]}" serve --port 0 --data "$work/data" >"$work/serve.log" 2>&1 &
+    ISLET_APNS_ENABLED=${ISLET_APNS_ENABLED:-false} ISLET_APNS_PORT=0 \
+        "${islet[@]}" serve --port 0 --data "$work/data" >"$work/serve.log" 2>&1 &
     server=$!
     port=
     for _ in $(seq 600); do
         port=$(sed -n 's|^Islet .* listening on http://[^:]*:\([0-9]*\)$|\1|p' "$work/serve.log")
+        apns_port=$(sed -n 's|.*APNs-compatible endpoint listening on https://[^:]*:\([0-9]*\) .*|\1|p' "$work/serve.log")
         [ -n "$port" ] && return 0
         sleep 0.1
     done
