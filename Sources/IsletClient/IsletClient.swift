@@ -1,7 +1,6 @@
 import AsyncHTTPClient
 import Foundation
 import IsletCore
-import IsletRender
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1

@@ -2,25 +2,17 @@ import IsletCore
 
 /// A layout color as CSS, for light and for dark appearance. System colors are CSS variables
 /// the stylesheet defines per appearance (`var(--la-blue)`), so they adapt as iOS's do.
-public struct CSSColor: Hashable, Sendable, Codable {
-    public var light: String
-    public var dark: String
-
-    public init(light: String, dark: String) {
-        self.light = light
-        self.dark = dark
-    }
-
+extension CSSColor {
     init(_ color: LayoutColor) {
         switch color {
         case .system(let name):
             let value = "var(--la-\(name.rawValue))"
-            (light, dark) = (value, value)
+            self.init(light: value, dark: value)
         case .rgba(let red, let green, let blue, let alpha):
             let value = alpha == 255 ? "rgb(\(red),\(green),\(blue))" : "rgba(\(red),\(green),\(blue),\(Self.fraction(alpha)))"
-            (light, dark) = (value, value)
+            self.init(light: value, dark: value)
         case .adaptive(let lightColor, let darkColor):
-            (light, dark) = (CSSColor(lightColor).light, CSSColor(darkColor).dark)
+            self.init(light: CSSColor(lightColor).light, dark: CSSColor(darkColor).dark)
         }
     }
 

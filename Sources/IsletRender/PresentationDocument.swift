@@ -1,3 +1,5 @@
+import IsletCore
+
 /// A self-contained HTML page showing presentations in their system frames: what
 /// `islet render` writes, and what its PNGs are screenshots of.
 public enum PresentationDocument {

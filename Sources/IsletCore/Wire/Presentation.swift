@@ -1,0 +1,54 @@
+/// One activity's presentations as HTML fragments, with the colors that style their containers:
+/// what `GET /v1/activities/{id}/presentation` answers, drawn by IsletRender.
+///
+/// The Lock Screen card's background and the island's outline are the display's to draw, so
+/// they come as colors rather than markup. An empty string is a region the layout leaves empty.
+public struct Presentation: Hashable, Sendable, Codable {
+    public var lockScreen: String
+    public var expandedLeading: String
+    public var expandedTrailing: String
+    public var expandedCenter: String
+    public var expandedBottom: String
+    public var compactLeading: String
+    public var compactTrailing: String
+    public var minimal: String
+    /// `activityBackgroundTint`, for light and dark.
+    public var backgroundTint: CSSColor?
+    /// `activitySystemActionForegroundColor`, for light and dark.
+    public var systemActionForegroundColor: CSSColor?
+    /// `DynamicIsland.keylineTint`, for light and dark.
+    public var keylineTint: CSSColor?
+    /// Whether the content was stale when drawn.
+    public var isStale: Bool
+
+    /// Creates a presentation.
+    public init(
+        lockScreen: String, expandedLeading: String, expandedTrailing: String, expandedCenter: String, expandedBottom: String,
+        compactLeading: String, compactTrailing: String, minimal: String, backgroundTint: CSSColor?,
+        systemActionForegroundColor: CSSColor?, keylineTint: CSSColor?, isStale: Bool
+    ) {
+        self.lockScreen = lockScreen
+        self.expandedLeading = expandedLeading
+        self.expandedTrailing = expandedTrailing
+        self.expandedCenter = expandedCenter
+        self.expandedBottom = expandedBottom
+        self.compactLeading = compactLeading
+        self.compactTrailing = compactTrailing
+        self.minimal = minimal
+        self.backgroundTint = backgroundTint
+        self.systemActionForegroundColor = systemActionForegroundColor
+        self.keylineTint = keylineTint
+        self.isStale = isStale
+    }
+}
+
+/// A color as CSS, for light and for dark appearance.
+public struct CSSColor: Hashable, Sendable, Codable {
+    public var light: String
+    public var dark: String
+
+    public init(light: String, dark: String) {
+        self.light = light
+        self.dark = dark
+    }
+}
