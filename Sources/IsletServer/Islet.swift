@@ -123,14 +123,16 @@ public struct Islet: Sendable {
         router.add(middleware: PathParameters())
         router.add(middleware: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]))
         let loopbackOnly = configuration.server.listensOnLoopbackOnly
-        router.add(middleware: Authentication(keys: keys, loopbackOnly: loopbackOnly))
+        let authentication = Authentication(keys: keys, loopbackOnly: loopbackOnly)
+        router.add(middleware: authentication)
         router.add(middleware: MetricsMiddleware())
         router.add(middleware: RequestLogging())
         let maxBodySize = configuration.server.maxBodySize
         OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
-        EventRoutes(engine: engine, settings: configuration.streams, keys: keys, loopbackOnly: loopbackOnly).add(to: router, webSocketRouter: webSocketRouter)
+        EventRoutes(engine: engine, settings: configuration.streams, authentication: authentication)
+            .add(to: router, webSocketRouter: webSocketRouter)
         let presentations = Presentations(store: store, clock: clock, logger: logger)
         LayoutRoutes(engine: engine, presentations: presentations).add(to: router)
         DisplayRoutes(engine: engine, presentations: presentations).add(to: router)

@@ -17,12 +17,19 @@ struct Authentication: RouterMiddleware {
         _ request: Request, context: IsletRequestContext, next: (Request, IsletRequestContext) async throws -> Response
     ) async throws -> Response {
         var context = context
+        try await authenticate(request, &context)
+        return try await next(request, context)
+    }
+
+    /// Records in `context` who the request speaks for: the key's owner, or — without a key —
+    /// what the keyless display allows it. One rule for the middleware and the WebSocket
+    /// upgrade, which answers before any middleware so a refusal can be a close code.
+    func authenticate(_ request: Request, _ context: inout IsletRequestContext) async throws {
         if let key = try Self.key(in: request) {
             context.owner = try await keys.requireOwner(of: key)
         } else {
             context.keyless = KeylessAccess.evaluate(request.head, loopbackOnly: loopbackOnly)
         }
-        return try await next(request, context)
     }
 
     /// The key a request carries: `Authorization: Bearer <key>`, or `?key=` on the event streams.

@@ -17,10 +17,8 @@ import ServiceLifecycle
 struct EventRoutes {
     let engine: Engine
     let settings: StreamSettings
-    let keys: KeyRing
-    /// Whether the server listens on loopback only, so a stream with no key may watch a device
-    /// (when `KeylessAccess` grants it).
-    let loopbackOnly: Bool
+    /// Who a WebSocket upgrade speaks for, as the middleware decides it for every other request.
+    let authentication: Authentication
 
     func add(to router: Router<IsletRequestContext>, webSocketRouter: Router<IsletRequestContext>) {
         router.get("v1/events", use: serverSentEvents)
@@ -82,11 +80,7 @@ struct EventRoutes {
             // The WebSocket router has no authentication middleware: the upgrade is answered
             // first, so a refusal can be a close code the browser sees.
             var requestContext = context.requestContext
-            if let key = try Authentication.key(in: context.request) {
-                requestContext.owner = try await keys.requireOwner(of: key)
-            } else {
-                requestContext.keyless = KeylessAccess.evaluate(context.request.head, loopbackOnly: loopbackOnly)
-            }
+            try await authentication.authenticate(context.request, &requestContext)
             request = try streamRequest(context.request, context: requestContext)
         } catch let error as IsletError {
             let code = UInt16(4000 + Int(error.reason.httpStatus.code))
