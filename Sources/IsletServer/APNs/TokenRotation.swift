@@ -17,20 +17,13 @@ final class TokenRotation: Service {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            var next = self.engine.clock.now().addingTimeInterval(self.interval)
-            while !Task.isCancelled {
-                do {
-                    try await self.engine.clock.sleep(until: next)
-                    let rotated = try await self.engine.store.rotateAllTokens(now: self.engine.clock.now())
-                    self.logger.info("Rotated push tokens", metadata: ["tokens": "\(rotated)"])
-                } catch is CancellationError {
-                    return
-                } catch {
-                    self.logger.error("Rotating push tokens failed", metadata: ["error": "\(error)"])
-                }
-                next = max(next.addingTimeInterval(self.interval), self.engine.clock.now())
-            }
+        let (engine, logger) = (self.engine, self.logger)
+        await periodically(every: interval, clock: engine.clock) { error in
+            logger.error("Rotating push tokens failed", metadata: ["error": "\(error)"])
+            return nil
+        } _: {
+            let rotated = try await engine.store.rotateAllTokens(now: engine.clock.now())
+            logger.info("Rotated push tokens", metadata: ["tokens": "\(rotated)"])
         }
     }
 }

@@ -81,19 +81,10 @@ public final class EventBus: Service, Sendable {
     public var subscriberCount: Int { state.withLock { $0.subscriptions.count } }
 
     public func run() async throws {
-        await cancelWhenGracefulShutdown {
-            // Keep-alives on a fixed beat from the start, so a late wake-up does not shift it.
-            var beat = self.clock.now()
-            while !Task.isCancelled {
-                beat = max(beat.addingTimeInterval(self.settings.keepAliveInterval), self.clock.now())
-                do {
-                    try await self.clock.sleep(until: beat)
-                } catch {
-                    break
-                }
-                for subscription in self.state.withLock({ Array($0.subscriptions.values) }) {
-                    subscription.markIdle()
-                }
+        // Keep-alives on a fixed beat from the start, so a late wake-up does not shift it.
+        await periodically(every: settings.keepAliveInterval, clock: clock) { [self] in
+            for subscription in self.state.withLock({ Array($0.subscriptions.values) }) {
+                subscription.markIdle()
             }
         }
         let subscriptions = state.withLock { state -> [Subscription] in

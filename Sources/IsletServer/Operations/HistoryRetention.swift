@@ -17,27 +17,19 @@ final class HistoryRetention: Service {
     }
 
     func run() async throws {
-        await cancelWhenGracefulShutdown {
-            while !Task.isCancelled {
-                do {
-                    let cutoff = self.engine.clock.now().addingTimeInterval(-self.retention)
-                    let purged = try await self.engine.store.purge(before: cutoff)
-                    if purged.activities + purged.events + purged.tokens > 0 {
-                        self.logger.info(
-                            "Purged history older than the retention period",
-                            metadata: [
-                                "activities": "\(purged.activities)", "events": "\(purged.events)",
-                                "retiredTokens": "\(purged.tokens)",
-                            ]
-                        )
-                    }
-                    try await self.engine.clock.sleep(until: self.engine.clock.now().addingTimeInterval(3600))
-                } catch is CancellationError {
-                    return
-                } catch {
-                    self.logger.error("Purging history failed", metadata: ["error": "\(error)"])
-                    try? await self.engine.clock.sleep(until: self.engine.clock.now().addingTimeInterval(60))
-                }
+        let (engine, retention, logger) = (self.engine, self.retention, self.logger)
+        await periodically(every: 3600, clock: engine.clock, immediately: true) { error in
+            logger.error("Purging history failed", metadata: ["error": "\(error)"])
+            return 60
+        } _: {
+            let purged = try await engine.store.purge(before: engine.clock.now().addingTimeInterval(-retention))
+            if purged.activities + purged.events + purged.tokens > 0 {
+                logger.info(
+                    "Purged history older than the retention period",
+                    metadata: [
+                        "activities": "\(purged.activities)", "events": "\(purged.events)", "retiredTokens": "\(purged.tokens)",
+                    ]
+                )
             }
         }
     }
