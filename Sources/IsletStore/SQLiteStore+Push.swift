@@ -127,17 +127,6 @@ extension SQLiteStore {
         }
     }
 
-    /// The device a current push-to-start token belongs to.
-    public func pushToStartOwner(token: String) async throws -> (deviceId: DeviceID, bundleId: BundleID)? {
-        try await read { db in
-            guard let row = try Row.fetchOne(
-                db, sql: "SELECT deviceId, bundleId FROM pushToken WHERE token = ? AND kind = 'pushToStart' AND retiredAt IS NULL",
-                arguments: [token]
-            ) else { return nil }
-            return (row["deviceId"], row["bundleId"])
-        }
-    }
-
     // MARK: Channels
 
     /// Creates a broadcast channel; an app holds at most `limit`.
@@ -294,10 +283,5 @@ extension SQLiteStore {
             try String.fetchAll(db, sql: "SELECT body FROM activityType WHERE bundleId = ? ORDER BY name", arguments: [bundleId])
                 .map { try WireFormat.decoder().decode(ActivityType.self, from: Data($0.utf8)) }
         }
-    }
-
-    /// One registered activity type.
-    public func activityType(bundleId: BundleID, name: String) async throws -> ActivityType? {
-        try await read { db in try ActivityTypes.fetch(bundleId: bundleId, name: name, db: db) }
     }
 }
