@@ -68,10 +68,24 @@ let package = Package(
         .executableTarget(name: "EmbedFiles", swiftSettings: swiftSettings),
         .plugin(name: "EmbedFilesPlugin", capability: .buildTool(), dependencies: ["EmbedFiles"]),
         .target(
+            // The application layer: every use case once, over the store protocol; the bus, the
+            // fan-out and the timers (docs/engine.md). No HTTP, no SQL, no renderer.
+            name: "IsletEngine",
+            dependencies: [
+                "IsletCore",
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IsletStore",
             dependencies: [
                 "IsletCore",
+                "IsletEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -90,7 +104,7 @@ let package = Package(
             dependencies: [
                 "IsletCore",
                 "IsletRender",
-                "IsletStore",
+                "IsletEngine",
                 "IsletAPNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
@@ -107,7 +121,6 @@ let package = Package(
                 .product(name: "Prometheus", package: "swift-prometheus"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
-                .product(name: "DequeModule", package: "swift-collections"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),
@@ -163,6 +176,7 @@ let package = Package(
             dependencies: [
                 "IsletKit",
                 "IsletServer",
+                "IsletStore",
                 "IsletClient",
                 "IsletCore",
                 "IsletTestSupport",
@@ -178,6 +192,8 @@ let package = Package(
                 "IsletAPNs",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "IsletServer",
+                "IsletEngine",
+                "IsletStore",
                 "IsletClient",
                 "IsletRender",
                 "IsletKit",
@@ -232,8 +248,19 @@ let package = Package(
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
-            name: "IsletStoreTests",
-            dependencies: ["IsletCore", "IsletStore", .product(name: "GRDB", package: "GRDB.swift")],
+            // The engine's use cases without HTTP, on real SQLite files; the bus, the fan-out, the
+            // store's group commit and health.
+            name: "IsletEngineTests",
+            dependencies: [
+                "IsletCore",
+                "IsletEngine",
+                "IsletStore",
+                "IsletRender",
+                "IsletTestSupport",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(
@@ -243,6 +270,7 @@ let package = Package(
                 "IsletServer",
                 "IsletClient",
                 "IsletStore",
+                "IsletEngine",
                 "IsletAPNs",
                 "IsletTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),

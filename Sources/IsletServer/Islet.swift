@@ -4,7 +4,8 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import IsletAPNs
 import IsletCore
-import IsletStore
+import IsletEngine
+import IsletRender
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -76,9 +77,11 @@ public struct Islet: Sendable {
     ///   - configuration: What to run.
     ///   - clock: The time source; the system clock unless a test moves time by hand.
     ///   - logger: Where logs go.
+    ///   - openStore: Opens the store in the data directory: the composition root's choice (the
+    ///     `islet` command opens SQLite), so the server never names a store.
     ///   - onListening: Called with each listener and its bound port once it listens.
     public init(
-        configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger,
+        configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger, openStore: StoreOpener,
         onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
     ) async throws {
         let logger = logger.guarded()
@@ -87,10 +90,8 @@ public struct Islet: Sendable {
         lock = try DataDirectoryLock(directory: settings.dataDirectory)
 
         let metrics = ServerMetrics()
-        let bus = EventBus(settings: configuration.streams, metrics: metrics, clock: clock)
-        let store = try SQLiteStore(
-            path: settings.databasePath, rules: configuration.lifecycle, durability: settings.durability,
-            onCommit: { events in bus.publish(events) },
+        let storeOptions = StoreOptions(
+            location: settings.databasePath, durability: settings.durability,
             onWriteHealth: { failure in
                 if let failure {
                     logger.error("Writes to the store are failing; changes are refused with 503 unavailable until they succeed", metadata: ["reason": "\(failure.message)"])
@@ -99,13 +100,21 @@ public struct Islet: Sendable {
                 }
             }
         )
-        let engine = Engine(store: store, bus: bus, clock: clock, metrics: metrics)
-        try await store.ensureDefaultDevice(now: clock.now())
+        var engineSettings = EngineSettings()
+        engineSettings.rules = configuration.lifecycle
+        engineSettings.streams = configuration.streams
+        engineSettings.retention = settings.retention
+        engineSettings.tokenRotation = configuration.apns.tokenRotation
+        let renderer = Renderer { name in
+            logger.notice("A layout names an icon Islet does not have; drawing a placeholder", metadata: ["systemName": "\(name)"])
+        }
+        let engine = Engine(
+            store: try openStore(storeOptions), settings: engineSettings, clock: clock, metrics: metrics,
+            draw: { layout, scope, now in renderer.render(layout, scope: scope, now: now) }, logger: logger
+        )
 
         let (adminKey, adminKeyPath) = try AdminKey.resolve(configuration: configuration)
-        try await store.replaceAdminKey(hash: KeyRing.hash(adminKey), now: clock.now())
-
-        let keys = KeyRing(store: store)
+        let keys = KeyRing(engine: engine)
         let budget = ConnectionBudget.current()
         let httpCap = ConnectionCap(
             limit: configuration.server.maxConnections ?? budget.http, refusalSlots: ConnectionBudget.refusalSlots
@@ -133,17 +142,15 @@ public struct Islet: Sendable {
         ActivityRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         EventRoutes(engine: engine, settings: configuration.streams, authentication: authentication)
             .add(to: router, webSocketRouter: webSocketRouter)
-        let presentations = Presentations(store: store, clock: clock, logger: logger)
-        LayoutRoutes(engine: engine, presentations: presentations).add(to: router)
-        DisplayRoutes(engine: engine, presentations: presentations).add(to: router)
+        LayoutRoutes(engine: engine).add(to: router)
+        DisplayRoutes(engine: engine).add(to: router)
 
-        var services: [any Service] = [
-            bus,
-            DeadlineScheduler(engine: engine, logger: logger),
-            HistoryRetention(engine: engine, retention: settings.retention, logger: logger),
-        ]
+        var services = engine.services
         let verifier = ProviderTokenVerifier()
-        PushRoutes(engine: engine, verifier: verifier, apns: configuration.apns, maxBodySize: maxBodySize).add(to: router)
+        engine.observeEffects { effects in
+            if effects.providerKeysChanged { verifier.forget() }
+        }
+        PushRoutes(engine: engine, apns: configuration.apns, maxBodySize: maxBodySize).add(to: router)
         var authorityPath: String?
         var connections = [httpCap]
         if configuration.apns.enabled {
@@ -160,9 +167,6 @@ public struct Islet: Sendable {
             ))
             authorityPath = identity.authorityPath
         }
-        if configuration.apns.tokenRotation > 0 {
-            services.append(TokenRotation(engine: engine, interval: configuration.apns.tokenRotation, logger: logger))
-        }
 
         self.configuration = configuration
         self.engine = engine
@@ -174,7 +178,7 @@ public struct Islet: Sendable {
         self.logger = logger
         self.routes = Set((router.routes + webSocketRouter.routes).map(\.description)).sorted()
         routeTable.set(self.routes)
-        self.application = Application(
+        var application = Application(
             router: router,
             server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap),
             configuration: ApplicationConfiguration(
@@ -186,6 +190,12 @@ public struct Islet: Sendable {
             },
             logger: Self.frameworkLogger(logger)
         )
+        // Once the engine's services run (its store's writer among them), before either port answers.
+        application.beforeServerStarts {
+            try await engine.ensureDefaultDevice()
+            try await engine.replaceAdminKey(hash: KeyRing.hash(adminKey))
+        }
+        self.application = application
     }
 
     /// The logger Hummingbird gets. At the default level, `info`, its own "Server started and

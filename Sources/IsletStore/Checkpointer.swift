@@ -20,33 +20,39 @@ final class Checkpointer: Sendable {
     /// Bytes the log file is truncated to when it restarts.
     static let logSizeLimit = 8 << 20
 
-    private struct State {
-        var sinceLast = 0
-        var isRunning = false
-    }
-
     private let connection: DatabaseQueue
-    private let state = Mutex(State())
+    private let sinceLast = Mutex(0)
+    private let due: AsyncStream<Void>
+    private let signal: AsyncStream<Void>.Continuation
 
     /// Opens the checkpointing connection to the database at `path` (already in WAL mode).
     init(path: String, configuration: Configuration) throws {
         connection = try DatabaseQueue(path: path, configuration: configuration)
+        // One pending signal at most: checkpoints asked for while one runs are the same checkpoint.
+        (due, signal) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(1))
     }
 
-    /// The writer committed a transaction: starts a checkpoint when one is due and none runs.
+    /// The writer committed a transaction: asks for a checkpoint when one is due. Never waits.
     func committed() {
-        let starts = state.withLock { state in
-            state.sinceLast += 1
-            guard state.sinceLast >= Self.interval, !state.isRunning else { return false }
-            state.sinceLast = 0
-            state.isRunning = true
+        let isDue = sinceLast.withLock { count in
+            count += 1
+            guard count >= Self.interval else { return false }
+            count = 0
             return true
         }
-        guard starts else { return }
-        Task.detached(priority: .utility) {
+        if isDue { signal.yield() }
+    }
+
+    /// Runs the checkpoints asked for until `stop()`.
+    func run() async {
+        for await _ in due {
             // A failed checkpoint leaves the log to the next one (or to SQLite's backstop).
-            _ = try? await self.connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
-            self.state.withLock { $0.isRunning = false }
+            _ = try? await connection.writeWithoutTransaction { db in try db.checkpoint(.passive) }
         }
+    }
+
+    /// Ends `run` after the checkpoint under way, if any.
+    func stop() {
+        signal.finish()
     }
 }

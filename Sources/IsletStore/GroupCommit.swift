@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import IsletCore
+import IsletEngine
 import Synchronization
 
 /// Group commit: changes that arrive while a transaction is open wait for it, then run together
@@ -9,21 +10,24 @@ import Synchronization
 /// the transaction holding its change has committed (or with its own error, its savepoint
 /// rolled back, the others unaffected).
 ///
-/// Committed events go to `publish` from the writer, in commit order, before the next batch runs.
+/// The writer is a loop (`run`), one of the store's services: it takes the waiting changes,
+/// runs them, appends the transaction's `Commit` to the log — which never waits — and takes the
+/// next batch. Publishing is the engine's, off this loop.
 final class GroupCommit: Sendable {
     /// One caller's change, waiting for a transaction.
     private struct Job: Sendable {
-        /// Runs the change in its own savepoint; returns the events it recorded (none if it failed).
-        let run: @Sendable (Database) -> [EncodedEvent]
-        /// Called once, after the transaction: with `nil` when it committed, or the error that undid it.
-        let finish: @Sendable ((any Error)?) -> Void
+        /// Runs the change in its own savepoint; adds what it did to the commit (nothing if it failed).
+        let run: @Sendable (Database, inout Commit) -> Void
+        /// Called once, after the transaction: with the commit's number, or the error that undid it.
+        let finish: @Sendable (Result<UInt64, any Error>) -> Void
         /// The error the change itself failed with, if it did (read after `run`).
         let failure: @Sendable () -> (any Error)?
     }
 
     private struct Queue {
         var jobs: [Job] = []
-        var isDraining = false
+        var writer: CheckedContinuation<Void, Never>?
+        var stopped = false
         var transactions = 0
     }
 
@@ -31,42 +35,44 @@ final class GroupCommit: Sendable {
     static let maximumBatch = 256
 
     private let pool: DatabasePool
-    private let publish: @Sendable ([EncodedEvent]) -> Void
+    private let log: CommitLog
     private let committed: @Sendable () -> Void
     private let queue = Mutex(Queue())
 
     /// - Parameters:
-    ///   - publish: Receives each transaction's events, from the writer, once it has committed.
+    ///   - log: Receives each transaction's `Commit`, from the writer, once it has committed.
     ///   - committed: Told after each transaction that committed (the checkpointer counts them).
-    init(pool: DatabasePool, publish: @escaping @Sendable ([EncodedEvent]) -> Void, committed: @escaping @Sendable () -> Void = {}) {
+    init(pool: DatabasePool, log: CommitLog, committed: @escaping @Sendable () -> Void = {}) {
         self.pool = pool
-        self.publish = publish
+        self.log = log
         self.committed = committed
     }
 
-    /// Runs `body` in the next transaction and returns its value once that has committed.
-    func write<T: Sendable>(now: Date, _ body: @escaping @Sendable (Database, inout EventLog) throws -> T) async throws -> T {
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T, any Error>) in
+    /// Runs `work` in the next transaction and returns its value once that has committed.
+    func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
+        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Committed<T>, any Error>) in
             let outcome = Outcome<T>()
             enqueue(Job(
-                run: { db in
-                    var log = EventLog(now: now)
+                run: { db, commit in
+                    let transaction = SQLiteTransaction(db: db, now: now)
                     do {
                         try db.inSavepoint {
-                            outcome.result = .success(try body(db, &log))
+                            outcome.result = .success(try work(transaction))
                             return .commit
                         }
-                        return log.events
+                        commit.add(events: transaction.events, deadline: transaction.earliestDeadline, effects: transaction.effects)
                     } catch {
                         outcome.result = .failure(error)
-                        return []
                     }
                 },
-                finish: { transactionError in
-                    if let transactionError {
-                        continuation.resume(throwing: transactionError)
-                    } else {
-                        continuation.resume(with: outcome.result!)
+                finish: { transaction in
+                    switch (transaction, outcome.result) {
+                    case (.failure(let error), _), (.success, .failure(let error)?):
+                        continuation.resume(throwing: error)
+                    case (.success(let number), .success(let value)?):
+                        continuation.resume(returning: Committed(value: value, commit: number))
+                    case (.success, nil):
+                        continuation.resume(throwing: IsletError(.internalError, "A change was never run."))
                     }
                 },
                 failure: {
@@ -80,50 +86,71 @@ final class GroupCommit: Sendable {
     var transactions: Int { queue.withLock { $0.transactions } }
 
     private func enqueue(_ job: Job) {
-        let startsDrain = queue.withLock { queue in
+        let (accepted, writer) = queue.withLock { queue -> (Bool, CheckedContinuation<Void, Never>?) in
+            guard !queue.stopped else { return (false, nil) }
             queue.jobs.append(job)
-            defer { queue.isDraining = true }
-            return !queue.isDraining
+            defer { queue.writer = nil }
+            return (true, queue.writer)
         }
-        if startsDrain {
-            Task { await drain() }
+        guard accepted else {
+            return job.finish(.failure(IsletError(.unavailable, "The server is shutting down; nothing was changed.")))
         }
+        writer?.resume()
     }
 
-    /// Runs batches until no change is waiting.
-    private func drain() async {
-        while let batch = nextBatch() {
-            let publish = self.publish
+    /// Runs batches until `stop()`, then those still waiting, and returns.
+    func run() async {
+        while let batch = await nextBatch() {
             do {
-                try await pool.write { db in
-                    let events = batch.flatMap { job in job.run(db) }
-                    if !events.isEmpty {
-                        db.afterNextTransaction { _ in publish(events) }
-                    }
+                let commit = try await pool.write { db in
+                    var commit = Commit()
+                    for job in batch { job.run(db, &commit) }
+                    return commit
                 }
                 committed()
-                for job in batch { job.finish(nil) }
+                let number = log.append(commit)
+                for job in batch { job.finish(.success(number)) }
             } catch {
                 // Some failures (a full disk, an I/O error) make SQLite roll the whole transaction
                 // back, and the commit then fails as "aborted": every change in the batch is
                 // told the cause, the change that met it first.
                 let cause = batch.lazy.compactMap { $0.failure() }.first { WriteHealth.storageFailure($0) != nil } ?? error
-                for job in batch { job.finish(cause) }
+                for job in batch { job.finish(.failure(cause)) }
             }
         }
     }
 
-    /// The changes waiting (up to `maximumBatch`), or `nil` — and draining stops — when there are none.
-    private func nextBatch() -> [Job]? {
-        queue.withLock { queue in
-            guard !queue.jobs.isEmpty else {
-                queue.isDraining = false
-                return nil
+    /// Ends `run` once the changes already waiting have run; later ones are refused as `unavailable`.
+    func stop() {
+        let writer = queue.withLock { queue in
+            queue.stopped = true
+            defer { queue.writer = nil }
+            return queue.writer
+        }
+        writer?.resume()
+    }
+
+    /// The changes waiting (up to `maximumBatch`), waiting for one; `nil` once stopped and drained.
+    private func nextBatch() async -> [Job]? {
+        while true {
+            let batch = queue.withLock { queue -> [Job]?? in
+                if !queue.jobs.isEmpty {
+                    let batch = Array(queue.jobs.prefix(Self.maximumBatch))
+                    queue.jobs.removeFirst(batch.count)
+                    queue.transactions += 1
+                    return .some(batch)
+                }
+                return queue.stopped ? .some(nil) : .none
             }
-            let batch = Array(queue.jobs.prefix(Self.maximumBatch))
-            queue.jobs.removeFirst(batch.count)
-            queue.transactions += 1
-            return batch
+            if let batch { return batch }
+            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+                let ready = queue.withLock { queue -> Bool in
+                    if !queue.jobs.isEmpty || queue.stopped { return true }
+                    queue.writer = continuation
+                    return false
+                }
+                if ready { continuation.resume() }
+            }
         }
     }
 }

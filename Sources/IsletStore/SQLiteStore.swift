@@ -1,47 +1,30 @@
 import Foundation
 import GRDB
 import IsletCore
+import IsletEngine
+import ServiceLifecycle
 
-/// Islet's embedded store: one SQLite file in WAL mode, driven by the core's lifecycle rules.
+/// Islet's embedded store: one SQLite file in WAL mode, implementing the engine's `Store`.
 ///
-/// Every change runs in a write transaction: the activity is loaded, the core decides, the
-/// activity and its events are written, and the transaction commits before the call returns,
-/// so a caller acknowledges only what is durable. Changes that arrive together share one
-/// transaction, each in its own savepoint (`GroupCommit`): one commit, one wait for the disk.
-/// Committed events go to `onCommit` in commit order, from the single writer, so subscribers
-/// see them in id order.
-public final class SQLiteStore: Sendable {
-    /// How hard a commit waits for the disk.
-    public enum Durability: String, Sendable, CaseIterable {
-        /// Every commit reaches the disk before it returns (`synchronous=FULL`): nothing
-        /// acknowledged is lost even on power loss.
-        case full
-        /// Commits survive a crash of the process but not of the machine (`synchronous=NORMAL`).
-        case normal
-    }
-
-    /// The lifecycle rules the store applies.
-    public let rules: LifecycleRules
+/// Every change runs in a write transaction and commits before the call returns, so a caller
+/// acknowledges only what is durable. Changes that arrive together share one transaction, each
+/// in its own savepoint (`GroupCommit`): one commit, one wait for the disk. The writer and the
+/// checkpointer run in `run()`, as one of the engine's services.
+public final class SQLiteStore: Store {
+    public let commits = CommitLog()
     let pool: DatabasePool
     let groupCommit: GroupCommit
     let health: WriteHealth
+    private let checkpointer: Checkpointer
 
-    /// Opens (creating and migrating as needed) the store at `path`.
+    /// Opens (creating and migrating as needed) the store.
     ///
-    /// - Parameters:
-    ///   - path: The SQLite file; its directory must exist.
-    ///   - rules: The lifecycle rules to apply.
-    ///   - durability: How hard commits wait for the disk.
-    ///   - onCommit: Receives each transaction's events after it commits, in commit order.
-    ///   - onWriteHealth: Told when writes start failing for the storage's sake (a full disk),
-    ///     and with `nil` when they succeed again.
-    public init(
-        path: String, rules: LifecycleRules = LifecycleRules(), durability: Durability = .full,
-        onCommit: @escaping @Sendable ([EncodedEvent]) -> Void = { _ in },
-        onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void = { _ in }
-    ) throws {
+    /// - Parameter options: `location` is the SQLite file (its directory must exist); `durability`
+    ///   how hard commits wait for the disk; `onWriteHealth` is told when writes start failing
+    ///   for the storage's sake (a full disk) and when they succeed again.
+    public init(_ options: StoreOptions) throws {
         var configuration = Configuration()
-        let synchronous = durability == .full ? "FULL" : "NORMAL"
+        let synchronous = options.durability == .full ? "FULL" : "NORMAL"
         configuration.prepareDatabase { db in
             try db.execute(sql: "PRAGMA synchronous = \(synchronous)")
             try db.execute(sql: "PRAGMA wal_autocheckpoint = \(Checkpointer.backstopPages)")
@@ -49,26 +32,41 @@ public final class SQLiteStore: Sendable {
             try db.execute(sql: "PRAGMA journal_size_limit = \(Checkpointer.logSizeLimit)")
         }
         configuration.busyMode = .timeout(10)
-        self.pool = try DatabasePool(path: path, configuration: configuration)
-        self.rules = rules
-        self.health = WriteHealth(changed: onWriteHealth)
-        let checkpointer = try Checkpointer(path: path, configuration: configuration)
-        self.groupCommit = GroupCommit(pool: pool, publish: onCommit, committed: { checkpointer.committed() })
+        self.pool = try DatabasePool(path: options.location, configuration: configuration)
+        self.health = WriteHealth(changed: options.onWriteHealth)
+        let checkpointer = try Checkpointer(path: options.location, configuration: configuration)
+        self.checkpointer = checkpointer
+        self.groupCommit = GroupCommit(pool: pool, log: commits, committed: { checkpointer.committed() })
         try Schema.migrator.migrate(pool)
     }
 
-    /// Runs `body` in a write transaction (shared with the changes that arrive meanwhile: group
-    /// commit) and hands its events to `onCommit` once committed.
-    func write<T: Sendable>(
-        now: Date, _ body: @escaping @Sendable (Database, inout EventLog) throws -> T
-    ) async throws -> T {
-        try await watched { try await self.groupCommit.write(now: now, body) }
+    /// Opens the store at `path` with the defaults: for tests and tools.
+    public convenience init(path: String, durability: Durability = .full) throws {
+        try self.init(StoreOptions(location: path, durability: durability))
     }
 
-    /// Runs `body` in one write transaction that records no event (keys, shapes, settings of an
-    /// app), so it needs no time.
-    func write<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await watched { try await self.pool.write(body) }
+    public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
+        try await watched { try await self.groupCommit.write(now: now, work) }
+    }
+
+    public func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T {
+        try await pool.read { db in try work(SQLiteSnapshot(db: db)) }
+    }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await self.checkpointer.run() }
+                    await self.groupCommit.run()
+                    self.checkpointer.stop()
+                }
+            } onCancel: {
+                self.groupCommit.stop()
+            }
+        } onGracefulShutdown: {
+            self.groupCommit.stop()
+        }
     }
 
     /// Runs a write, reporting its outcome to `health`. A failure of the storage itself (a full
@@ -88,38 +86,20 @@ public final class SQLiteStore: Sendable {
         }
     }
 
-    /// Runs `body` on a reader, concurrently with writes.
-    func read<T: Sendable>(_ body: @escaping @Sendable (Database) throws -> T) async throws -> T {
-        try await pool.read(body)
-    }
-}
-
-/// The events a write transaction records, numbered as they are inserted.
-struct EventLog {
-    let now: Date
-    private(set) var events: [EncodedEvent] = []
-
-    init(now: Date) {
-        self.now = now
-    }
-
-    /// Records an activity's events.
-    mutating func record(_ transition: Transition, of activity: Activity, in db: Database) throws {
-        for payload in transition.payloads {
-            try record(payload, bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id, in: db)
+    public func checkWrites(quietInterval: Duration) async -> WriteFailure? {
+        guard health.current != nil || health.quiet(for: quietInterval) else { return nil }
+        do {
+            // As much as a change writes (a few pages, which a full disk or database cannot
+            // take: 8 KB that need fresh pages), removed in the same transaction.
+            try await watched {
+                try await pool.write { db in
+                    try db.execute(sql: "INSERT INTO writeProbe (at, pad) VALUES (?, zeroblob(8192))", arguments: [Date().timeIntervalSince1970])
+                    try db.execute(sql: "DELETE FROM writeProbe")
+                }
+            }
+        } catch {
+            return health.current
         }
-    }
-
-    /// Records one event.
-    mutating func record(
-        _ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?, in db: Database
-    ) throws {
-        let data = payload.encodedData()
-        try db.cachedStatement(sql: "INSERT INTO event (time, type, bundleId, deviceId, activityId, data) VALUES (?, ?, ?, ?, ?, ?)")
-            .execute(arguments: [now.timeIntervalSince1970, payload.type.rawValue, bundleId, deviceId, activityId, data])
-        events.append(EncodedEvent(
-            id: db.lastInsertedRowID, type: payload.type, time: now, bundleId: bundleId, deviceId: deviceId,
-            activityId: activityId, dataJSON: data
-        ))
+        return nil
     }
 }

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import IsletCore
+import IsletEngine
 import Synchronization
 
 /// Whether the store's writes succeed. A store that can still be read but not written — a full
@@ -9,7 +10,7 @@ import Synchronization
 ///
 /// Every write reports its outcome here. A write that fails for the storage's sake (not a
 /// refusal by the rules) marks the store failing until a later write succeeds; a probe write
-/// (`SQLiteStore.checkWrites()`) lets a health check find out when it has recovered, even if no
+/// (`SQLiteStore.checkWrites(quietInterval:)`) lets a health check find out when it has recovered, even if no
 /// change has come since.
 final class WriteHealth: Sendable {
     private struct State {
@@ -68,37 +69,5 @@ final class WriteHealth: Sendable {
         default:
             return nil
         }
-    }
-}
-
-/// Writes to the store are failing, since a time, for a reason.
-public struct WriteFailure: Hashable, Sendable {
-    /// When the first failing write happened.
-    public var since: Date
-    /// Why, as SQLite says it.
-    public var message: String
-}
-
-extension SQLiteStore {
-    /// The current write failure, if any. When writes have been failing, or none has succeeded
-    /// for `quietInterval`, it first tries a probe write: a store that recovered (space freed)
-    /// reports healthy again without waiting for a change — a node taken out of a load balancer
-    /// for failing its health check would otherwise never get one — and one whose disk filled
-    /// while nothing changed reports failing before a client's change is refused. A store that
-    /// wrote within the interval is not probed: a health check every second costs nothing.
-    ///
-    /// The probe writes as much as a change does (a few pages, which a full disk or database
-    /// cannot take: 8 KB that need fresh pages) and removes it in the same transaction.
-    public func checkWrites(quietInterval: Duration = .seconds(10)) async -> WriteFailure? {
-        guard health.current != nil || health.quiet(for: quietInterval) else { return nil }
-        do {
-            try await write { db in
-                try db.execute(sql: "INSERT INTO writeProbe (at, pad) VALUES (?, zeroblob(8192))", arguments: [Date().timeIntervalSince1970])
-                try db.execute(sql: "DELETE FROM writeProbe")
-            }
-        } catch {
-            return health.current
-        }
-        return nil
     }
 }

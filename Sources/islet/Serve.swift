@@ -2,6 +2,7 @@ import ArgumentParser
 import Configuration
 import Foundation
 import IsletServer
+import IsletStore
 import Logging
 import Metrics
 import Prometheus
@@ -53,7 +54,7 @@ struct Serve: AsyncParsableCommand {
         let banner = Banner(announcement: Self.announcement(for: configuration))
         let islet: Islet
         do {
-            islet = try await Islet(configuration: configuration, logger: logger) { endpoint, port in
+            islet = try await Islet(configuration: configuration, logger: logger, openStore: { try SQLiteStore($0) }) { endpoint, port in
                 await banner.listening(endpoint, port: port)
             }
         } catch {

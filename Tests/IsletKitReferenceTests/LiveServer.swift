@@ -3,6 +3,7 @@ import IsletClient
 import IsletKit
 import IsletTestSupport
 import IsletServer
+import IsletStore
 import Logging
 import ServiceLifecycle
 
@@ -32,7 +33,7 @@ final class LiveServer: Sendable {
         var logger = Logger(label: "islet-kit-test")
         logger.logLevel = .warning
         let (ports, listening) = AsyncStream<Int>.makeStream()
-        let islet = try await Islet(configuration: configuration, logger: logger) { endpoint, port in
+        let islet = try await Islet(configuration: configuration, logger: logger, openStore: { try SQLiteStore($0) }) { endpoint, port in
             if endpoint == .http { listening.yield(port) }
         }
         let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))

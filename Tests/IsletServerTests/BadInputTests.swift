@@ -3,6 +3,7 @@ import GRDB
 import NIOHTTP1
 import IsletCore
 import IsletServer
+import IsletStore
 import Logging
 import IsletTestSupport
 import Testing
@@ -336,7 +337,7 @@ struct BadInputTests {
             var configuration = islet.islet.configuration
             configuration.server.port = 0
             await #expect(throws: IsletError.self) {
-                _ = try await Islet(configuration: configuration, logger: Logger(label: "second"))
+                _ = try await Islet(configuration: configuration, logger: Logger(label: "second"), openStore: { try SQLiteStore($0) })
             }
         }
     }

@@ -4,7 +4,9 @@ import NIOHTTP1
 import ServiceLifecycle
 import IsletClient
 import IsletCore
+import IsletEngine
 import IsletServer
+import IsletStore
 import Logging
 import Synchronization
 import NIOCore
@@ -110,7 +112,9 @@ func withIslet<T: Sendable>(
     logger[metadataKey: "test"] = "\(tag)"
     let clock = ManualClock(now: t0)
     let (ports, listening) = AsyncStream<(Endpoint, Int)>.makeStream()
-    let islet = try await Islet(configuration: configuration, clock: serverClock ?? clock, logger: logger) { endpoint, port in
+    let islet = try await Islet(
+        configuration: configuration, clock: serverClock ?? clock, logger: logger, openStore: { try SQLiteStore($0) }
+    ) { endpoint, port in
         listening.yield((endpoint, port))
     }
     let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import IsletCore
+import IsletEngine
 import IsletServer
 import IsletTestSupport
 import NIOCore

@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import IsletAPNs
 import IsletCore
-import IsletStore
+import IsletEngine
 import NIOCore
 import NIOHTTP2
 
@@ -67,79 +67,16 @@ struct APNsRoutes {
             )
         }
         let body = try await Self.payload(of: request, limit: Self.maxDevicePayload)
-        let app = try await engine.store.app(bundleId)
-        switch try await engine.store.lookup(token: token.lowercased()) {
-        case .unknown:
-            throw APNsError.badDeviceToken("No activity and no device holds this token.")
-        case .retired(let at, let reason, let owner):
-            try Self.check(owner, is: bundleId)
-            let milliseconds = Int64(at.timeIntervalSince1970 * 1000)
-            if reason == "rotated" {
-                throw APNsError.expiredToken(since: milliseconds, "The token was rotated; the activity or device has a new one.")
-            }
-            throw APNsError.unregistered(since: milliseconds, "The token's activity was dismissed.")
-        case .activity(let activityId, let owner):
-            try Self.check(owner, is: bundleId)
-            let activity = try await engine.store.activity(activityId, owner: nil)
-            let payload = try LiveActivityPayload.parse(body, device: activity.deviceId)
-            let ignored: (IgnoreReason, String)?
-            switch payload.action {
-            case .update(let update):
-                let outcome = try await engine.push(.update(update), priority: headers.priority, to: activityId)
-                ignored = outcome.transition.ignored.map { ($0, Self.detail(of: outcome.transition)) }
-            case .end(let end):
-                let outcome = try await engine.push(.end(end), priority: headers.priority, to: activityId)
-                ignored = outcome.transition.ignored.map { ($0, Self.detail(of: outcome.transition)) }
-            case .start:
-                ignored = try await undeliverable(
-                    .invalidPayload, "A start goes to a push-to-start token, not to an activity's token.",
-                    payload: payload, activity: activity
-                )
-            case .undeliverable(let reason, let detail):
-                ignored = try await undeliverable(reason, detail, payload: payload, activity: activity)
-            }
-            return try Self.accepted(headers, ignored: ignored, strict: app.strictPushes)
-        case .pushToStart(let deviceId, let owner):
-            try Self.check(owner, is: bundleId)
-            let payload = try LiveActivityPayload.parse(body, device: deviceId)
-            var ignored: (IgnoreReason, String)?
-            switch payload.action {
-            case .start(let start):
-                // A start the device refuses is recorded on the device by the store.
-                if case .ignored(let reason, let message) = try await engine.pushToStart(start, bundleId: bundleId) {
-                    ignored = (reason, message)
-                }
-            case .update, .end:
-                ignored = (.invalidPayload, "Updates and ends go to the activity's own token, not to a push-to-start token.")
-            case .undeliverable(let reason, let detail):
-                ignored = (reason, detail)
-            }
-            if let (reason, detail) = ignored, !payload.action.isStart {
-                // No activity to record it on: the device's history has it.
-                try await engine.recordUndeliverable(
-                    IgnoredUpdate(
-                        reason: reason, action: payload.actionName, content: nil, timestamp: payload.timestamp ?? engine.clock.now(),
-                        lastUpdateTimestamp: nil, message: detail
-                    ),
-                    bundleId: bundleId, deviceId: deviceId, activityId: nil
-                )
-            }
-            return try Self.accepted(headers, ignored: ignored, strict: app.strictPushes)
+        // Parsed before the token is looked up, but a refusal is answered only if the token
+        // passes: Apple checks the token first.
+        let payload = Result<LiveActivityPayload, any Error> { try LiveActivityPayload.parse(body) }
+        let result: PushResult
+        do {
+            result = try await engine.deliver(DevicePush(token: token, bundleId: bundleId, priority: headers.priority, payload: payload))
+        } catch let refusal as PushRefusal {
+            throw APNsError(refusal)
         }
-    }
-
-    /// Records a payload the activity's device could not use.
-    private func undeliverable(
-        _ reason: IgnoreReason, _ detail: String, payload: LiveActivityPayload, activity: Activity
-    ) async throws -> (IgnoreReason, String) {
-        try await engine.recordUndeliverable(
-            IgnoredUpdate(
-                reason: reason, action: payload.actionName, content: nil, timestamp: payload.timestamp ?? engine.clock.now(),
-                lastUpdateTimestamp: activity.lastUpdateTimestamp, message: detail
-            ),
-            bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id
-        )
-        return (reason, detail)
+        return try Self.accepted(headers, result)
     }
 
     // MARK: Broadcasts and channels
@@ -147,21 +84,23 @@ struct APNsRoutes {
     @Sendable func broadcast(_ request: Request, context: APNsRequestContext) async throws -> Response {
         let headers = try PushHeaders.broadcast(request.headers)
         let bundleId = try await authorizedApp(request, context: context)
-        guard let channel = try await engine.store.channel(headers.channelId!, bundleId: bundleId) else {
-            throw APNsError.channelNotRegistered("No channel \(headers.channelId!) for \(bundleId).")
+        // Read and parsed first, answered only once the channel and the expiration pass.
+        let change = await Result.catching { () async throws -> Activity.PushedChange in
+            let body = try await Self.payload(of: request, limit: Self.maxBroadcastPayload)
+            switch try LiveActivityPayload.parse(body).action {
+            case .update(let update): return .update(update)
+            case .end(let end): return .end(end)
+            case .start: throw APNsError.badRequestPayload("Broadcasts carry update and end events only; they cannot start activities.")
+            case .undeliverable(_, let detail): throw APNsError.badRequestPayload(detail)
+            }
         }
-        if channel.storagePolicy == 0, headers.expiration != 0 {
-            throw APNsError.badExpirationDate("A channel that stores no message takes apns-expiration: 0.")
+        do {
+            try await engine.broadcast(BroadcastPush(
+                channelId: headers.channelId!, bundleId: bundleId, expiration: headers.expiration ?? 0, change: change
+            ))
+        } catch let refusal as PushRefusal {
+            throw APNsError(refusal)
         }
-        let body = try await Self.payload(of: request, limit: Self.maxBroadcastPayload)
-        let change: Activity.PushedChange
-        switch try LiveActivityPayload.parse(body).action {
-        case .update(let update): change = .update(update)
-        case .end(let end): change = .end(end)
-        case .start: throw APNsError.badRequestPayload("Broadcasts carry update and end events only; they cannot start activities.")
-        case .undeliverable(_, let detail): throw APNsError.badRequestPayload(detail)
-        }
-        _ = try await engine.broadcast(change, channel: channel, expiration: headers.expiration ?? 0)
         var fields: HTTPFields = [HTTPField.Name("apns-unique-id")!: UUID().uuidString.lowercased()]
         fields[HTTPField.Name("apns-request-id")!] = headers.requestId
         return Response(status: .ok, headers: fields)
@@ -185,9 +124,7 @@ struct APNsRoutes {
         }
         let channel: BroadcastChannel
         do {
-            channel = try await engine.store.createChannel(
-                bundleId: bundleId, storagePolicy: body.policy, limit: settings.maxChannelsPerApp, now: engine.clock.now()
-            )
+            channel = try await engine.createChannel(bundleId: bundleId, storagePolicy: body.policy, limit: settings.maxChannelsPerApp)
         } catch let error as IsletError where error.reason == .invalidRequest {
             throw APNsError.cannotCreateChannelConfig(error.message)
         }
@@ -200,7 +137,7 @@ struct APNsRoutes {
         let requestId = try PushHeaders.requestId(in: request.headers, name: "apns-request-id")
         let bundleId = try await authorizedApp(request, context: context)
         let id = try PushHeaders.channelId(in: request.headers)
-        guard let channel = try await engine.store.channel(id, bundleId: bundleId) else {
+        guard let channel = try await engine.channel(id, bundleId: bundleId) else {
             throw APNsError.channelNotRegistered("No channel \(id) for \(bundleId).")
         }
         let body = #"{"message-storage-policy":\#(channel.storagePolicy),"push-type":"LiveActivity"}"#
@@ -215,7 +152,7 @@ struct APNsRoutes {
         let requestId = try PushHeaders.requestId(in: request.headers, name: "apns-request-id")
         let bundleId = try await authorizedApp(request, context: context)
         let id = try PushHeaders.channelId(in: request.headers)
-        guard try await engine.store.deleteChannel(id, bundleId: bundleId) else {
+        guard try await engine.deleteChannel(id, bundleId: bundleId) else {
             throw APNsError.channelNotRegistered("No channel \(id) for \(bundleId).")
         }
         return Response(status: .noContent, headers: [HTTPField.Name("apns-request-id")!: requestId])
@@ -224,7 +161,7 @@ struct APNsRoutes {
     @Sendable func listChannels(_ request: Request, context: APNsRequestContext) async throws -> Response {
         let requestId = try PushHeaders.requestId(in: request.headers, name: "apns-request-id")
         let bundleId = try await authorizedApp(request, context: context)
-        let ids = try await engine.store.channels(bundleId: bundleId).map(\.id)
+        let ids = try await engine.channels(bundleId: bundleId).map(\.id)
         let body = try JSONEncoder().encode(["channels": ids])
         return Response(
             status: .ok,
@@ -236,9 +173,9 @@ struct APNsRoutes {
     // MARK: Shared checks
 
     private func verify(_ request: Request) async throws -> ProviderIdentity {
-        let store = engine.store
+        let engine = self.engine
         return try await verifier.verify(authorization: request.headers[.authorization], now: engine.clock.now()) { keyId in
-            try await store.providerKeys(keyId: keyId)
+            try await engine.providerKeys(keyId: keyId)
         }
     }
 
@@ -253,12 +190,6 @@ struct APNsRoutes {
             )
         }
         return bundleId
-    }
-
-    private static func check(_ owner: BundleID, is bundleId: BundleID) throws {
-        guard owner == bundleId else {
-            throw APNsError.deviceTokenNotForTopic("The token belongs to \(owner), not to the topic's app \(bundleId).")
-        }
     }
 
     private static func isTokenShaped(_ token: String) -> Bool {
@@ -279,17 +210,10 @@ struct APNsRoutes {
         return Data(buffer.readableBytesView)
     }
 
-    private static func detail(of transition: Transition) -> String {
-        for case .updateIgnored(let ignored) in transition.payloads.reversed() {
-            return ignored.message
-        }
-        return ""
-    }
-
     /// A push APNs takes: 200, or — for an app with strict pushes — the device's drop as a 400.
-    private static func accepted(_ headers: PushHeaders, ignored: (IgnoreReason, String)?, strict: Bool) throws -> Response {
-        if strict, let (reason, detail) = ignored {
-            throw APNsError(status: 400, reason: reason.rawValue, detail: detail)
+    private static func accepted(_ headers: PushHeaders, _ result: PushResult) throws -> Response {
+        if result.strict, let ignored = result.ignored {
+            throw APNsError(status: 400, reason: ignored.reason.rawValue, detail: ignored.detail)
         }
         return Response(status: .ok, headers: [
             HTTPField.Name("apns-id")!: headers.requestId, HTTPField.Name("apns-unique-id")!: UUID().uuidString.lowercased(),
@@ -305,9 +229,37 @@ struct APNsRoutes {
     }
 }
 
-extension LiveActivityPayload.Action {
-    var isStart: Bool {
-        if case .start = self { return true }
-        return false
+extension APNsError {
+    /// Apple's answer to a push the engine refused before any device saw it.
+    init(_ refusal: PushRefusal) {
+        switch refusal {
+        case .unknownTopic(let bundleId):
+            self = .topicDisallowed("No app \(bundleId) on this server.")
+        case .unknownToken:
+            self = .badDeviceToken("No activity and no device holds this token.")
+        case .retired(let since, let rotated):
+            let milliseconds = Int64(since.timeIntervalSince1970 * 1000)
+            self =
+                rotated
+                ? .expiredToken(since: milliseconds, "The token was rotated; the activity or device has a new one.")
+                : .unregistered(since: milliseconds, "The token's activity was dismissed.")
+        case .tokenNotForTopic(let owner, let topic):
+            self = .deviceTokenNotForTopic("The token belongs to \(owner), not to the topic's app \(topic).")
+        case .channelNotRegistered(let channelId, let bundleId):
+            self = .channelNotRegistered("No channel \(channelId) for \(bundleId).")
+        case .expirationOnChannelWithoutStorage:
+            self = .badExpirationDate("A channel that stores no message takes apns-expiration: 0.")
+        }
+    }
+}
+
+extension Result where Failure == any Error {
+    /// The value `body` returns, or the error it throws.
+    static func catching(_ body: () async throws -> Success) async -> Result {
+        do {
+            return .success(try await body())
+        } catch {
+            return .failure(error)
+        }
     }
 }

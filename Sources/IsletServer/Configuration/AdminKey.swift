@@ -5,7 +5,7 @@ import Glibc
 import Darwin
 #endif
 import IsletCore
-import IsletStore
+import IsletEngine
 
 /// The admin key: the configured one, or the one kept in `admin.key` in the data directory
 /// (created with a fresh key, readable by its owner only, on first start). The CLI on the same

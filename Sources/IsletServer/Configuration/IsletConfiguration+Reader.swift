@@ -1,7 +1,7 @@
 import Configuration
 import Foundation
 import IsletCore
-import IsletStore
+import IsletEngine
 import Logging
 
 extension IsletConfiguration {
@@ -25,7 +25,7 @@ extension IsletConfiguration {
         server.writeTimeout = try settings.timeout("server.writeTimeout") ?? server.writeTimeout
         server.shutdownTimeout = try settings.timeout("server.shutdownTimeout") ?? server.shutdownTimeout
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
-        store.durability = try settings.choice("store.durability", SQLiteStore.Durability.self) ?? store.durability
+        store.durability = try settings.choice("store.durability", Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention
         lifecycle.maxActiveDuration = try settings.duration("lifecycle.maxActiveDuration") ?? lifecycle.maxActiveDuration
         lifecycle.dismissalWindow = try settings.duration("lifecycle.dismissalWindow") ?? lifecycle.dismissalWindow

@@ -1,6 +1,6 @@
 import Foundation
 import IsletCore
-import IsletStore
+import IsletEngine
 import Logging
 
 /// Everything `islet serve` can be told, with a default for every field: zero configuration
@@ -75,7 +75,7 @@ public struct StoreSettings: Equatable, Sendable {
     /// The data directory: the SQLite database, the admin key and the lock file.
     public var dataDirectory = ".islet"
     /// How hard each commit waits for the disk.
-    public var durability = SQLiteStore.Durability.full
+    public var durability = Durability.full
     /// How long dismissed activities and events are kept.
     public var retention: TimeInterval = 7 * 86_400
 
@@ -120,23 +120,6 @@ public struct APNsSettings: Equatable, Sendable {
     /// put it off unless one of them was reset by `requestTimeout`. Providers keep APNs
     /// connections open for hours.
     public var idleTimeout: TimeInterval = 3600
-
-    /// The defaults.
-    public init() {}
-}
-
-/// Event stream behaviour.
-public struct StreamSettings: Equatable, Sendable {
-    /// The most events one subscriber may have queued (after coalescing) before it is
-    /// disconnected to resume from its last event id.
-    public var bufferSize = 10_000
-    /// How often an idle stream sends a keep-alive, in seconds.
-    public var keepAliveInterval: TimeInterval = 15
-    /// How long one write to a stream may take before its reader is taken for gone and the
-    /// connection is closed, in seconds.
-    public var writeTimeout: TimeInterval = 30
-    /// How many stored events a resuming stream reads per query.
-    public var replayPageSize = 500
 
     /// The defaults.
     public init() {}

@@ -1,6 +1,6 @@
 import Foundation
 import IsletCore
-import IsletStore
+import IsletEngine
 
 /// What a stream subscriber asked for: which events, from where, and whether it accepts
 /// coalesced content updates.
@@ -38,12 +38,12 @@ struct EventStream {
         if let since = request.since {
             // An id ahead of the newest event (a client that outlived a reset data directory)
             // means "from now": holding live events back until ids catch up would lose them.
-            let newest = try await engine.store.lastEventID()
+            let newest = try await engine.lastEventID()
             cursor = min(since, newest)
         }
         if var after = cursor {
             while true {
-                let page = try await engine.store.events(after: after, filter: request.filter, limit: settings.replayPageSize)
+                let page = try await engine.events(after: after, filter: request.filter, limit: settings.replayPageSize)
                 if page.isEmpty { break }
                 try await send(shown(page))
                 after = page[page.count - 1].id

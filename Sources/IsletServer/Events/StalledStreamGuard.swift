@@ -1,3 +1,4 @@
+import IsletEngine
 import NIOCore
 import Synchronization
 

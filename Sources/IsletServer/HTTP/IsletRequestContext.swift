@@ -1,7 +1,7 @@
 import Hummingbird
 import HummingbirdWebSocket
 import IsletCore
-import IsletStore
+import IsletEngine
 import NIOCore
 
 /// The context of every request: who the API key speaks for, once `Authentication` has read it.

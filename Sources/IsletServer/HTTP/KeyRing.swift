@@ -1,30 +1,17 @@
 import Crypto
 import Foundation
 import IsletCore
-import IsletStore
-import Synchronization
+import IsletEngine
 
 /// API keys: generated from 32 random bytes, stored only as SHA-256 hashes, and resolved to
-/// their owner on each request (with a cache, since keys never change owner; a device's replaced key leaves it at once).
-final class KeyRing: Sendable {
-    private let store: SQLiteStore
-    private let cache = Mutex<[String: KeyOwner]>([:])
-
-    init(store: SQLiteStore) {
-        self.store = store
-    }
+/// their owner on each request (the engine caches the answers; a device's replaced key leaves
+/// the cache before the replacement is acknowledged).
+struct KeyRing: Sendable {
+    let engine: Engine
 
     /// Who `key` speaks for, or `nil` when it is no key of this server.
     func owner(of key: String) async throws -> KeyOwner? {
-        let hash = Self.hash(key)
-        if let owner = cache.withLock({ $0[hash] }) {
-            return owner
-        }
-        let owner = try await store.keyOwner(hash: hash)
-        if let owner {
-            cache.withLock { $0[hash] = owner }
-        }
-        return owner
+        try await engine.keyOwner(hash: Self.hash(key))
     }
 
     /// Who `key` speaks for; `unauthorized` when it is no key of this server.
@@ -50,12 +37,9 @@ final class KeyRing: Sendable {
     }
 
     /// A new key for a device's display, replacing its earlier key at once.
-    func issueDeviceKey(deviceId: DeviceID, now: Date) async throws -> String {
+    func issueDeviceKey(deviceId: DeviceID) async throws -> String {
         let key = Self.generate(for: .device(deviceId))
-        try await store.replaceDeviceKey(deviceId: deviceId, hash: Self.hash(key), now: now)
-        cache.withLock { cache in
-            cache = cache.filter { $0.value != .device(deviceId) }
-        }
+        try await engine.replaceDeviceKey(deviceId: deviceId, hash: Self.hash(key))
         return key
     }
 

@@ -1,9 +1,10 @@
 import IsletCore
+import IsletEngine
 import Prometheus
 
 /// Islet's own Prometheus metrics, in a registry per server (tests run many servers in one
 /// process). `GET /metrics` emits this registry.
-public final class ServerMetrics: Sendable {
+public final class ServerMetrics: EngineMetrics {
     /// The registry `GET /metrics` emits.
     public let registry: PrometheusCollectorRegistry
     private let activities: [ActivityState: Gauge]
@@ -63,24 +64,20 @@ public final class ServerMetrics: Sendable {
         })
     }
 
-    func record(_ transition: Transition) {
-        for payload in transition.payloads {
-            switch payload {
-            case .contentUpdated: updatesApplied.increment()
-            case .updateIgnored(let ignored): updatesIgnored[ignored.reason]?.increment()
-            default: break
-            }
-        }
+    /// Counts a published commit: its events by type, and what its effects say happened.
+    public func published(_ commit: Commit) {
+        for event in commit.events { eventsPublished[event.type]?.increment() }
+        let effects = commit.effects
+        if effects.updatesApplied > 0 { updatesApplied.increment(by: Int64(effects.updatesApplied)) }
+        for (reason, count) in effects.updatesIgnored { updatesIgnored[reason]?.increment(by: Int64(count)) }
+        if effects.pushesDelivered > 0 { pushesDelivered.increment(by: Int64(effects.pushesDelivered)) }
+        for (reason, count) in effects.pushesDropped { pushesDropped[reason]?.increment(by: Int64(count)) }
+        if effects.deadlinesFired > 0 { deadlinesFired.increment(by: Int64(effects.deadlinesFired)) }
     }
 
-    func recordPublished(_ type: EventType) { eventsPublished[type]?.increment() }
-    func pushReceived(ignored: IgnoreReason?) {
-        if let ignored { pushesDropped[ignored]?.increment() } else { pushesDelivered.increment() }
-    }
-    func subscriberCountChanged(by delta: Int) { subscribers.increment(by: Double(delta)) }
-    func eventCoalesced() { coalesced.increment() }
-    func subscriberOverflowed() { overflows.increment() }
-    func deadlinesFired(_ count: Int) { deadlinesFired.increment(by: Int64(count)) }
+    public func subscriberCountChanged(by delta: Int) { subscribers.increment(by: Double(delta)) }
+    public func eventCoalesced() { coalesced.increment() }
+    public func subscriberOverflowed() { overflows.increment() }
 
     func setActivityCounts(_ counts: [ActivityState: Int]) {
         for (state, gauge) in activities {

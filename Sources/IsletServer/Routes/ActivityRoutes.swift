@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import IsletCore
-import IsletStore
+import IsletEngine
 
 /// `/v1/activities`: start, read, update, end, dismiss and list activities, and read their history.
 struct ActivityRoutes {
@@ -25,7 +25,7 @@ struct ActivityRoutes {
         _ = try context.appScope()
         let body = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize)
         let bundleId = try context.actingApp(requested: body.bundleId)
-        let outcome = try await engine.request(body.request, bundleId: bundleId)
+        let outcome = try await engine.start(body.request, bundleId: bundleId)
         return try Response.json(outcome.activity, status: .created)
     }
 
@@ -64,12 +64,12 @@ struct ActivityRoutes {
             }
             filter.limit = value
         }
-        return try Response.json(["activities": try await engine.store.activities(filter)])
+        return try Response.json(["activities": try await engine.activities(filter)])
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
-        let activity = try await engine.store.activity(try await engine.activityID(in: context, owner: owner), owner: owner)
+        let activity = try await engine.activity(try await engine.activityID(in: context, owner: owner), owner: owner)
         return try Response.json(activity)
     }
 
@@ -89,18 +89,17 @@ struct ActivityRoutes {
 
     @Sendable func dismiss(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let id = try await engine.activityID(in: context, owner: nil, prefixes: context.owner == .admin)
-        if context.owner != .admin {
-            // A display dismisses what its device shows; whether the activity exists is no secret
-            // worth keeping from it, so the device check comes after the lookup.
-            try context.requireDisplay(of: try await engine.store.activity(id, owner: nil).deviceId)
+        // A display dismisses what its device shows; whether the activity exists is no secret
+        // worth keeping from it, so the device check comes after the lookup.
+        let outcome = try await engine.dismiss(id) { [context] activity in
+            try context.requireDisplay(of: activity.deviceId)
         }
-        let outcome = try await engine.apply(.userDismissal, to: id, owner: nil)
         return try respond(with: outcome, withoutTokens: context.owner == nil)
     }
 
     @Sendable func history(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
-        let events = try await engine.store.history(of: try await engine.activityID(in: context, owner: owner), owner: owner)
+        let events = try await engine.history(of: try await engine.activityID(in: context, owner: owner), owner: owner)
         return try Response.json(["events": try events.map { try $0.decoded() }])
     }
 
@@ -110,7 +109,7 @@ struct ActivityRoutes {
     ///
     /// - Parameter withoutTokens: Leave the push token out, for a display without a key.
     private func respond(
-        with outcome: SQLiteStore.Outcome, status: HTTPResponse.Status = .ok, withoutTokens: Bool = false
+        with outcome: Outcome, status: HTTPResponse.Status = .ok, withoutTokens: Bool = false
     ) throws -> Response {
         if let ignored = outcome.transition.ignored {
             return ignored.error.response()

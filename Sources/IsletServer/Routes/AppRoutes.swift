@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import IsletCore
-import IsletStore
+import IsletEngine
 
 /// `/v1/apps` and `/v1/devices`: the admin's management of producers and virtual devices, and
 /// per-app Live Activity settings on each device.
@@ -32,16 +32,16 @@ struct AppRoutes {
         let body = try await request.decodeJSON(CreateAppBody.self, limit: maxBodySize)
         let app = App(bundleId: body.bundleId, name: body.name ?? body.bundleId, createdAt: engine.clock.now())
         let key = KeyRing.generate(for: .app(app.bundleId))
-        try await engine.store.createApp(app, keyHash: KeyRing.hash(key))
+        try await engine.createApp(app, keyHash: KeyRing.hash(key))
         return try Response.json(CreatedApp(app: app, apiKey: key), status: .created)
     }
 
     @Sendable func listApps(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let apps: [App] =
             if let own = try context.appScope() {
-                [try await engine.store.app(own)]
+                [try await engine.app(own)]
             } else {
-                try await engine.store.apps()
+                try await engine.apps()
             }
         return try Response.json(["apps": apps])
     }
@@ -51,20 +51,20 @@ struct AppRoutes {
         if let own = try context.appScope(), own != bundleId {
             throw IsletError(.appNotFound, "No app \(bundleId).")
         }
-        return try Response.json(try await engine.store.app(bundleId))
+        return try Response.json(try await engine.app(bundleId))
     }
 
     @Sendable func createDevice(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
         let body = try await request.decodeJSON(CreateDeviceBody.self, limit: maxBodySize)
         let device = Device(id: body.id, name: body.name ?? body.id, createdAt: engine.clock.now())
-        try await engine.store.createDevice(device)
+        try await engine.createDevice(device)
         return try Response.json(device, status: .created)
     }
 
     @Sendable func listDevices(_ request: Request, context: IsletRequestContext) async throws -> Response {
         _ = try context.requireOwner()
-        return try Response.json(["devices": try await engine.store.devices()])
+        return try Response.json(["devices": try await engine.devices()])
     }
 
     /// The response to issuing a device key: the only time it is shown.
@@ -76,7 +76,7 @@ struct AppRoutes {
     @Sendable func issueDeviceKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
         let deviceId = try context.parameters.require("id")
-        let key = try await keys.issueDeviceKey(deviceId: deviceId, now: engine.clock.now())
+        let key = try await keys.issueDeviceKey(deviceId: deviceId)
         return try Response.json(IssuedDeviceKey(deviceId: deviceId, key: key), status: .created)
     }
 
@@ -89,7 +89,7 @@ struct AppRoutes {
         } else {
             try context.requireDisplay(of: deviceId)
         }
-        let settings = try await engine.store.settings(deviceId: deviceId, bundleId: bundleId)
+        let settings = try await engine.settings(deviceId: deviceId, bundleId: bundleId)
         return try Response.json(["settings": context.owner == nil ? settings.map(\.withoutTokens) : settings])
     }
 

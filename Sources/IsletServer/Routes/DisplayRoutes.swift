@@ -3,7 +3,7 @@ import HTTPTypes
 import Hummingbird
 import IsletCore
 import IsletRender
-import IsletStore
+import IsletEngine
 
 /// The web display: the page at `/` (the default device) and `/devices/{id}`, its files, and
 /// `GET /v1/devices/{id}/display`, everything a device shows in one answer.
@@ -13,7 +13,6 @@ import IsletStore
 /// order, the page only draws and animates.
 struct DisplayRoutes {
     let engine: Engine
-    let presentations: Presentations
 
     func add(to router: Router<IsletRequestContext>) {
         router.get("/") { _, _ in try Self.file("display.html") }
@@ -57,30 +56,24 @@ struct DisplayRoutes {
     @Sendable func snapshot(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let deviceId = try context.parameters.require("id")
         try context.requireDisplay(of: deviceId)
-        let store = engine.store
-        // Read first, so an event committed while the rest is read is replayed rather than lost.
-        let eventId = try await store.lastEventID()
-        let device = try await store.device(deviceId)
-        let names = Dictionary(try await store.apps().map { ($0.bundleId, $0.name) }) { first, _ in first }
-        var shown: [Snapshot.Shown] = []
-        for activity in try await store.activities(ActivityFilter(deviceId: deviceId, states: Self.shownStates, limit: 64)) {
-            let presentation = try await presentations.presentation(of: activity)
-            let frames = Dictionary(uniqueKeysWithValues: PresentationDocument.Kind.allCases.map {
-                ($0.rawValue, PresentationDocument.frame(presentation, $0))
-            })
-            shown.append(Snapshot.Shown(
+        let display = try await engine.display(deviceId: deviceId, states: Self.shownStates, limit: 64)
+        let names = Dictionary(display.apps.map { ($0.bundleId, $0.name) }) { first, _ in first }
+        let shown = display.activities.map { activity, presentation in
+            Snapshot.Shown(
                 id: activity.id, bundleId: activity.bundleId, appName: names[activity.bundleId] ?? activity.bundleId,
-                attributesType: activity.attributesType, state: activity.state,
-                relevanceScore: activity.content.relevanceScore, frames: frames
-            ))
+                attributesType: activity.attributesType, state: activity.state, relevanceScore: activity.content.relevanceScore,
+                frames: Dictionary(uniqueKeysWithValues: PresentationDocument.Kind.allCases.map {
+                    ($0.rawValue, PresentationDocument.frame(presentation, $0))
+                })
+            )
         }
-        let apps = try await store.settings(deviceId: deviceId).map {
+        let apps = display.settings.map {
             Snapshot.AppEntry(
                 bundleId: $0.bundleId, name: names[$0.bundleId] ?? $0.bundleId,
                 activitiesEnabled: $0.activitiesEnabled, frequentUpdates: $0.frequentUpdates
             )
         }
-        return try Response.json(Snapshot(device: device, eventId: eventId, activities: shown, apps: apps))
+        return try Response.json(Snapshot(device: display.device, eventId: display.eventId, activities: shown, apps: apps))
     }
 
     /// The display's own files, and the renderer's stylesheets and script it shares.

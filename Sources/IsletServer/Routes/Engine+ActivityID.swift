@@ -1,6 +1,6 @@
 import Hummingbird
 import IsletCore
-import IsletStore
+import IsletEngine
 
 extension Engine {
     /// The activity a path's `:id` names: its whole id in any case, or the first characters of
@@ -13,6 +13,6 @@ extension Engine {
         let text = try context.parameters.require("id")
         let reference = try ActivityReference(text)
         if !prefixes, case .prefix = reference { throw IsletError(.activityNotFound, "No activity \(text).") }
-        return try await store.resolve(reference, owner: owner)
+        return try await resolve(reference, owner: owner)
     }
 }

@@ -4,7 +4,7 @@ import NIOWebSocket
 import Hummingbird
 import HummingbirdWebSocket
 import IsletCore
-import IsletStore
+import IsletEngine
 import NIOCore
 import ServiceLifecycle
 

@@ -1,14 +1,13 @@
 import Foundation
 import Hummingbird
 import IsletCore
-import IsletStore
+import IsletEngine
 import NIOCore
 
 /// `/v1/apps/{bundleId}/layouts`: how each activity type is drawn; and
 /// `/v1/activities/{id}/presentation`: an activity, drawn.
 struct LayoutRoutes {
     let engine: Engine
-    let presentations: Presentations
 
     func add(to router: Router<IsletRequestContext>) {
         router.put("v1/apps/:bundleId/layouts/:attributesType", use: put)
@@ -46,14 +45,14 @@ struct LayoutRoutes {
             )
         }
         _ = try Layout.parse(document)
-        let record = try await engine.store.putLayout(bundleId: bundleId, attributesType: type, layout: document, now: engine.clock.now())
+        let record = try await engine.putLayout(bundleId: bundleId, attributesType: type, layout: document)
         return try Response.json(record, status: record.revision == 1 ? .created : .ok)
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let type = try attributesType(context)
-        guard let record = try await engine.store.layout(bundleId: bundleId, attributesType: type) else {
+        guard let record = try await engine.layout(bundleId: bundleId, attributesType: type) else {
             throw IsletError(.layoutNotFound, "\(bundleId) has no layout for \(type); its activities are drawn with the default card.")
         }
         return try Response.json(record)
@@ -62,19 +61,18 @@ struct LayoutRoutes {
     @Sendable func delete(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let type = try attributesType(context)
-        guard try await engine.store.deleteLayout(bundleId: bundleId, attributesType: type, now: engine.clock.now()) else {
+        guard try await engine.deleteLayout(bundleId: bundleId, attributesType: type) else {
             throw IsletError(.layoutNotFound, "\(bundleId) has no layout for \(type).")
         }
         return Response(status: .noContent)
     }
 
     @Sendable func list(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(["layouts": try await engine.store.layouts(bundleId: try app(context))])
+        try Response.json(["layouts": try await engine.layouts(bundleId: try app(context))])
     }
 
     @Sendable func presentation(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
-        let activity = try await engine.store.activity(try await engine.activityID(in: context, owner: owner), owner: owner)
-        return try Response.json(try await presentations.presentation(of: activity))
+        return try Response.json(try await engine.presentation(of: try await engine.activityID(in: context, owner: owner), owner: owner))
     }
 }

@@ -1,7 +1,7 @@
 import Foundation
 import Hummingbird
 import IsletCore
-import IsletStore
+import IsletEngine
 import Prometheus
 import NIOCore
 
@@ -30,11 +30,11 @@ struct OperationsRoutes {
     @Sendable func health(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let lastEventId: EventID
         do {
-            lastEventId = try await engine.store.lastEventID()
+            lastEventId = try await engine.lastEventID()
         } catch {
             throw IsletError(.unavailable, "The store cannot be read: \(error)")
         }
-        if let failure = await engine.store.checkWrites() {
+        if let failure = await engine.writeFailure() {
             throw IsletError(
                 .unavailable,
                 "The store cannot take writes: \(failure.message), since \(ISO8601DateFormatter().string(from: failure.since))."
@@ -45,7 +45,7 @@ struct OperationsRoutes {
     }
 
     @Sendable func prometheus(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        metrics.setActivityCounts(try await engine.store.activityCounts())
+        metrics.setActivityCounts(try await engine.activityCounts())
         var bytes: [UInt8] = []
         metrics.registry.emit(into: &bytes)
         return Response(

@@ -2,13 +2,12 @@ import Foundation
 import Hummingbird
 import IsletAPNs
 import IsletCore
-import IsletStore
+import IsletEngine
 
 /// The REST side of pushes: provider keys, activity types' shapes, strict mode, broadcast
 /// channels, and token rotation.
 struct PushRoutes {
     let engine: Engine
-    let verifier: ProviderTokenVerifier
     let apns: APNsSettings
     let maxBodySize: Int
 
@@ -42,9 +41,9 @@ struct PushRoutes {
         let bundleId = try app(context)
         let body = try await request.decodeJSON(AppUpdate.self, limit: maxBodySize)
         guard let strict = body.strictPushes else {
-            return try Response.json(try await engine.store.app(bundleId))
+            return try Response.json(try await engine.app(bundleId))
         }
-        return try Response.json(try await engine.store.setStrictPushes(strict, bundleId: bundleId))
+        return try Response.json(try await engine.setStrictPushes(strict, bundleId: bundleId))
     }
 
     // MARK: Provider keys
@@ -83,18 +82,16 @@ struct PushRoutes {
         let key = ProviderKey(
             keyId: body.keyId, teamId: body.teamId, bundleId: bundleId, publicKey: publicKey, createdAt: engine.clock.now()
         )
-        try await engine.store.addProviderKey(key)
-        verifier.forget()
+        try await engine.addProviderKey(key)
         return try Response.json(key, status: .created)
     }
 
     @Sendable func listKeys(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(["keys": try await engine.store.providerKeys(bundleId: try app(context))])
+        try Response.json(["keys": try await engine.providerKeys(bundleId: try app(context))])
     }
 
     @Sendable func deleteKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try await engine.store.deleteProviderKey(keyId: try context.parameters.require("keyId"), bundleId: try app(context))
-        verifier.forget()
+        try await engine.deleteProviderKey(keyId: try context.parameters.require("keyId"), bundleId: try app(context))
         return Response(status: .noContent)
     }
 
@@ -115,12 +112,12 @@ struct PushRoutes {
             bundleId: bundleId, name: name, attributes: try body.attributes.map { try Shape.parse($0, path: "attributes") },
             contentState: try body.contentState.map { try Shape.parse($0, path: "contentState") }
         )
-        try await engine.store.putActivityType(type)
+        try await engine.putActivityType(type)
         return try Response.json(type)
     }
 
     @Sendable func listActivityTypes(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(["activityTypes": try await engine.store.activityTypes(bundleId: try app(context))])
+        try Response.json(["activityTypes": try await engine.activityTypes(bundleId: try app(context))])
     }
 
     // MARK: Channels
@@ -136,19 +133,17 @@ struct PushRoutes {
         guard [0, 1].contains(body.storagePolicy) else {
             throw IsletError(.invalidRequest, "storagePolicy is 0 (no message stored) or 1 (the most recent message kept 8 h).")
         }
-        let channel = try await engine.store.createChannel(
-            bundleId: bundleId, storagePolicy: body.storagePolicy, limit: apns.maxChannelsPerApp, now: engine.clock.now()
-        )
+        let channel = try await engine.createChannel(bundleId: bundleId, storagePolicy: body.storagePolicy, limit: apns.maxChannelsPerApp)
         return try Response.json(channel, status: .created)
     }
 
     @Sendable func listChannels(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(["channels": try await engine.store.channels(bundleId: try app(context))])
+        try Response.json(["channels": try await engine.channels(bundleId: try app(context))])
     }
 
     @Sendable func deleteChannel(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let id = try context.parameters.require("channelId")
-        guard try await engine.store.deleteChannel(id, bundleId: try app(context)) else {
+        guard try await engine.deleteChannel(id, bundleId: try app(context)) else {
             throw IsletError(.channelNotFound, "No channel \(id).")
         }
         return Response(status: .noContent)
@@ -158,7 +153,7 @@ struct PushRoutes {
 
     @Sendable func rotateActivityToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
-        let outcome = try await engine.store.rotateToken(of: try await engine.activityID(in: context, owner: nil), owner: nil, now: engine.clock.now())
+        let outcome = try await engine.rotateToken(of: try await engine.activityID(in: context, owner: nil))
         return try Response.json(outcome.activity)
     }
 
@@ -166,7 +161,6 @@ struct PushRoutes {
         try context.requireAdmin()
         let deviceId = try context.parameters.require("id")
         let bundleId = try context.parameters.require("bundleId")
-        _ = try await engine.store.rotatePushToStartToken(deviceId: deviceId, bundleId: bundleId, now: engine.clock.now())
-        return try Response.json(try await engine.store.settings(deviceId: deviceId, bundleId: bundleId)[0])
+        return try Response.json(try await engine.rotatePushToStartToken(deviceId: deviceId, bundleId: bundleId))
     }
 }

@@ -1,7 +1,9 @@
 import Foundation
 import IsletCore
-@testable import IsletServer
+@testable import IsletEngine
+import IsletRender
 import IsletStore
+import ServiceLifecycle
 import Logging
 import Synchronization
 import Testing
@@ -16,21 +18,25 @@ struct ShutdownTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let clock = GatedClock(now: t0)
         let store = try SQLiteStore(path: directory.appendingPathComponent("islet.sqlite").path)
-        let metrics = ServerMetrics()
-        let engine = Engine(
-            store: store, bus: EventBus(settings: StreamSettings(), metrics: metrics, clock: clock), clock: clock, metrics: metrics
-        )
         let records = LogRecords()
         let logger = Logger(label: "shutdown-test") { _ in records.handler() }
+        let renderer = Renderer()
+        let engine = Engine(store: store, clock: clock, draw: { renderer.render($0, scope: $1, now: $2) }, logger: logger)
+        // The writer and the fan-out, not the bus: its keep-alive beat reads the clock too.
+        let essentials = ServiceGroup(configuration: .init(services: engine.essentials.filter { !($0 is EventBus) }, logger: logger))
+        let running = Task { try await essentials.run() }
+        defer { running.cancel() }
         let scheduler = DeadlineScheduler(engine: engine, logger: logger)
 
         // The scheduler's first round reads the clock, and waits there until the test has
         // cancelled it; the round then goes on to the store with its task cancelled.
         clock.closeGate()
-        let running = Task { try await scheduler.run() }
+        let round = Task { try await scheduler.run() }
         await clock.waitUntilSomeoneWaits()
-        running.cancel()
+        round.cancel()
         clock.openGate()
+        try await round.value
+        await essentials.triggerGracefulShutdown()
         try await running.value
 
         #expect(records.entries.filter { $0.level >= .error }.map(\.message) == [])

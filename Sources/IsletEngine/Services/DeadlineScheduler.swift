@@ -1,39 +1,34 @@
 import Foundation
-import IsletStore
 import Logging
 import ServiceLifecycle
 
 /// Makes deadlines happen: sleeps until the earliest stored deadline, lets every due one take
 /// effect, and repeats. Deadlines are data in the store, so at start-up it first fires those
-/// that passed while the server was down.
-final class DeadlineScheduler: Service {
-    private let engine: Engine
-    private let logger: Logger
-
-    init(engine: Engine, logger: Logger) {
-        self.engine = engine
-        self.logger = logger
-    }
+/// that passed while the server was down. A commit that brings a nearer deadline wakes it
+/// (`FanOut`), whichever use case made it.
+struct DeadlineScheduler: Service {
+    let engine: Engine
+    let logger: Logger
 
     func run() async throws {
         await cancelWhenGracefulShutdown {
             while !Task.isCancelled {
                 var next: Date?
                 do {
-                    let fired = try await self.engine.fireDueDeadlines()
+                    let fired = try await engine.fireDueDeadlines()
                     if fired > 0 {
-                        self.logger.debug("Deadlines fired", metadata: ["activities": "\(fired)"])
+                        logger.debug("Deadlines fired", metadata: ["activities": "\(fired)"])
                     }
-                    next = try await self.engine.store.nextDeadline()
+                    next = try await engine.nextDeadline()
                 } catch is CancellationError {
                     // Shutting down: the store refused work for a cancelled task. Not a failure.
                     return
                 } catch {
                     // A failing store must not stop the timers for good: retry a little later.
-                    self.logger.error("Deadline scheduler failed; retrying in 1s", metadata: ["error": "\(error)"])
-                    next = self.engine.clock.now().addingTimeInterval(1)
+                    logger.error("Deadline scheduler failed; retrying in 1s", metadata: ["error": "\(error)"])
+                    next = engine.clock.now().addingTimeInterval(1)
                 }
-                await self.engine.deadlines.sleep(until: next, on: self.engine.clock)
+                await engine.deadlines.sleep(until: next, on: engine.clock)
             }
         }
     }

@@ -1,20 +1,13 @@
 import Foundation
-import IsletStore
 import Logging
 import ServiceLifecycle
 
-/// Keeps the store's size bounded: every hour, deletes dismissed activities and events older
-/// than the retention period.
-final class HistoryRetention: Service {
-    private let engine: Engine
-    private let retention: TimeInterval
-    private let logger: Logger
-
-    init(engine: Engine, retention: TimeInterval, logger: Logger) {
-        self.engine = engine
-        self.retention = retention
-        self.logger = logger
-    }
+/// Keeps the store's size bounded: every hour, deletes dismissed activities, events and retired
+/// tokens older than the retention period.
+struct HistoryRetention: Service {
+    let engine: Engine
+    let retention: TimeInterval
+    let logger: Logger
 
     func run() async throws {
         let (engine, retention, logger) = (self.engine, self.retention, self.logger)
@@ -22,8 +15,8 @@ final class HistoryRetention: Service {
             logger.error("Purging history failed", metadata: ["error": "\(error)"])
             return 60
         } _: {
-            let purged = try await engine.store.purge(before: engine.clock.now().addingTimeInterval(-retention))
-            if purged.activities + purged.events + purged.tokens > 0 {
+            let purged = try await engine.purgeHistory(olderThan: retention)
+            if !purged.isEmpty {
                 logger.info(
                     "Purged history older than the retention period",
                     metadata: [

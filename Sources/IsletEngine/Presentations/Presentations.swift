@@ -1,9 +1,10 @@
 import Foundation
 import IsletCore
-import IsletRender
-import IsletStore
-import Logging
 import Synchronization
+
+/// Draws a layout with an activity's values: the renderer (IsletRender) does it; the engine
+/// only caches and decides what to draw.
+public typealias Drawing = @Sendable (_ layout: Layout, _ scope: LayoutScope, _ now: Date) -> Presentation
 
 /// Draws activities' presentations once per change and shares them with every display.
 ///
@@ -11,24 +12,20 @@ import Synchronization
 /// content and whether it is stale; the cache keeps the last drawing per activity with a
 /// fingerprint of those, so a hundred displays asking after one update cost one render.
 final class Presentations: Sendable {
-    private let store: SQLiteStore
-    private let renderer: Renderer
+    private let draw: Drawing
     private let clock: any WallClock
     private let cache = Mutex<[ActivityID: (fingerprint: Int, presentation: Presentation)]>([:])
     /// Parsed layouts by app, type and revision; a layout is parsed once per revision.
     private let layouts = Mutex<[String: (revision: Int, layout: Layout)]>([:])
 
-    init(store: SQLiteStore, clock: any WallClock, logger: Logger) {
-        self.store = store
+    init(draw: @escaping Drawing, clock: any WallClock) {
+        self.draw = draw
         self.clock = clock
-        self.renderer = Renderer { name in
-            logger.notice("A layout names an icon Islet does not have; drawing a placeholder", metadata: ["systemName": "\(name)"])
-        }
     }
 
-    /// The activity's presentations as they stand.
-    func presentation(of activity: Activity) async throws -> Presentation {
-        let record = try await store.layout(bundleId: activity.bundleId, attributesType: activity.attributesType)
+    /// The activity's presentations as they stand, drawn with `record` (its type's layout, or
+    /// none: the default card).
+    func presentation(of activity: Activity, layout record: LayoutRecord?) throws -> Presentation {
         var hasher = Hasher()
         hasher.combine(record?.revision ?? 0)
         hasher.combine(activity.attributes)
@@ -43,7 +40,7 @@ final class Presentations: Sendable {
             attributes: activity.attributes, state: activity.content.state, isStale: activity.state == .stale,
             dateEncoding: layout.dateEncoding
         )
-        let presentation = renderer.render(layout, scope: scope, now: clock.now())
+        let presentation = draw(layout, scope, clock.now())
         guard activity.state != .dismissed else { return presentation }
         cache.withLock { cache in
             // Bounded: past the limit, start again; a drawing is cheap, memory is not.

@@ -1,15 +1,14 @@
 import Foundation
 import IsletCore
-@testable import IsletServer
+@testable import IsletEngine
 import Testing
 
 @Suite("Subscriber queues")
 struct SubscriptionTests {
-    func event(_ id: EventID, _ type: EventType, activity: String = "A") -> EncodedEvent {
-        EncodedEvent(
-            id: id, type: type, time: t0, bundleId: "com.example.bike", deviceId: "default", activityId: activity,
-            dataJSON: "{}"
-        )
+    func event(
+        _ id: EventID, _ type: EventType, activity: String? = "A", app: BundleID = "com.example.bike", device: DeviceID = "default"
+    ) -> EncodedEvent {
+        EncodedEvent(id: id, type: type, time: t0, bundleId: app, deviceId: device, activityId: activity, dataJSON: "{}")
     }
 
     func subscription(capacity: Int = 100, coalesces: Bool = true) -> Subscription {
@@ -97,10 +96,9 @@ struct SubscriptionTests {
     }
 
     @Test func busDeliversOnlyMatchingEventsAndForgetsOverflowedSubscribers() async {
-        let metrics = ServerMetrics()
         var settings = StreamSettings()
         settings.bufferSize = 16
-        let bus = EventBus(settings: settings, metrics: metrics, clock: ManualClock(now: t0))
+        let bus = EventBus(settings: settings, metrics: NoMetrics(), clock: ManualClock(now: t0))
         let everything = bus.subscribe(filter: EventFilter(), coalesces: false)
         let onlyB = bus.subscribe(filter: EventFilter(activityId: "B"))
         #expect(bus.subscriberCount == 2)
@@ -109,6 +107,34 @@ struct SubscriptionTests {
         #expect(await onlyB.next() == .events([event(20, .alert, activity: "B")]))
         #expect(bus.subscriberCount == 1)
         bus.remove(onlyB)
+        #expect(bus.subscriberCount == 0)
+    }
+
+    @Test func eachSubscriberGetsWhatItsFilterPassesWhereverItIsIndexed() async {
+        let bus = EventBus(settings: StreamSettings(), metrics: NoMetrics(), clock: ManualClock(now: t0))
+        let everything = bus.subscribe(filter: EventFilter(), coalesces: false)
+        let bikeApp = bus.subscribe(filter: EventFilter(bundleId: "com.example.bike"), coalesces: false)
+        let phone = bus.subscribe(filter: EventFilter(deviceId: "phone"), coalesces: false)
+        let bikeOnPhone = bus.subscribe(filter: EventFilter(bundleId: "com.example.bike", deviceId: "phone"), coalesces: false)
+        let activityB = bus.subscribe(filter: EventFilter(activityId: "B"), coalesces: false)
+        let events = [
+            event(1, .started, activity: "A"),
+            event(2, .started, activity: "B", device: "phone"),
+            event(3, .settingsChanged, activity: nil, app: "com.example.ci", device: "phone"),
+            event(4, .alert, activity: "C", app: "com.example.ci"),
+            event(5, .alert, activity: "B", device: "phone"),
+        ]
+        bus.publish(events)
+        func ids(_ subscription: Subscription) async -> [EventID] {
+            guard case .events(let received) = await subscription.next() else { return [] }
+            return received.map(\.id)
+        }
+        #expect(await ids(everything) == [1, 2, 3, 4, 5])
+        #expect(await ids(bikeApp) == [1, 2, 5])
+        #expect(await ids(phone) == [2, 3, 5])
+        #expect(await ids(bikeOnPhone) == [2, 5])
+        #expect(await ids(activityB) == [2, 5])
+        for subscription in [everything, bikeApp, phone, bikeOnPhone, activityB] { bus.remove(subscription) }
         #expect(bus.subscriberCount == 0)
     }
 }

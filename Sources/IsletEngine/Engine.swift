@@ -1,0 +1,118 @@
+import Foundation
+import IsletCore
+import Logging
+import ServiceLifecycle
+
+/// Islet's application layer: every use case — start, update, end, dismiss, pushes, settings,
+/// layouts, keys, tokens, deadlines, retention — written once, over a narrow transactional
+/// store (`Store`). It is the only way in: routes, services and tools call its operations and
+/// never see the store.
+///
+/// A change runs as one transaction on the store's writer: load → the core's rules decide →
+/// save → record events. It is acknowledged once committed and published (`FanOut`), so an
+/// answer means the change is durable, on the streams and in the metrics.
+public final class Engine: Sendable {
+    /// The time source.
+    public let clock: any WallClock
+    /// The lifecycle rules the engine applies.
+    public let rules: LifecycleRules
+    /// The bus that streams committed events.
+    public let bus: EventBus
+    /// What must run for the engine to work, in start order: its `essentials`, then its `timers`.
+    /// Run them in a `ServiceGroup` in this order; they shut down in the reverse one.
+    public var services: [any Service] { essentials + timers }
+
+    /// What every change needs: the store's writer, the fan-out that publishes commits, and the
+    /// bus. A tool or a test that moves time by hand runs only these.
+    public var essentials: [any Service] { [StoreWriter(store: store), fanOut, bus] }
+
+    /// What time does by itself: the deadline scheduler, history retention and (when configured)
+    /// token rotation.
+    public var timers: [any Service] {
+        var timers: [any Service] = [
+            DeadlineScheduler(engine: self, logger: logger),
+            HistoryRetention(engine: self, retention: settings.retention, logger: logger),
+        ]
+        if settings.tokenRotation > 0 {
+            timers.append(TokenRotation(engine: self, interval: settings.tokenRotation, logger: logger))
+        }
+        return timers
+    }
+
+    let store: any Store
+    let fanOut: FanOut
+    let deadlines = WakeSignal()
+    let presentations: Presentations
+    let keys = KeyCache()
+    let settings: EngineSettings
+    let logger: Logger
+
+    /// Builds the engine over an opened store.
+    ///
+    /// - Parameters:
+    ///   - store: Where data lives; the engine runs it (`services`).
+    ///   - settings: The rules, the streams and the periodic work.
+    ///   - clock: The time source; a `ManualClock` in tests.
+    ///   - metrics: Where counts go.
+    ///   - draw: Draws a layout (the renderer).
+    ///   - logger: Where the services log.
+    public init(
+        store: any Store, settings: EngineSettings = EngineSettings(), clock: any WallClock, metrics: any EngineMetrics = NoMetrics(),
+        draw: @escaping Drawing, logger: Logger
+    ) {
+        self.store = store
+        self.clock = clock
+        self.rules = settings.rules
+        self.bus = EventBus(settings: settings.streams, metrics: metrics, clock: clock)
+        self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, deadlines: deadlines)
+        self.presentations = Presentations(draw: draw, clock: clock)
+        self.settings = settings
+        self.logger = logger
+        let keys = self.keys
+        fanOut.observe { effects in keys.forget(devices: effects.deviceKeysReplaced) }
+    }
+
+    /// Tells `observer` of every committed change's effects that concern caches outside the
+    /// engine (provider keys added or removed), before the change is acknowledged.
+    public func observeEffects(_ observer: @escaping @Sendable (Effects) -> Void) {
+        fanOut.observe(observer)
+    }
+
+    // MARK: The two ways to the store
+
+    /// Runs a use case in the next write transaction; returns once it committed and was published.
+    func write<T: Sendable>(_ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> T {
+        let committed = try await store.write(now: clock.now(), work)
+        await fanOut.published(through: committed.commit)
+        return committed.value
+    }
+
+    /// Runs reads on committed data.
+    func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T {
+        try await store.read(work)
+    }
+}
+
+/// What the engine is configured with.
+public struct EngineSettings: Sendable {
+    /// The lifecycle rules.
+    public var rules = LifecycleRules()
+    /// How event streams behave.
+    public var streams = StreamSettings()
+    /// How long dismissed activities and events are kept, in seconds.
+    public var retention: TimeInterval = 7 * 86_400
+    /// Every token is rotated this often, in seconds; 0 never.
+    public var tokenRotation: TimeInterval = 0
+
+    /// The defaults.
+    public init() {}
+}
+
+/// The store's writer as one of the engine's services.
+struct StoreWriter: Service {
+    let store: any Store
+
+    func run() async throws {
+        try await store.run()
+    }
+}

@@ -1,0 +1,96 @@
+import Foundation
+import IsletCore
+import ServiceLifecycle
+import Synchronization
+
+/// Publishes committed transactions, off the store's writer: takes each commit from the
+/// `CommitLog` in commit order, offers its events to the bus, counts its effects, wakes the
+/// deadline scheduler for a nearer deadline, and tells the caches what changed.
+///
+/// A change is acknowledged only once its commit is published (`published(through:)`), as
+/// before the hand-off: an answer to a change means its events are on the streams and the
+/// caches have forgotten what it replaced. The writer does not wait for any of it; the next
+/// transaction runs meanwhile.
+final class FanOut: Service, Sendable {
+    private struct Progress {
+        var published: UInt64 = 0
+        var waiters: [(number: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        var stopped = false
+    }
+
+    private let log: CommitLog
+    private let bus: EventBus
+    private let metrics: any EngineMetrics
+    private let deadlines: WakeSignal
+    private let observers: Mutex<[@Sendable (Effects) -> Void]>
+    private let progress = Mutex(Progress())
+
+    init(log: CommitLog, bus: EventBus, metrics: any EngineMetrics, deadlines: WakeSignal) {
+        self.log = log
+        self.bus = bus
+        self.metrics = metrics
+        self.deadlines = deadlines
+        self.observers = Mutex([])
+    }
+
+    /// Adds a cache that must hear of effects (keys replaced), before the change is acknowledged.
+    func observe(_ observer: @escaping @Sendable (Effects) -> Void) {
+        observers.withLock { $0.append(observer) }
+    }
+
+    func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                while let commit = await log.next() {
+                    publish(commit)
+                }
+            } onCancel: {
+                self.log.close()
+            }
+        } onGracefulShutdown: {
+            self.log.close()
+        }
+        // Nothing publishes from now on: no one may wait for it.
+        let waiters = progress.withLock { progress in
+            progress.stopped = true
+            defer { progress.waiters = [] }
+            return progress.waiters
+        }
+        for waiter in waiters { waiter.continuation.resume() }
+    }
+
+    private func publish(_ commit: Commit) {
+        bus.publish(commit.events)
+        metrics.published(commit)
+        if let deadline = commit.earliestDeadline {
+            deadlines.notify(deadline: deadline)
+        }
+        if commit.effects.providerKeysChanged || !commit.effects.deviceKeysReplaced.isEmpty {
+            for observer in observers.withLock({ $0 }) { observer(commit.effects) }
+        }
+        let ready = progress.withLock { progress -> [CheckedContinuation<Void, Never>] in
+            progress.published = commit.number
+            var ready: [CheckedContinuation<Void, Never>] = []
+            progress.waiters.removeAll { waiter in
+                guard waiter.number <= commit.number else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    /// Returns once the commit numbered `number` has been published (at once if it has been,
+    /// or if publishing has stopped for good).
+    func published(through number: UInt64) async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let done = progress.withLock { progress -> Bool in
+                if progress.published >= number || progress.stopped { return true }
+                progress.waiters.append((number, continuation))
+                return false
+            }
+            if done { continuation.resume() }
+        }
+    }
+}

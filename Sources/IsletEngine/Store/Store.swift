@@ -1,0 +1,319 @@
+import Foundation
+import IsletCore
+
+/// What the engine needs from a store: transactions that load and save, and reads. A store
+/// decides nothing — every rule and every use case is the engine's — so a second store
+/// (PostgreSQL) implements this protocol and nothing above it changes.
+///
+/// A store is a long-running service: its writer runs in `run()`, and a write made before it
+/// runs waits for it.
+public protocol Store: Sendable {
+    /// Runs `work` in a write transaction and returns once that transaction has committed, with
+    /// the commit's number (see `CommitLog`). Changes that arrive together may share one
+    /// transaction, each in its own savepoint: `work` failing undoes only its own writes, and
+    /// its error reaches the caller as it was thrown.
+    ///
+    /// - Parameters:
+    ///   - now: The time the change happens at (`Transaction.now`).
+    ///   - work: The use case. It runs on the store's writer: it must not block on anything else.
+    /// - Throws: `work`'s error, or `unavailable` when the storage cannot take writes.
+    func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T>
+
+    /// Runs `work` on a reader, concurrently with writes; it sees committed data only.
+    func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T
+
+    /// Every committed transaction, in commit order, for the engine to publish.
+    var commits: CommitLog { get }
+
+    /// The current write failure, if writes are failing for the storage's sake (a full disk).
+    /// When writes have been failing, or none succeeded for `quietInterval`, it first tries a
+    /// small probe write, so recovery — and a disk that filled while nothing changed — is seen.
+    func checkWrites(quietInterval: Duration) async -> WriteFailure?
+
+    /// Runs the store's writer until a graceful shutdown; writes queued by then are finished.
+    func run() async throws
+}
+
+/// A write's result once its transaction has committed.
+public struct Committed<Value: Sendable>: Sendable {
+    /// What the use case returned.
+    public var value: Value
+    /// The number of the commit that holds it, in `CommitLog` order.
+    public var commit: UInt64
+
+    /// Creates a result.
+    public init(value: Value, commit: UInt64) {
+        self.value = value
+        self.commit = commit
+    }
+}
+
+/// What a use case may read, in a transaction or on a reader. Another app's rows are not
+/// hidden here: ownership is the engine's rule.
+public protocol StoreReading {
+    // MARK: Apps and devices
+
+    /// One app, if it exists.
+    func app(_ bundleId: BundleID) throws -> App?
+    /// Every app, by bundle identifier.
+    func apps() throws -> [App]
+    /// One device, if it exists.
+    func device(_ id: DeviceID) throws -> Device?
+    /// Every device, by identifier.
+    func devices() throws -> [Device]
+    /// A device's settings for an app as stored (the defaults when never changed), with the
+    /// device's current push-to-start token for the app.
+    func settings(deviceId: DeviceID, bundleId: BundleID) throws -> AppSettings
+    /// Who the API key with this hash speaks for.
+    func keyOwner(hash: String) throws -> KeyOwner?
+
+    // MARK: Activities
+
+    /// One activity, if it exists.
+    func activity(_ id: ActivityID) throws -> Activity?
+    /// The activities a filter selects, in relevance order (score descending, earliest start
+    /// first, then id), at most `filter.limit`.
+    func activities(_ filter: ActivityFilter) throws -> [Activity]
+    /// The ids that start with `prefix` (of one app's activities, when given), in order, at most `limit`.
+    func activityIDs(prefix: String, bundleId: BundleID?, limit: Int) throws -> [ActivityID]
+    /// The newest live (pending, active or stale) activity an app started under `key`.
+    func liveActivity(key: String, bundleId: BundleID) throws -> Activity?
+    /// How many live activities are on a device, of one app or of all.
+    func liveActivityCount(deviceId: DeviceID, bundleId: BundleID?) throws -> Int
+    /// An app's live activities started with a broadcast channel.
+    func liveActivities(channelId: String, bundleId: BundleID) throws -> [Activity]
+    /// An app's activities not yet dismissed, on one device or all, of one type or all.
+    func shownActivities(bundleId: BundleID, deviceId: DeviceID?, attributesType: String?) throws -> [Activity]
+    /// Every live activity that has a push token.
+    func liveActivitiesWithPushTokens() throws -> [Activity]
+    /// Activities whose next deadline is at or before `date`, earliest first, at most `limit`.
+    func dueActivities(at date: Date, limit: Int) throws -> [Activity]
+    /// The earliest deadline of any activity.
+    func nextDeadline() throws -> Date?
+    /// How many activities are in each state.
+    func activityCounts() throws -> [ActivityState: Int]
+
+    // MARK: Types, layouts, provider keys, channels, tokens
+
+    /// An app's activity type's registered shapes.
+    func activityType(bundleId: BundleID, name: String) throws -> ActivityType?
+    /// An app's registered activity types, by name.
+    func activityTypes(bundleId: BundleID) throws -> [ActivityType]
+    /// The layout of an app's activity type.
+    func layout(bundleId: BundleID, attributesType: String) throws -> LayoutRecord?
+    /// An app's layouts, by activity type.
+    func layouts(bundleId: BundleID) throws -> [LayoutRecord]
+    /// Provider keys, of one app or with one key id, or all.
+    func providerKeys(bundleId: BundleID?, keyId: String?) throws -> [ProviderKey]
+    /// One of an app's broadcast channels.
+    func channel(_ id: String, bundleId: BundleID) throws -> BroadcastChannel?
+    /// An app's broadcast channels, oldest first.
+    func channels(bundleId: BundleID) throws -> [BroadcastChannel]
+    /// The message a channel keeps for late joiners, with when it expires.
+    func storedMessage(channelId: String) throws -> StoredMessage?
+    /// What a push token belongs to.
+    func token(_ token: String) throws -> TokenLookup
+    /// A device's current push-to-start token for an app.
+    func pushToStartToken(deviceId: DeviceID, bundleId: BundleID) throws -> String?
+    /// Every device and app that hold a current push-to-start token.
+    func pushToStartHolders() throws -> [PushToStartHolder]
+
+    // MARK: Events
+
+    /// Events after `id` that pass `filter`, oldest first, at most `limit`.
+    func events(after id: EventID, filter: EventFilter, limit: Int) throws -> [EncodedEvent]
+    /// An activity's events, oldest first.
+    func history(of id: ActivityID) throws -> [EncodedEvent]
+    /// The newest event's id, or 0.
+    func lastEventID() throws -> EventID
+}
+
+/// What a use case may do inside one write transaction: read (seeing its own writes), save,
+/// and append events. It lives on the store's writer and is used by one use case at a time.
+public protocol Transaction: StoreReading, AnyObject {
+    /// The time the change happens at.
+    var now: Date { get }
+    /// What the use case did besides its events, for metrics and caches; counted only if its
+    /// savepoint holds.
+    var effects: Effects { get set }
+
+    /// Writes an activity; returns it in wire format, as written.
+    @discardableResult func save(_ activity: Activity) throws -> String
+    /// Appends an event at `now`, numbered after every committed one.
+    @discardableResult func append(
+        _ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?
+    ) throws -> EncodedEvent
+
+    /// Inserts an app (it must not exist).
+    func insertApp(_ app: App) throws
+    /// Turns strict pushes on or off for an existing app.
+    func setStrictPushes(_ strict: Bool, bundleId: BundleID) throws
+    /// Inserts a device (it must not exist).
+    func insertDevice(_ device: Device) throws
+    /// Writes a device's settings for an app (its token is not written: tokens have their own rows).
+    func putSettings(_ settings: AppSettings) throws
+    /// Makes the key with this hash the only key of `owner` (the admin, an app or a device).
+    func replaceKeys(of owner: KeyOwner, hash: String) throws
+
+    /// Writes a layout record, replacing any earlier revision.
+    func putLayout(_ record: LayoutRecord) throws
+    /// Removes a layout; returns whether there was one.
+    func deleteLayout(bundleId: BundleID, attributesType: String) throws -> Bool
+    /// Writes an activity type's shapes, replacing any earlier ones.
+    func putActivityType(_ type: ActivityType) throws
+    /// Writes a provider key, replacing one with the same key id for the app.
+    func putProviderKey(_ key: ProviderKey) throws
+    /// Removes a provider key; returns whether there was one.
+    func deleteProviderKey(keyId: String, bundleId: BundleID) throws -> Bool
+    /// Inserts a broadcast channel.
+    func insertChannel(_ channel: BroadcastChannel) throws
+    /// Removes a channel; returns whether there was one.
+    func deleteChannel(_ id: String, bundleId: BundleID) throws -> Bool
+    /// Keeps a channel's most recent message for late joiners until `expires`.
+    func storeMessage(_ change: Activity.PushedChange, channelId: String, expires: Date) throws
+
+    /// Records a token as current for its holder.
+    func addToken(_ token: String, holder: TokenHolder) throws
+    /// Retires every current token of a holder: pushes to them answer 410 from then on.
+    func retireTokens(of holder: TokenHolder, reason: TokenRetirement) throws
+
+    /// Deletes dismissed activities, events and retired tokens older than `date`.
+    func purge(before date: Date) throws -> PurgeCount
+}
+
+/// A channel's kept message and when it stops being handed to late joiners.
+public struct StoredMessage: Sendable, Hashable {
+    /// The update or end the broadcast carried.
+    public var change: Activity.PushedChange
+    /// When it expires.
+    public var expires: Date
+
+    /// Creates a stored message.
+    public init(change: Activity.PushedChange, expires: Date) {
+        self.change = change
+        self.expires = expires
+    }
+}
+
+/// Who holds a push token.
+public enum TokenHolder: Hashable, Sendable {
+    /// An activity's update token.
+    case activity(ActivityID, deviceId: DeviceID, bundleId: BundleID)
+    /// A device's push-to-start token for an app.
+    case pushToStart(deviceId: DeviceID, bundleId: BundleID)
+}
+
+/// Why a token stopped being current: `rotated` answers 410 `ExpiredToken`, the others 410
+/// `Unregistered`.
+public struct TokenRetirement: Hashable, Sendable {
+    /// The reason's name, as stored.
+    public var reason: String
+    /// When it was retired: the time Apple's 410 names.
+    public var at: Date
+
+    /// Creates a retirement.
+    public init(reason: String, at: Date) {
+        self.reason = reason
+        self.at = at
+    }
+
+    /// Replaced by a newer token.
+    public static func rotated(at date: Date) -> TokenRetirement { TokenRetirement(reason: "rotated", at: date) }
+    /// Its activity was dismissed.
+    public static func activityDismissed(at date: Date) -> TokenRetirement {
+        TokenRetirement(reason: "activityDismissed", at: date)
+    }
+}
+
+/// A device and app that hold a current push-to-start token.
+public struct PushToStartHolder: Hashable, Sendable {
+    public var deviceId: DeviceID
+    public var bundleId: BundleID
+
+    public init(deviceId: DeviceID, bundleId: BundleID) {
+        self.deviceId = deviceId
+        self.bundleId = bundleId
+    }
+}
+
+/// What a push token belongs to, as a push finds it.
+public enum TokenLookup: Hashable, Sendable {
+    /// An activity's current update token.
+    case activity(ActivityID, bundleId: BundleID)
+    /// A device's current push-to-start token for an app.
+    case pushToStart(DeviceID, bundleId: BundleID)
+    /// A token that was valid until `at`: rotated, or its activity dismissed.
+    case retired(at: Date, reason: String, bundleId: BundleID)
+    /// A token this server never issued (or one purged long ago).
+    case unknown
+}
+
+/// Who an API key speaks for.
+public enum KeyOwner: Hashable, Sendable {
+    /// The server's administrator: manages apps and devices, and may act for any app.
+    case admin
+    /// One app: sees and changes only its own activities.
+    case app(BundleID)
+    /// One device's display: reads what the device shows, dismisses its activities and changes
+    /// its settings; it starts, updates and ends nothing.
+    case device(DeviceID)
+}
+
+/// What a retention pass deleted.
+public struct PurgeCount: Hashable, Sendable {
+    public var activities: Int
+    public var events: Int
+    public var tokens: Int
+
+    public init(activities: Int, events: Int, tokens: Int) {
+        self.activities = activities
+        self.events = events
+        self.tokens = tokens
+    }
+
+    /// Whether anything was deleted.
+    public var isEmpty: Bool { activities + events + tokens == 0 }
+}
+
+/// Writes to the store are failing, since a time, for a reason.
+public struct WriteFailure: Hashable, Sendable {
+    /// When the first failing write happened.
+    public var since: Date
+    /// Why, as the storage says it.
+    public var message: String
+
+    public init(since: Date, message: String) {
+        self.since = since
+        self.message = message
+    }
+}
+
+/// How hard a commit waits for the disk.
+public enum Durability: String, Sendable, CaseIterable {
+    /// Every commit reaches the disk before it returns: nothing acknowledged is lost even on
+    /// power loss (SQLite `synchronous=FULL`).
+    case full
+    /// Commits survive a crash of the process but not of the machine (`synchronous=NORMAL`).
+    case normal
+}
+
+/// Where and how a store keeps its data: what a store is opened with.
+public struct StoreOptions: Sendable {
+    /// The database: a file path for SQLite.
+    public var location: String
+    /// How hard commits wait for the disk.
+    public var durability: Durability
+    /// Told when writes start failing for the storage's sake (with the failure) and when they
+    /// succeed again (`nil`).
+    public var onWriteHealth: @Sendable (WriteFailure?) -> Void
+
+    public init(location: String, durability: Durability = .full, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void = { _ in }) {
+        self.location = location
+        self.durability = durability
+        self.onWriteHealth = onWriteHealth
+    }
+}
+
+/// Opens a store: what the composition root (the `islet` command, a test) hands the server, so
+/// the server itself never names a store type.
+public typealias StoreOpener = @Sendable (StoreOptions) throws -> any Store

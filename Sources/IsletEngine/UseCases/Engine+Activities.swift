@@ -1,0 +1,187 @@
+import Foundation
+import IsletCore
+
+/// An activity after a change, with what the change did.
+public struct Outcome: Sendable {
+    /// The activity as committed.
+    public var activity: Activity
+    /// The events recorded and whether the input was ignored.
+    public var transition: Transition
+    /// Whether the change created the activity.
+    public var created: Bool
+    /// The activity in wire format, as written: answering with it saves encoding it again.
+    public var body: String?
+
+    /// Creates an outcome.
+    public init(activity: Activity, transition: Transition, created: Bool, body: String? = nil) {
+        self.activity = activity
+        self.transition = transition
+        self.created = created
+        self.body = body
+    }
+}
+
+extension Engine {
+    // MARK: Changes
+
+    /// Starts an activity for an app, or refuses it with ActivityKit's reason.
+    ///
+    /// - Parameters:
+    ///   - request: What the app asks for.
+    ///   - bundleId: The app.
+    public func start(_ request: ActivityRequest, bundleId: BundleID) async throws -> Outcome {
+        let rules = self.rules
+        return try await write { tx in try Self.start(request, bundleId: bundleId, key: nil, rules: rules, in: tx) }
+    }
+
+    /// Applies an update, an end or a user's dismissal to an activity.
+    ///
+    /// - Parameters:
+    ///   - input: What happens.
+    ///   - id: The activity.
+    ///   - owner: The app whose key asks, or `nil` for the admin: another app's activity is not found.
+    public func apply(_ input: Activity.Input, to id: ActivityID, owner: BundleID?) async throws -> Outcome {
+        let rules = self.rules
+        return try await write { tx in
+            var activity = try tx.loadActivity(id, owner: owner)
+            let (transition, body) = try tx.change(&activity, input, rules: rules)
+            return Outcome(activity: activity, transition: transition, created: false, body: body)
+        }
+    }
+
+    /// A person dismisses an activity from a display, once `authorize` — given the activity, in
+    /// the same transaction — allows it (a display dismisses only what its device shows).
+    public func dismiss(_ id: ActivityID, authorize: @escaping @Sendable (Activity) throws -> Void) async throws -> Outcome {
+        let rules = self.rules
+        return try await write { tx in
+            var activity = try tx.loadActivity(id, owner: nil)
+            try authorize(activity)
+            let (transition, body) = try tx.change(&activity, .userDismissal, rules: rules)
+            return Outcome(activity: activity, transition: transition, created: false, body: body)
+        }
+    }
+
+    /// Starts an activity under a stable key, or updates (and optionally ends) the live one that
+    /// has it: one call per step of a pipeline.
+    ///
+    /// - Parameters:
+    ///   - key: The caller's stable key (a CI job id).
+    ///   - request: The activity to start when none is live under the key; its content is the
+    ///     update otherwise. Its attributes are kept from the start.
+    ///   - timestamp: The update's timestamp.
+    ///   - end: When set, the activity ends with this policy after the content is applied.
+    ///   - bundleId: The app.
+    public func startOrUpdate(
+        key: String, request: ActivityRequest, timestamp: Date?, end: DismissalPolicy?, bundleId: BundleID
+    ) async throws -> Outcome {
+        let rules = self.rules
+        return try await write { tx in
+            var outcome: Outcome
+            let input: Activity.Input
+            if let live = try tx.liveActivity(key: key, bundleId: bundleId) {
+                outcome = Outcome(activity: live, transition: Transition(), created: false)
+                input =
+                    if let end {
+                        .end(EndRequest(content: request.content, dismissalPolicy: end, timestamp: timestamp))
+                    } else {
+                        .update(ContentUpdate(content: request.content, alert: request.alert, timestamp: timestamp))
+                    }
+            } else {
+                outcome = try Self.start(request, bundleId: bundleId, key: key, rules: rules, in: tx)
+                guard let end else { return outcome }
+                input = .end(EndRequest(dismissalPolicy: end, timestamp: timestamp))
+            }
+            let (transition, body) = try tx.change(&outcome.activity, input, rules: rules)
+            outcome.transition.payloads += transition.payloads
+            outcome.transition.ignored = transition.ignored
+            outcome.body = body
+            return outcome
+        }
+    }
+
+    /// The start of an activity, in a transaction: the app, the device, its settings and what
+    /// it already holds, the channel, the rules' admission; a channel that keeps its latest
+    /// message hands it over at once.
+    static func start(
+        _ request: ActivityRequest, bundleId: BundleID, key: String?, rules: LifecycleRules, in tx: any Transaction
+    ) throws -> Outcome {
+        _ = try tx.requireApp(bundleId)
+        _ = try tx.requireDevice(request.deviceId)
+        let settings = try tx.settings(deviceId: request.deviceId, bundleId: bundleId)
+        let occupancy = Occupancy(
+            activitiesEnabled: settings.activitiesEnabled,
+            appActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: bundleId),
+            deviceActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: nil)
+        )
+        var channel: BroadcastChannel?
+        if case .channel(let channelId) = request.pushType {
+            channel = try tx.channel(channelId, bundleId: bundleId)
+            guard channel != nil else {
+                throw IsletError(.channelNotFound, "No broadcast channel \(channelId) for \(bundleId); an invalid channel makes a start fail.")
+            }
+        }
+        let type = try tx.activityType(bundleId: bundleId, name: request.attributesType)
+        var (activity, transition) = try Activity.request(
+            request, id: UUID().uuidString, bundleId: bundleId, key: key, pushToken: Tokens.generate(),
+            occupancy: occupancy, now: tx.now, rules: rules, type: type
+        )
+        // A channel that keeps its most recent message hands it to activities that join later.
+        if let channel, channel.storagePolicy == 1, let message = try tx.storedMessage(channelId: channel.id), tx.now < message.expires {
+            let delivered = try activity.handle(
+                .push(message.change, Activity.PushDelivery(budgetPerHour: nil)), now: tx.now, rules: rules, type: type
+            )
+            transition.payloads += delivered.payloads
+        }
+        let body = try tx.keep(activity)
+        if let token = activity.pushToken {
+            try tx.addToken(token, holder: .activity(activity.id, deviceId: activity.deviceId, bundleId: bundleId))
+        }
+        try tx.record(transition, of: activity)
+        tx.effects.count(transition)
+        return Outcome(activity: activity, transition: transition, created: true, body: body)
+    }
+
+    // MARK: Reads
+
+    /// One activity; another app's is not found.
+    public func activity(_ id: ActivityID, owner: BundleID?) async throws -> Activity {
+        try await read { store in try store.loadActivity(id, owner: owner) }
+    }
+
+    /// The activities a filter selects, in the order a device shows them.
+    public func activities(_ filter: ActivityFilter) async throws -> [Activity] {
+        try await read { store in try store.activities(filter) }
+    }
+
+    /// The id a reference names: a whole id as it is, a prefix as the one activity (of the
+    /// owner's, when one is given) whose id starts with it. A prefix that none or several start
+    /// with is refused, naming the candidates.
+    public func resolve(_ reference: ActivityReference, owner: BundleID?) async throws -> ActivityID {
+        let prefix: String
+        switch reference {
+        case .id(let id): return id
+        case .prefix(let start): prefix = start
+        }
+        let candidates = try await read { store in try store.activityIDs(prefix: prefix, bundleId: owner, limit: 6) }
+        switch candidates.count {
+        case 0: throw IsletError(.activityNotFound, "No activity's id starts with \(prefix).")
+        case 1: return candidates[0]
+        default:
+            let listed = candidates.prefix(5).joined(separator: ", ") + (candidates.count > 5 ? ", …" : "")
+            throw IsletError(.invalidRequest, "\(prefix) starts more than one activity's id (\(listed)); give more of it.")
+        }
+    }
+
+    /// An activity's whole history, oldest first; another app's activity is not found.
+    public func history(of id: ActivityID, owner: BundleID?) async throws -> [EncodedEvent] {
+        try await read { store in
+            _ = try store.loadActivity(id, owner: owner)
+            return try store.history(of: id)
+        }
+    }
+
+    /// How many activities are in each state, for metrics.
+    public func activityCounts() async throws -> [ActivityState: Int] {
+        try await read { store in try store.activityCounts() }
+    }
+}

@@ -1,0 +1,159 @@
+import Foundation
+import IsletCore
+import Synchronization
+
+extension Engine {
+    // MARK: Apps
+
+    /// Creates an app with its first API key (stored as a hash only); every device gets a
+    /// push-to-start token for it.
+    public func createApp(_ app: App, keyHash: String) async throws {
+        try App.validate(bundleId: app.bundleId)
+        try await write { tx in
+            guard try tx.app(app.bundleId) == nil else {
+                throw IsletError(.appAlreadyExists, "An app \(app.bundleId) already exists.")
+            }
+            try tx.insertApp(app)
+            try tx.replaceKeys(of: .app(app.bundleId), hash: keyHash)
+            for device in try tx.devices() {
+                try tx.issuePushToStartToken(deviceId: device.id, bundleId: app.bundleId, announce: false)
+            }
+        }
+    }
+
+    /// Every app, by bundle identifier.
+    public func apps() async throws -> [App] {
+        try await read { store in try store.apps() }
+    }
+
+    /// One app, or `appNotFound`.
+    public func app(_ bundleId: BundleID) async throws -> App {
+        try await read { store in try store.requireApp(bundleId) }
+    }
+
+    /// Makes the key with this hash the only admin key.
+    public func replaceAdminKey(hash: String) async throws {
+        try await write { tx in try tx.replaceKeys(of: .admin, hash: hash) }
+    }
+
+    /// Who the API key with this hash speaks for, if anyone. Answers are cached: a key never
+    /// changes owner, and a device's replaced key leaves the cache before the replacement is
+    /// acknowledged.
+    public func keyOwner(hash: String) async throws -> KeyOwner? {
+        if let owner = keys.owner(of: hash) { return owner }
+        let owner = try await read { store in try store.keyOwner(hash: hash) }
+        if let owner { keys.remember(owner, for: hash) }
+        return owner
+    }
+
+    // MARK: Devices
+
+    /// Creates the `default` device if it does not exist yet.
+    public func ensureDefaultDevice() async throws {
+        try await write { tx in
+            if try tx.device(.defaultDevice) == nil {
+                try tx.insertDevice(Device(id: .defaultDevice, name: "Default", createdAt: tx.now))
+            }
+        }
+    }
+
+    /// Creates a device; it gets a push-to-start token for every app.
+    public func createDevice(_ device: Device) async throws {
+        try Device.validate(id: device.id)
+        try await write { tx in
+            guard try tx.device(device.id) == nil else {
+                throw IsletError(.deviceAlreadyExists, "A device \(device.id) already exists.")
+            }
+            try tx.insertDevice(device)
+            for app in try tx.apps() {
+                try tx.issuePushToStartToken(deviceId: device.id, bundleId: app.bundleId, announce: false)
+            }
+        }
+    }
+
+    /// Every device, by identifier.
+    public func devices() async throws -> [Device] {
+        try await read { store in try store.devices() }
+    }
+
+    /// One device, or `deviceNotFound`.
+    public func device(_ id: DeviceID) async throws -> Device {
+        try await read { store in try store.requireDevice(id) }
+    }
+
+    /// Makes the key with this hash the only key of a device's display; the earlier one stops
+    /// working before this returns.
+    public func replaceDeviceKey(deviceId: DeviceID, hash: String) async throws {
+        try await write { tx in
+            _ = try tx.requireDevice(deviceId)
+            try tx.replaceKeys(of: .device(deviceId), hash: hash)
+            tx.effects.deviceKeysReplaced.insert(deviceId)
+        }
+    }
+
+    // MARK: Settings
+
+    /// A device's settings for every app (or only `bundleId`'s), defaults included.
+    public func settings(deviceId: DeviceID, bundleId: BundleID? = nil) async throws -> [AppSettings] {
+        try await read { store in try Self.settings(deviceId: deviceId, bundleId: bundleId, in: store) }
+    }
+
+    static func settings(deviceId: DeviceID, bundleId: BundleID?, in store: any StoreReading) throws -> [AppSettings] {
+        _ = try store.requireDevice(deviceId)
+        let bundleIds = try bundleId.map { [$0] } ?? store.apps().map(\.bundleId)
+        return try bundleIds.map { try store.settings(deviceId: deviceId, bundleId: $0) }
+    }
+
+    /// Changes a device's settings for an app. Turning Live Activities off ends and dismisses the
+    /// app's activities on that device, as iOS does; every change is an event producers see.
+    ///
+    /// - Returns: The settings as committed.
+    public func updateSettings(
+        deviceId: DeviceID, bundleId: BundleID, activitiesEnabled: Bool?, frequentUpdates: Bool?
+    ) async throws -> AppSettings {
+        let rules = self.rules
+        return try await write { tx in
+            _ = try tx.requireDevice(deviceId)
+            _ = try tx.requireApp(bundleId)
+            let before = try tx.settings(deviceId: deviceId, bundleId: bundleId)
+            var after = before
+            after.activitiesEnabled = activitiesEnabled ?? before.activitiesEnabled
+            after.frequentUpdates = frequentUpdates ?? before.frequentUpdates
+            guard after != before else { return after }
+            try tx.putSettings(after)
+            try tx.append(.settingsChanged(after), bundleId: bundleId, deviceId: deviceId, activityId: nil)
+            if before.activitiesEnabled, !after.activitiesEnabled {
+                for var activity in try tx.shownActivities(bundleId: bundleId, deviceId: deviceId, attributesType: nil) {
+                    try tx.change(&activity, .appDisabled, rules: rules)
+                }
+            }
+            return after
+        }
+    }
+}
+
+/// Who API keys speak for, by hash: a key never changes owner, so answers stay valid until a
+/// device's key is replaced, which evicts that device's.
+final class KeyCache: Sendable {
+    private let owners = Mutex<[String: KeyOwner]>([:])
+
+    func owner(of hash: String) -> KeyOwner? { owners.withLock { $0[hash] } }
+
+    func remember(_ owner: KeyOwner, for hash: String) {
+        owners.withLock { owners in
+            // Bounded: a flood of distinct valid keys cannot grow it without limit.
+            if owners.count >= 10_000 { owners.removeAll(keepingCapacity: true) }
+            owners[hash] = owner
+        }
+    }
+
+    func forget(devices: Set<DeviceID>) {
+        guard !devices.isEmpty else { return }
+        owners.withLock { owners in
+            owners = owners.filter { _, owner in
+                if case .device(let id) = owner { return !devices.contains(id) }
+                return true
+            }
+        }
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import IsletCore
+
+extension Engine {
+    /// Deadlines fired per transaction, at most: keeps one transaction short.
+    static let deadlineBatch = 256
+
+    /// Lets every due deadline take effect (scheduled starts, stale dates, automatic ends,
+    /// dismissals), earliest first, however many there are. Deadlines that passed while the
+    /// server was down take effect at their own times.
+    /// - Returns: How many activities changed.
+    @discardableResult
+    public func fireDueDeadlines() async throws -> Int {
+        let (rules, batch) = (self.rules, Self.deadlineBatch)
+        var total = 0
+        while true {
+            let fired = try await write { tx in
+                let due = try tx.dueActivities(at: tx.now, limit: batch)
+                for var activity in due {
+                    try tx.change(&activity, .advance, rules: rules)
+                }
+                tx.effects.deadlinesFired += due.count
+                return due.count
+            }
+            total += fired
+            if fired < batch { return total }
+        }
+    }
+
+    /// The earliest deadline of any activity, if there is one.
+    public func nextDeadline() async throws -> Date? {
+        try await read { store in try store.nextDeadline() }
+    }
+
+    /// Deletes dismissed activities, events and retired push tokens older than `age` seconds,
+    /// keeping the store's size bounded. (A push to a purged token answers `BadDeviceToken`
+    /// rather than `410`, as Apple's does for a token long gone.)
+    public func purgeHistory(olderThan age: TimeInterval) async throws -> PurgeCount {
+        try await write { tx in try tx.purge(before: tx.now.addingTimeInterval(-age)) }
+    }
+
+    // MARK: Events
+
+    /// Events after `id` that pass `filter`, oldest first: how a stream resumes.
+    public func events(after id: EventID, filter: EventFilter, limit: Int) async throws -> [EncodedEvent] {
+        try await read { store in try store.events(after: id, filter: filter, limit: limit) }
+    }
+
+    /// The id of the newest event, or 0 when there is none.
+    public func lastEventID() async throws -> EventID {
+        try await read { store in try store.lastEventID() }
+    }
+
+    // MARK: Health
+
+    /// Why writes are failing, if they are (a full disk): see `Store.checkWrites`.
+    public func writeFailure(quietInterval: Duration = .seconds(10)) async -> WriteFailure? {
+        await store.checkWrites(quietInterval: quietInterval)
+    }
+}

@@ -1,0 +1,103 @@
+import Foundation
+import IsletCore
+
+/// What one device shows, read at one moment: the display's first paint.
+public struct DeviceDisplay: Sendable {
+    /// The device.
+    public var device: Device
+    /// The newest event the read includes: follow the stream from here.
+    public var eventId: EventID
+    /// The activities shown, in relevance order, each with its presentation.
+    public var activities: [(activity: Activity, presentation: Presentation)]
+    /// Every app, for names.
+    public var apps: [App]
+    /// The device's settings for every app.
+    public var settings: [AppSettings]
+}
+
+extension Engine {
+    // MARK: Layouts
+
+    /// Registers or replaces the layout of an app's activity type, and tells every activity of
+    /// that type still on a display (a `layoutChanged` event each). The document must already
+    /// be a valid layout.
+    public func putLayout(bundleId: BundleID, attributesType: String, layout: JSONValue) async throws -> LayoutRecord {
+        try await write { tx in
+            _ = try tx.requireApp(bundleId)
+            let previous = try tx.layout(bundleId: bundleId, attributesType: attributesType)?.revision ?? 0
+            let record = LayoutRecord(
+                bundleId: bundleId, attributesType: attributesType, layout: layout, revision: previous + 1, updatedAt: tx.now
+            )
+            try tx.putLayout(record)
+            try Self.announceLayout(bundleId: bundleId, attributesType: attributesType, revision: record.revision, in: tx)
+            return record
+        }
+    }
+
+    /// Removes the layout of an app's activity type; its activities are drawn with the default
+    /// card from then on. Returns whether there was one.
+    public func deleteLayout(bundleId: BundleID, attributesType: String) async throws -> Bool {
+        try await write { tx in
+            guard try tx.deleteLayout(bundleId: bundleId, attributesType: attributesType) else { return false }
+            try Self.announceLayout(bundleId: bundleId, attributesType: attributesType, revision: 0, in: tx)
+            return true
+        }
+    }
+
+    private static func announceLayout(bundleId: BundleID, attributesType: String, revision: Int, in tx: any Transaction) throws {
+        for activity in try tx.shownActivities(bundleId: bundleId, deviceId: nil, attributesType: attributesType) {
+            try tx.append(
+                .layoutChanged(LayoutChange(attributesType: attributesType, revision: revision)),
+                bundleId: bundleId, deviceId: activity.deviceId, activityId: activity.id
+            )
+        }
+    }
+
+    /// The layout of an app's activity type, if one is registered.
+    public func layout(bundleId: BundleID, attributesType: String) async throws -> LayoutRecord? {
+        try await read { store in try store.layout(bundleId: bundleId, attributesType: attributesType) }
+    }
+
+    /// An app's layouts, by activity type.
+    public func layouts(bundleId: BundleID) async throws -> [LayoutRecord] {
+        try await read { store in try store.layouts(bundleId: bundleId) }
+    }
+
+    // MARK: Presentations
+
+    /// An activity, drawn; another app's is not found.
+    public func presentation(of id: ActivityID, owner: BundleID?) async throws -> Presentation {
+        let (activity, record) = try await read { store in
+            let activity = try store.loadActivity(id, owner: owner)
+            return (activity, try store.layout(bundleId: activity.bundleId, attributesType: activity.attributesType))
+        }
+        return try presentations.presentation(of: activity, layout: record)
+    }
+
+    /// What a device shows, in one consistent read: the activities a display shows (live and
+    /// ended until dismissed, at most `limit`, most relevant first) drawn, the apps and the
+    /// device's settings, and the event the read is as of.
+    public func display(deviceId: DeviceID, states: Set<ActivityState>, limit: Int) async throws -> DeviceDisplay {
+        let read = try await read { store in
+            let eventId = try store.lastEventID()
+            let device = try store.requireDevice(deviceId)
+            let activities = try store.activities(ActivityFilter(deviceId: deviceId, states: states, limit: limit))
+            var layouts: [String: LayoutRecord?] = [:]
+            for activity in activities where layouts[activity.bundleId + "\u{0}" + activity.attributesType] == nil {
+                layouts[activity.bundleId + "\u{0}" + activity.attributesType] = .some(
+                    try store.layout(bundleId: activity.bundleId, attributesType: activity.attributesType)
+                )
+            }
+            return (
+                eventId, device, activities, layouts, try store.apps(),
+                try Self.settings(deviceId: deviceId, bundleId: nil, in: store)
+            )
+        }
+        let (eventId, device, activities, layouts, apps, settings) = read
+        let drawn = try activities.map { activity in
+            let record = layouts[activity.bundleId + "\u{0}" + activity.attributesType] ?? nil
+            return (activity, try presentations.presentation(of: activity, layout: record))
+        }
+        return DeviceDisplay(device: device, eventId: eventId, activities: drawn, apps: apps, settings: settings)
+    }
+}

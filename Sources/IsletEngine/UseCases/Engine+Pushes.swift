@@ -1,0 +1,318 @@
+import Foundation
+import IsletCore
+
+/// A push to a device token, as the APNs endpoint hands it over once Apple's wire rules (headers,
+/// provider token, token shape) have passed.
+public struct DevicePush: Sendable {
+    /// The device token, as sent (any case).
+    public var token: String
+    /// The app the topic names.
+    public var bundleId: BundleID
+    /// `apns-priority`: 10 spends the activity's budget.
+    public var priority: Int
+    /// The payload as parsed, or why APNs refuses it. A refusal is answered only for a token
+    /// that exists and belongs to the topic's app, as Apple checks the token first.
+    public var payload: Result<LiveActivityPayload, any Error>
+
+    /// Creates a push.
+    public init(token: String, bundleId: BundleID, priority: Int, payload: Result<LiveActivityPayload, any Error>) {
+        self.token = token
+        self.bundleId = bundleId
+        self.priority = priority
+        self.payload = payload
+    }
+}
+
+/// A broadcast to a channel, once Apple's wire rules have passed.
+public struct BroadcastPush: Sendable {
+    /// The channel, from `apns-channel-id`.
+    public var channelId: String
+    /// The app in the path.
+    public var bundleId: BundleID
+    /// `apns-expiration`: whether, and until when, a channel that keeps messages keeps this one.
+    public var expiration: Int64
+    /// The update or end it carries, or why APNs refuses it (answered once the channel is found).
+    public var change: Result<Activity.PushedChange, any Error>
+
+    /// Creates a broadcast.
+    public init(channelId: String, bundleId: BundleID, expiration: Int64, change: Result<Activity.PushedChange, any Error>) {
+        self.channelId = channelId
+        self.bundleId = bundleId
+        self.expiration = expiration
+        self.change = change
+    }
+}
+
+/// What a push APNs accepted did on the device.
+public struct PushResult: Sendable, Hashable {
+    /// Why the device dropped it, if it did, with the reason in words.
+    public var ignored: IgnoredPush?
+    /// Whether the app asked for strict pushes: a drop is then answered as a refusal.
+    public var strict: Bool
+
+    /// A push a device dropped.
+    public struct IgnoredPush: Sendable, Hashable {
+        public var reason: IgnoreReason
+        public var detail: String
+    }
+}
+
+/// Why APNs refuses a push before any device sees it: Apple's answers, as the engine finds them.
+public enum PushRefusal: Error, Hashable, Sendable {
+    /// No app has the topic's bundle id.
+    case unknownTopic(BundleID)
+    /// No activity and no device holds the token.
+    case unknownToken
+    /// The token was valid until `since`: replaced by a newer one (`rotated`), or unregistered.
+    case retired(since: Date, rotated: Bool)
+    /// The token belongs to another app than the topic's.
+    case tokenNotForTopic(owner: BundleID, topic: BundleID)
+    /// No such channel for the app.
+    case channelNotRegistered(channelId: String, bundleId: BundleID)
+    /// A channel that stores no message takes `apns-expiration: 0` only.
+    case expirationOnChannelWithoutStorage
+}
+
+extension Engine {
+    // MARK: Pushes
+
+    /// Takes a push to a device token as the device would: finds what the token belongs to,
+    /// then applies the payload — or drops it and records why — all in one transaction.
+    ///
+    /// - Throws: `PushRefusal` when APNs itself refuses it (an unknown, retired or other app's
+    ///   token), or the payload's own refusal.
+    public func deliver(_ push: DevicePush) async throws -> PushResult {
+        let rules = self.rules
+        return try await write { tx in
+            guard let app = try tx.app(push.bundleId) else { throw PushRefusal.unknownTopic(push.bundleId) }
+            let ignored: PushResult.IgnoredPush?
+            switch try tx.token(push.token.lowercased()) {
+            case .unknown:
+                throw PushRefusal.unknownToken
+            case .retired(let at, let reason, let owner):
+                try Self.check(owner, is: push.bundleId)
+                throw PushRefusal.retired(since: at, rotated: reason == TokenRetirement.rotated(at: at).reason)
+            case .activity(let activityId, let owner):
+                try Self.check(owner, is: push.bundleId)
+                let payload = try push.payload.get()
+                var activity = try tx.loadActivity(activityId, owner: nil)
+                ignored = try Self.push(payload, priority: push.priority, to: &activity, rules: rules, in: tx)
+            case .pushToStart(let deviceId, let owner):
+                try Self.check(owner, is: push.bundleId)
+                let payload = try push.payload.get()
+                ignored = try Self.pushToStart(payload, deviceId: deviceId, bundleId: push.bundleId, rules: rules, in: tx)
+            }
+            return PushResult(ignored: ignored, strict: app.strictPushes)
+        }
+    }
+
+    private static func check(_ owner: BundleID, is bundleId: BundleID) throws {
+        guard owner == bundleId else { throw PushRefusal.tokenNotForTopic(owner: owner, topic: bundleId) }
+    }
+
+    /// A push to an activity's token: an update or end applied (or dropped by the rules), or a
+    /// payload the activity cannot use recorded on it.
+    private static func push(
+        _ payload: LiveActivityPayload, priority: Int, to activity: inout Activity, rules: LifecycleRules, in tx: any Transaction
+    ) throws -> PushResult.IgnoredPush? {
+        let change: Activity.PushedChange
+        switch payload.action {
+        case .update(let update): change = .update(update)
+        case .end(let end): change = .end(end)
+        case .start:
+            return try undeliverable(
+                .invalidPayload, "A start goes to a push-to-start token, not to an activity's token.", payload: payload,
+                on: activity, in: tx
+            )
+        case .undeliverable(let reason, let detail):
+            return try undeliverable(reason, detail, payload: payload, on: activity, in: tx)
+        }
+        let settings = try tx.settings(deviceId: activity.deviceId, bundleId: activity.bundleId)
+        let delivery = Activity.PushDelivery(
+            budgetPerHour: rules.pushBudget(priority: priority, frequentUpdates: settings.frequentUpdates)
+        )
+        let (transition, _) = try tx.change(&activity, .push(change, delivery), rules: rules)
+        tx.effects.countPush(ignored: transition.ignored)
+        return transition.ignored.map { PushResult.IgnoredPush(reason: $0, detail: transition.ignoredMessage) }
+    }
+
+    /// A push to a device's push-to-start token: a start the device makes (or refuses, and
+    /// records on the device), or any other payload recorded on the device as unusable.
+    private static func pushToStart(
+        _ payload: LiveActivityPayload, deviceId: DeviceID, bundleId: BundleID, rules: LifecycleRules, in tx: any Transaction
+    ) throws -> PushResult.IgnoredPush? {
+        let ignored: PushResult.IgnoredPush
+        let content: ActivityContent?
+        switch payload.action {
+        case .start(var start):
+            start.request.deviceId = deviceId
+            do {
+                let outcome = try Self.start(start.request, bundleId: bundleId, key: nil, rules: rules, in: tx)
+                _ = outcome
+                tx.effects.countPush(ignored: nil)
+                return nil
+            } catch let refusal as IsletError {
+                guard let reason = IgnoreReason(refusal: refusal) else { throw refusal }
+                ignored = PushResult.IgnoredPush(reason: reason, detail: refusal.message)
+                content = start.request.content
+            }
+        case .update, .end:
+            ignored = PushResult.IgnoredPush(
+                reason: .invalidPayload, detail: "Updates and ends go to the activity's own token, not to a push-to-start token."
+            )
+            content = nil
+        case .undeliverable(let reason, let detail):
+            ignored = PushResult.IgnoredPush(reason: reason, detail: detail)
+            content = nil
+        }
+        // No activity to record it on: the device's history has it.
+        let record = IgnoredUpdate(
+            reason: ignored.reason, action: payload.actionName, content: content, timestamp: payload.timestamp ?? tx.now,
+            lastUpdateTimestamp: nil, message: ignored.detail
+        )
+        try tx.append(.updateIgnored(record), bundleId: bundleId, deviceId: deviceId, activityId: nil)
+        tx.effects.countPush(ignored: ignored.reason)
+        return ignored
+    }
+
+    /// Records a push the activity's device could not use.
+    private static func undeliverable(
+        _ reason: IgnoreReason, _ detail: String, payload: LiveActivityPayload, on activity: Activity, in tx: any Transaction
+    ) throws -> PushResult.IgnoredPush {
+        let record = IgnoredUpdate(
+            reason: reason, action: payload.actionName, content: nil, timestamp: payload.timestamp ?? tx.now,
+            lastUpdateTimestamp: activity.lastUpdateTimestamp, message: detail
+        )
+        try tx.append(.updateIgnored(record), bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id)
+        tx.effects.countPush(ignored: reason)
+        return PushResult.IgnoredPush(reason: reason, detail: detail)
+    }
+
+    /// Delivers a broadcast to every live activity started with the channel, and keeps it for
+    /// later joiners when the channel's policy and the push's expiration say so.
+    ///
+    /// - Returns: What the push did to each activity.
+    @discardableResult
+    public func broadcast(_ push: BroadcastPush) async throws -> [Outcome] {
+        let rules = self.rules
+        return try await write { tx in
+            guard let channel = try tx.channel(push.channelId, bundleId: push.bundleId) else {
+                throw PushRefusal.channelNotRegistered(channelId: push.channelId, bundleId: push.bundleId)
+            }
+            if channel.storagePolicy == 0, push.expiration != 0 {
+                throw PushRefusal.expirationOnChannelWithoutStorage
+            }
+            let change = try push.change.get()
+            if let until = channel.storesMessage(expiration: push.expiration, now: tx.now) {
+                try tx.storeMessage(change, channelId: channel.id, expires: until)
+            }
+            var outcomes: [Outcome] = []
+            for var activity in try tx.liveActivities(channelId: channel.id, bundleId: channel.bundleId) {
+                let (transition, body) = try tx.change(
+                    &activity, .push(change, Activity.PushDelivery(budgetPerHour: nil)), rules: rules
+                )
+                tx.effects.countPush(ignored: transition.ignored)
+                outcomes.append(Outcome(activity: activity, transition: transition, created: false, body: body))
+            }
+            return outcomes
+        }
+    }
+
+    // MARK: Channels
+
+    /// Creates a broadcast channel; an app holds at most `limit`.
+    public func createChannel(bundleId: BundleID, storagePolicy: Int, limit: Int) async throws -> BroadcastChannel {
+        try await write { tx in
+            _ = try tx.requireApp(bundleId)
+            let count = try tx.channels(bundleId: bundleId).count
+            guard count < limit else {
+                throw IsletError(.invalidRequest, "\(bundleId) already has \(count) channels; the limit is \(limit).")
+            }
+            // Random base64, as APNs issues them; drawn without "/" and "+" so an id also reads
+            // well in a URL path.
+            var generator = SystemRandomNumberGenerator()
+            var id: String
+            repeat {
+                id = Data((0..<16).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+            } while id.contains("/") || id.contains("+")
+            let channel = BroadcastChannel(id: id, bundleId: bundleId, storagePolicy: storagePolicy, createdAt: tx.now)
+            try tx.insertChannel(channel)
+            return channel
+        }
+    }
+
+    /// One of an app's channels.
+    public func channel(_ id: String, bundleId: BundleID) async throws -> BroadcastChannel? {
+        try await read { store in try store.channel(id, bundleId: bundleId) }
+    }
+
+    /// An app's channels, oldest first.
+    public func channels(bundleId: BundleID) async throws -> [BroadcastChannel] {
+        try await read { store in try store.channels(bundleId: bundleId) }
+    }
+
+    /// Deletes a channel, for good: activities started with it receive nothing more.
+    /// - Returns: Whether it existed.
+    public func deleteChannel(_ id: String, bundleId: BundleID) async throws -> Bool {
+        try await write { tx in try tx.deleteChannel(id, bundleId: bundleId) }
+    }
+
+    // MARK: Provider keys, activity types, strict pushes
+
+    /// Registers (or replaces) a provider key for an app.
+    public func addProviderKey(_ key: ProviderKey) async throws {
+        try await write { tx in
+            _ = try tx.requireApp(key.bundleId)
+            try tx.putProviderKey(key)
+            tx.effects.providerKeysChanged = true
+        }
+    }
+
+    /// Removes a provider key from an app: tokens it signs are refused from now on.
+    public func deleteProviderKey(keyId: String, bundleId: BundleID) async throws {
+        try await write { tx in
+            guard try tx.deleteProviderKey(keyId: keyId, bundleId: bundleId) else {
+                throw IsletError(.keyNotFound, "No key \(keyId) for \(bundleId).")
+            }
+            tx.effects.providerKeysChanged = true
+        }
+    }
+
+    /// Provider keys, of one app or with one key id.
+    public func providerKeys(bundleId: BundleID? = nil, keyId: String? = nil) async throws -> [ProviderKey] {
+        try await read { store in try store.providerKeys(bundleId: bundleId, keyId: keyId) }
+    }
+
+    /// Registers (or replaces) an activity type's shapes.
+    public func putActivityType(_ type: ActivityType) async throws {
+        try await write { tx in
+            _ = try tx.requireApp(type.bundleId)
+            try tx.putActivityType(type)
+        }
+    }
+
+    /// An app's registered activity types.
+    public func activityTypes(bundleId: BundleID) async throws -> [ActivityType] {
+        try await read { store in try store.activityTypes(bundleId: bundleId) }
+    }
+
+    /// Turns strict pushes on or off for an app.
+    public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
+        try await write { tx in
+            var app = try tx.requireApp(bundleId)
+            try tx.setStrictPushes(strict, bundleId: bundleId)
+            app.strictPushes = strict
+            return app
+        }
+    }
+}
+
+extension Transition {
+    /// The message of the last input the rules ignored, if any.
+    var ignoredMessage: String {
+        for case .updateIgnored(let ignored) in payloads.reversed() {
+            return ignored.message
+        }
+        return ""
+    }
+}

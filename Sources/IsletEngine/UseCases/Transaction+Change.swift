@@ -1,0 +1,103 @@
+import Foundation
+import IsletCore
+
+/// The steps every use case is made of, written once: load an activity as its owner may see
+/// it, let the rules handle an input, keep the result, record its events.
+extension StoreReading {
+    /// The activity, or `activityNotFound` — also for another app's activity, so an app key
+    /// learns nothing about it.
+    func loadActivity(_ id: ActivityID, owner: BundleID?) throws -> Activity {
+        guard let activity = try activity(id), owner == nil || owner == activity.bundleId else {
+            throw IsletError(.activityNotFound, "No activity \(id).")
+        }
+        return activity
+    }
+
+    /// The app, or `appNotFound`.
+    func requireApp(_ bundleId: BundleID) throws -> App {
+        guard let app = try app(bundleId) else { throw IsletError(.appNotFound, "No app \(bundleId).") }
+        return app
+    }
+
+    /// The device, or `deviceNotFound`.
+    func requireDevice(_ id: DeviceID) throws -> Device {
+        guard let device = try device(id) else { throw IsletError(.deviceNotFound, "No device \(id).") }
+        return device
+    }
+}
+
+extension Transaction {
+    /// Lets the rules handle `input` for `activity`, keeps the result and records its events:
+    /// load → decide → save → record, the one path of every change to an existing activity.
+    ///
+    /// - Returns: What the rules did, and the activity as written.
+    @discardableResult
+    func change(
+        _ activity: inout Activity, _ input: Activity.Input, rules: LifecycleRules
+    ) throws -> (transition: Transition, body: String) {
+        let type = try activityType(bundleId: activity.bundleId, name: activity.attributesType)
+        let transition = try activity.handle(input, now: now, rules: rules, type: type)
+        let body = try keep(activity)
+        try record(transition, of: activity)
+        effects.count(transition)
+        return (transition, body)
+    }
+
+    /// Saves an activity. A dismissed activity's token is unregistered, as an uninstalled app's
+    /// would be: pushes to it answer 410 from then on.
+    @discardableResult
+    func keep(_ activity: Activity) throws -> String {
+        if activity.state == .dismissed, activity.pushToken != nil {
+            try retireTokens(
+                of: .activity(activity.id, deviceId: activity.deviceId, bundleId: activity.bundleId),
+                reason: .activityDismissed(at: activity.dismissedAt ?? now)
+            )
+        }
+        return try save(activity)
+    }
+
+    /// Records a step's events on the activity.
+    func record(_ transition: Transition, of activity: Activity) throws {
+        for payload in transition.payloads {
+            try append(payload, bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id)
+        }
+    }
+
+    /// Issues a device a new push-to-start token for an app, retiring the old one. A rotation is
+    /// an event (`announce`); the first token, issued with the app or the device, is simply there.
+    @discardableResult
+    func issuePushToStartToken(deviceId: DeviceID, bundleId: BundleID, announce: Bool) throws -> String {
+        let holder = TokenHolder.pushToStart(deviceId: deviceId, bundleId: bundleId)
+        try retireTokens(of: holder, reason: .rotated(at: now))
+        let token = Tokens.generate()
+        try addToken(token, holder: holder)
+        if announce {
+            try append(
+                .pushTokenUpdated(PushTokenChange(pushToken: token, kind: .pushToStart)), bundleId: bundleId, deviceId: deviceId,
+                activityId: nil
+            )
+        }
+        return token
+    }
+
+    /// Gives a live activity a new push token, retiring the old one, and records the change.
+    func rotateToken(of activity: inout Activity) throws -> Transition {
+        let holder = TokenHolder.activity(activity.id, deviceId: activity.deviceId, bundleId: activity.bundleId)
+        try retireTokens(of: holder, reason: .rotated(at: now))
+        activity.pushToken = Tokens.generate()
+        try keep(activity)
+        try addToken(activity.pushToken!, holder: holder)
+        var transition = Transition()
+        transition.payloads.append(.pushTokenUpdated(PushTokenChange(pushToken: activity.pushToken!)))
+        try record(transition, of: activity)
+        return transition
+    }
+}
+
+/// APNs-style tokens: 32 random bytes as 64 hexadecimal characters.
+enum Tokens {
+    static func generate() -> String {
+        var generator = SystemRandomNumberGenerator()
+        return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexEncoded
+    }
+}
