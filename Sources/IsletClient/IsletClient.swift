@@ -30,43 +30,24 @@ public struct IsletClient: Sendable {
 
     // MARK: Apps and devices
 
-    /// An app just created, with its API key: the only time the key is shown.
-    public struct CreatedApp: Decodable, Sendable {
-        /// The app.
-        public var app: App
-        /// Its API key.
-        public var apiKey: String
-    }
-
     /// Creates an app (admin key).
     public func createApp(bundleId: BundleID, name: String? = nil) async throws -> CreatedApp {
-        var body: [String: JSONValue] = ["bundleId": .string(bundleId)]
-        if let name { body["name"] = .string(name) }
-        return try await send(.POST, "/v1/apps", body: JSONValue.object(body), expect: CreatedApp.self)
+        try await send(.POST, "/v1/apps", body: CreateAppBody(bundleId: bundleId, name: name), expect: CreatedApp.self)
     }
 
     /// The apps the key may see.
     public func apps() async throws -> [App] {
-        try await send(.GET, "/v1/apps", expect: Wrapped<App>.self).items
+        try await send(.GET, "/v1/apps", expect: Listing<App>.self).items
     }
 
     /// Creates a device (admin key).
     public func createDevice(id: DeviceID, name: String? = nil) async throws -> Device {
-        var body: [String: JSONValue] = ["id": .string(id)]
-        if let name { body["name"] = .string(name) }
-        return try await send(.POST, "/v1/devices", body: JSONValue.object(body), expect: Device.self)
-    }
-
-    /// A device's new display key (admin key); it replaces the device's earlier key at once.
-    public struct DeviceKey: Decodable, Sendable {
-        public var deviceId: DeviceID
-        /// The key: shown only now.
-        public var key: String
+        try await send(.POST, "/v1/devices", body: CreateDeviceBody(id: id, name: name), expect: Device.self)
     }
 
     /// Issues a device's display key (admin key).
-    public func issueDeviceKey(device: DeviceID) async throws -> DeviceKey {
-        try await send(.POST, "/v1/devices/\(escaped(device))/key", expect: DeviceKey.self)
+    public func issueDeviceKey(device: DeviceID) async throws -> IssuedDeviceKey {
+        try await send(.POST, "/v1/devices/\(escaped(device))/key", expect: IssuedDeviceKey.self)
     }
 
     /// The address of a device's web display; with `key`, one that carries it (in the fragment,
@@ -78,17 +59,17 @@ public struct IsletClient: Sendable {
 
     /// Every device.
     public func devices() async throws -> [Device] {
-        try await send(.GET, "/v1/devices", expect: Wrapped<Device>.self).items
+        try await send(.GET, "/v1/devices", expect: Listing<Device>.self).items
     }
 
     /// A device's settings for the apps the key may see.
     public func settings(device: DeviceID) async throws -> [AppSettings] {
-        try await send(.GET, settingsPath(device), expect: Wrapped<AppSettings>.self).items
+        try await send(.GET, settingsPath(device), expect: Listing<AppSettings>.self).items
     }
 
     /// `settings(device:)`, blocking the calling thread (see `sendBlocking`).
     public func settingsBlocking(device: DeviceID) throws -> [AppSettings] {
-        try sendBlocking(.GET, settingsPath(device), expect: Wrapped<AppSettings>.self).items
+        try sendBlocking(.GET, settingsPath(device), expect: Listing<AppSettings>.self).items
     }
 
     private func settingsPath(_ device: DeviceID) -> String {
@@ -99,15 +80,13 @@ public struct IsletClient: Sendable {
     public func updateSettings(
         device: DeviceID, bundleId: BundleID, activitiesEnabled: Bool? = nil, frequentUpdates: Bool? = nil
     ) async throws -> AppSettings {
-        var body: [String: JSONValue] = ["bundleId": .string(bundleId)]
-        if let activitiesEnabled { body["activitiesEnabled"] = .bool(activitiesEnabled) }
-        if let frequentUpdates { body["frequentUpdates"] = .bool(frequentUpdates) }
-        return try await send(.PUT, "/v1/devices/\(escaped(device))/settings", body: JSONValue.object(body), expect: AppSettings.self)
+        let body = SettingsBody(bundleId: bundleId, activitiesEnabled: activitiesEnabled, frequentUpdates: frequentUpdates)
+        return try await send(.PUT, "/v1/devices/\(escaped(device))/settings", body: body, expect: AppSettings.self)
     }
 
     /// Registers a provider's public key (ES256) for an app's APNs-style JWTs.
     public func addProviderKey(bundleId: BundleID, keyId: String, teamId: String, publicKey: String) async throws -> ProviderKey {
-        let body: JSONValue = ["keyId": .string(keyId), "teamId": .string(teamId), "publicKey": .string(publicKey)]
+        let body = ProviderKeyBody(keyId: keyId, teamId: teamId, publicKey: publicKey)
         return try await send(.POST, "/v1/apps/\(escaped(bundleId))/keys", body: body, expect: ProviderKey.self)
     }
 
@@ -118,26 +97,23 @@ public struct IsletClient: Sendable {
 
     /// Turns strict pushes on or off for an app.
     public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
-        try await send(.PATCH, "/v1/apps/\(escaped(bundleId))", body: JSONValue.object(["strictPushes": .bool(strict)]), expect: App.self)
+        try await send(.PATCH, "/v1/apps/\(escaped(bundleId))", body: UpdateAppBody(strictPushes: strict), expect: App.self)
     }
 
     /// Registers an activity type's shapes (see `Shape` for the compact form).
     public func putActivityType(bundleId: BundleID, name: String, attributes: JSONValue?, contentState: JSONValue?) async throws
         -> ActivityType
     {
-        var body: [String: JSONValue] = [:]
-        if let attributes { body["attributes"] = attributes }
-        if let contentState { body["contentState"] = contentState }
-        return try await send(
-            .PUT, "/v1/apps/\(escaped(bundleId))/activity-types/\(escaped(name))", body: JSONValue.object(body),
-            expect: ActivityType.self
+        try await send(
+            .PUT, "/v1/apps/\(escaped(bundleId))/activity-types/\(escaped(name))",
+            body: ActivityTypeBody(attributes: attributes, contentState: contentState), expect: ActivityType.self
         )
     }
 
     /// Creates a broadcast channel through the REST API.
     public func createChannel(bundleId: BundleID, storagePolicy: Int) async throws -> BroadcastChannel {
         try await send(
-            .POST, "/v1/apps/\(escaped(bundleId))/channels", body: JSONValue.object(["storagePolicy": .integer(Int64(storagePolicy))]),
+            .POST, "/v1/apps/\(escaped(bundleId))/channels", body: CreateChannelBody(storagePolicy: storagePolicy),
             expect: BroadcastChannel.self
         )
     }
@@ -158,18 +134,13 @@ public struct IsletClient: Sendable {
 
     /// Starts an activity; with the admin key, `bundleId` names the app.
     public func start(_ request: ActivityRequest, bundleId: BundleID? = nil) async throws -> Activity {
-        try await send(.POST, "/v1/activities", body: try startBody(request, bundleId: bundleId), expect: Activity.self)
+        try await send(.POST, "/v1/activities", body: StartActivityBody(request: request, bundleId: bundleId), expect: Activity.self)
     }
 
     /// `start`, blocking the calling thread (see `sendBlocking`): for ActivityKit's synchronous
     /// `request`.
     public func startBlocking(_ request: ActivityRequest, bundleId: BundleID? = nil) throws -> Activity {
-        try sendBlocking(.POST, "/v1/activities", body: try startBody(request, bundleId: bundleId), expect: Activity.self)
-    }
-
-    private func startBody(_ request: ActivityRequest, bundleId: BundleID?) throws -> JSONValue {
-        let body = try JSONValue(encoding: request)
-        return bundleId.map { body.merging(["bundleId": .string($0)]) } ?? body
+        try sendBlocking(.POST, "/v1/activities", body: StartActivityBody(request: request, bundleId: bundleId), expect: Activity.self)
     }
 
     /// Starts an activity under a stable key, or updates (and with `end`, ends) the live one.
@@ -177,15 +148,7 @@ public struct IsletClient: Sendable {
         key stableKey: String, _ request: ActivityRequest, bundleId: BundleID? = nil, timestamp: Date? = nil,
         end: DismissalPolicy? = nil
     ) async throws -> Activity {
-        var body = try JSONValue(encoding: request)
-        var extra: [String: JSONValue] = [:]
-        if let bundleId { extra["bundleId"] = .string(bundleId) }
-        if let timestamp { extra["timestamp"] = .number(timestamp.timeIntervalSince1970) }
-        if let end {
-            extra["end"] = true
-            extra["dismissalPolicy"] = try JSONValue(encoding: end)
-        }
-        body = body.merging(extra)
+        let body = StartOrUpdateBody(request: request, bundleId: bundleId, timestamp: timestamp, end: end)
         return try await send(.PUT, "/v1/activities/by-key/\(escaped(stableKey))", body: body, expect: Activity.self)
     }
 
@@ -226,13 +189,13 @@ public struct IsletClient: Sendable {
 
     /// The activities a filter selects, in the order a device shows them.
     public func activities(_ filter: ActivityFilter = ActivityFilter()) async throws -> [Activity] {
-        try await send(.GET, activitiesPath(filter), expect: Wrapped<Activity>.self).items
+        try await send(.GET, activitiesPath(filter), expect: Listing<Activity>.self).items
     }
 
     /// `activities`, blocking the calling thread (see `sendBlocking`): for ActivityKit's
     /// synchronous `Activity.activities`.
     public func activitiesBlocking(_ filter: ActivityFilter = ActivityFilter()) throws -> [Activity] {
-        try sendBlocking(.GET, activitiesPath(filter), expect: Wrapped<Activity>.self).items
+        try sendBlocking(.GET, activitiesPath(filter), expect: Listing<Activity>.self).items
     }
 
     private func activitiesPath(_ filter: ActivityFilter) -> String {
@@ -246,7 +209,7 @@ public struct IsletClient: Sendable {
 
     /// An activity's history, with the reason for every ignored update.
     public func history(_ id: ActivityID) async throws -> [Event] {
-        try await send(.GET, "/v1/activities/\(escaped(id))/events", expect: Wrapped<Event>.self).items
+        try await send(.GET, "/v1/activities/\(escaped(id))/events", expect: Listing<Event>.self).items
     }
 
     // MARK: Events
@@ -337,39 +300,6 @@ public struct IsletClient: Sendable {
 
     // MARK: Transport
 
-    private struct Wrapped<Item: Decodable>: Decodable {
-        var items: [Item]
-
-        init(from decoder: any Decoder) throws {
-            let container = try decoder.container(keyedBy: AnyKey.self)
-            guard let key = container.allKeys.first else {
-                throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "Empty list response."))
-            }
-            items = try container.decode([Item].self, forKey: key)
-        }
-    }
-
-    private struct AnyKey: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
-
-    private struct ErrorBody: Decodable {
-        var error: IsletError
-
-        enum CodingKeys: CodingKey { case error }
-        enum DetailKeys: CodingKey { case reason, message }
-
-        init(from decoder: any Decoder) throws {
-            let detail = try decoder.container(keyedBy: CodingKeys.self).nestedContainer(keyedBy: DetailKeys.self, forKey: .error)
-            error = IsletError(
-                try detail.decode(ErrorReason.self, forKey: .reason), try detail.decode(String.self, forKey: .message)
-            )
-        }
-    }
-
     private func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type
     ) async throws -> Response {
@@ -436,7 +366,7 @@ public struct IsletClient: Sendable {
 
     private static func failure(status: Int, body: ByteBuffer) -> ClientError {
         if let error = try? WireFormat.decoder().decode(ErrorBody.self, from: Data(buffer: body)) {
-            return .refused(status: status, error.error)
+            return .refused(status: status, error.isletError)
         }
         return .unexpected(status: status, body: String(buffer: body))
     }
@@ -452,19 +382,5 @@ public struct IsletClient: Sendable {
         return "?" + items.map { name, value in
             "\(name)=\(value.addingPercentEncoding(withAllowedCharacters: allowed) ?? value)"
         }.joined(separator: "&")
-    }
-}
-
-extension JSONValue {
-    /// The JSON form of an encodable value, in Islet's wire format.
-    public init(encoding value: some Encodable) throws {
-        self = try WireFormat.decoder().decode(JSONValue.self, from: WireFormat.encoder().encode(value))
-    }
-
-    /// This object with `extra`'s members added (replacing any of the same name).
-    public func merging(_ extra: [String: JSONValue]) -> JSONValue {
-        guard case .object(var members) = self else { return self }
-        members.merge(extra) { _, new in new }
-        return .object(members)
     }
 }

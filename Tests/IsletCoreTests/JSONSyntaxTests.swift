@@ -88,7 +88,7 @@ struct JSONSyntaxTests {
 
 @Suite("Request decoding")
 struct RequestDecodingTests {
-    private func decode<T: Decodable & KnownFields>(_ type: T.Type, _ text: String) throws(IsletError) -> T {
+    private func decode<T: Decodable>(_ type: T.Type, _ text: String) throws(IsletError) -> T {
         let bytes = Array(text.utf8)
         let result: Result<T, IsletError> = bytes.withUnsafeBytes { buffer in
             do throws(IsletError) {

@@ -33,7 +33,7 @@ final class DataDirectory: Sendable {
 struct ServedApp {
     let data: DataDirectory
     let server: ServerProcess
-    let app: IsletClient.CreatedApp
+    let app: CreatedApp
     let client: IsletClient
 
     init(_ bundleId: BundleID, http: HTTPClient) async throws {

@@ -75,14 +75,14 @@ import Testing
         // How the server reads each operation's body; every operation with a body is here.
         let readers: [String: (Data) throws -> Void] = [
             "createApp": { _ = try read(CreateAppBody.self, $0) },
-            "updateApp": { _ = try read(PushRoutes.AppUpdate.self, $0) },
-            "addProviderKey": { _ = try read(PushRoutes.KeyBody.self, $0) },
+            "updateApp": { _ = try read(UpdateAppBody.self, $0) },
+            "addProviderKey": { _ = try read(ProviderKeyBody.self, $0) },
             "putActivityType": { data in
-                let body = try read(PushRoutes.TypeBody.self, data)
+                let body = try read(ActivityTypeBody.self, data)
                 _ = try body.attributes.map { try Shape.parse($0) }
                 _ = try body.contentState.map { try Shape.parse($0) }
             },
-            "createChannel": { _ = try read(PushRoutes.ChannelBody.self, $0) },
+            "createChannel": { _ = try read(CreateChannelBody.self, $0) },
             "putLayout": { _ = try Layout.parse(WireFormat.decoder().decode(JSONValue.self, from: $0)) },
             "createDevice": { _ = try read(CreateDeviceBody.self, $0) },
             "putSettings": { _ = try read(SettingsBody.self, $0) },
@@ -106,11 +106,9 @@ import Testing
         }
     }
 
-    /// A body decoded as `Request.decodeJSON` does: the type, then its known fields.
-    private func read<T: Decodable & KnownFields>(_ type: T.Type, _ data: Data) throws -> T {
-        let value = try WireFormat.decoder().decode(T.self, from: data)
-        try T.checkFields(of: WireFormat.decoder().decode(JSONValue.self, from: data))
-        return value
+    /// A body decoded as `Request.decodeJSON` does: the type, refusing fields it does not take.
+    private func read<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
+        try data.withUnsafeBytes { bytes throws(IsletError) in try WireFormat.decodeRequest(T.self, from: bytes) }
     }
 
     /// Every operation, through its documented examples where it has them: each answer's status,

@@ -94,9 +94,11 @@ public final class RawSocket: Sendable {
 
 public enum RawHTTP {
     /// Sends raw bytes and returns everything the server answers before closing.
+    /// The server closes after its answer; a loaded machine (the whole suite at once) was seen
+    /// to take over 5 s to begin one, so the wait for a byte is 20 s.
     public static func exchange(port: Int, bytes: [UInt8]) async throws -> String {
         let socket = try RawSocket(port: port)
         socket.send(bytes)
-        return await offThePool { socket.readAll() }
+        return await offThePool { socket.readAll(seconds: 20) }
     }
 }

@@ -1,27 +1,36 @@
 import Foundation
-import IsletCore
+
+// The REST API's bodies, once: the server decodes them (`WireFormat.decodeRequest`, which refuses
+// any field a type does not take) and the client encodes them. A round-trip test holds each
+// encoding to its decoding.
 
 /// `POST /v1/activities`: an `ActivityRequest`, plus the app when the admin key asks.
-public struct StartActivityBody: Decodable, KnownFields {
+public struct StartActivityBody: Codable, Hashable, Sendable {
     /// The activity to start.
     public var request: ActivityRequest
     /// The app it is for, when the admin key asks (an app key acts for its own app).
     public var bundleId: BundleID?
+
+    public init(request: ActivityRequest, bundleId: BundleID? = nil) {
+        self.request = request
+        self.bundleId = bundleId
+    }
 
     public init(from decoder: any Decoder) throws {
         request = try ActivityRequest(from: decoder)
         bundleId = try decoder.container(keyedBy: AppKey.self).decodeIfPresent(BundleID.self, forKey: .bundleId)
     }
 
-    public static let fields: Set<String> = [
-        "attributesType", "attributes", "content", "pushType", "style", "alert", "start", "device", "bundleId",
-    ]
-    public static let nestedFields = ["content": contentFields, "alert": alertFields, "pushType": pushTypeFields]
+    public func encode(to encoder: any Encoder) throws {
+        try request.encode(to: encoder)
+        var container = encoder.container(keyedBy: AppKey.self)
+        try container.encodeIfPresent(bundleId, forKey: .bundleId)
+    }
 }
 
 /// `PUT /v1/activities/by-key/{key}`: the activity to start, or the content to update it with;
 /// `end: true` ends it after (with `dismissalPolicy`).
-public struct StartOrUpdateBody: Decodable, KnownFields {
+public struct StartOrUpdateBody: Codable, Hashable, Sendable {
     /// The activity to start, whose content also updates a live one.
     public var request: ActivityRequest
     /// The app it is for, when the admin key asks.
@@ -32,6 +41,13 @@ public struct StartOrUpdateBody: Decodable, KnownFields {
     public var end: DismissalPolicy?
 
     private enum Keys: String, CodingKey { case bundleId, timestamp, end, dismissalPolicy }
+
+    public init(request: ActivityRequest, bundleId: BundleID? = nil, timestamp: Date? = nil, end: DismissalPolicy? = nil) {
+        self.request = request
+        self.bundleId = bundleId
+        self.timestamp = timestamp
+        self.end = end
+    }
 
     public init(from decoder: any Decoder) throws {
         request = try ActivityRequest(from: decoder)
@@ -48,42 +64,56 @@ public struct StartOrUpdateBody: Decodable, KnownFields {
         }
     }
 
-    public static let fields = StartActivityBody.fields.union(["timestamp", "end", "dismissalPolicy"])
-    public static let nestedFields = StartActivityBody.nestedFields.merging(["dismissalPolicy": dismissalPolicyFields]) { $1 }
-}
-
-extension ContentUpdate: KnownFields {
-    public static let fields: Set<String> = ["content", "alert", "timestamp"]
-    public static let nestedFields = ["content": contentFields, "alert": alertFields]
-}
-
-extension EndRequest: KnownFields {
-    public static let fields: Set<String> = ["content", "dismissalPolicy", "timestamp"]
-    public static let nestedFields = ["content": contentFields, "dismissalPolicy": dismissalPolicyFields]
+    public func encode(to encoder: any Encoder) throws {
+        try request.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encodeIfPresent(bundleId, forKey: .bundleId)
+        try container.encodeIfPresent(timestamp, forKey: .timestamp)
+        if let end {
+            try container.encode(true, forKey: .end)
+            try container.encode(end, forKey: .dismissalPolicy)
+        }
+    }
 }
 
 /// `POST /v1/apps`.
-public struct CreateAppBody: Decodable, KnownFields {
+public struct CreateAppBody: Codable, Hashable, Sendable {
     /// The app's bundle id.
     public var bundleId: BundleID
     /// A name for people; the bundle id when absent.
     public var name: String?
 
-    public static let fields: Set<String> = ["bundleId", "name"]
+    public init(bundleId: BundleID, name: String? = nil) {
+        self.bundleId = bundleId
+        self.name = name
+    }
+}
+
+/// `PATCH /v1/apps/{bundleId}`: what changes; absent fields stay as they are.
+public struct UpdateAppBody: Codable, Hashable, Sendable {
+    /// Whether pushes a device would drop are refused with 400 instead.
+    public var strictPushes: Bool?
+
+    public init(strictPushes: Bool? = nil) {
+        self.strictPushes = strictPushes
+    }
 }
 
 /// `POST /v1/devices`.
-public struct CreateDeviceBody: Decodable, KnownFields {
+public struct CreateDeviceBody: Codable, Hashable, Sendable {
     /// The device's id.
     public var id: DeviceID
     /// A name for people; the id when absent.
     public var name: String?
 
-    public static let fields: Set<String> = ["id", "name"]
+    public init(id: DeviceID, name: String? = nil) {
+        self.id = id
+        self.name = name
+    }
 }
 
 /// `PUT /v1/devices/{id}/settings`: one app's settings on the device; absent fields stay as they are.
-public struct SettingsBody: Decodable, KnownFields {
+public struct SettingsBody: Codable, Hashable, Sendable {
     /// The app whose settings change.
     public var bundleId: BundleID?
     /// Whether the app may show Live Activities on the device.
@@ -91,7 +121,54 @@ public struct SettingsBody: Decodable, KnownFields {
     /// Whether the app's pushes get the larger budget.
     public var frequentUpdates: Bool?
 
-    public static let fields: Set<String> = ["bundleId", "activitiesEnabled", "frequentUpdates"]
+    public init(bundleId: BundleID?, activitiesEnabled: Bool? = nil, frequentUpdates: Bool? = nil) {
+        self.bundleId = bundleId
+        self.activitiesEnabled = activitiesEnabled
+        self.frequentUpdates = frequentUpdates
+    }
+}
+
+/// `POST /v1/apps/{bundleId}/keys`: a provider key for APNs-style JWTs, as the `.p8` file's
+/// text (only its public half is kept) or as the public key.
+public struct ProviderKeyBody: Codable, Hashable, Sendable {
+    /// The key id a JWT names in `kid`.
+    public var keyId: String
+    /// The team id a JWT names in `iss`.
+    public var teamId: String
+    /// The `.p8` file's PEM text.
+    public var privateKey: String?
+    /// The public key's PEM text.
+    public var publicKey: String?
+
+    public init(keyId: String, teamId: String, privateKey: String? = nil, publicKey: String? = nil) {
+        self.keyId = keyId
+        self.teamId = teamId
+        self.privateKey = privateKey
+        self.publicKey = publicKey
+    }
+}
+
+/// `PUT /v1/apps/{bundleId}/activity-types/{name}`: the shapes the app's types decode (see `Shape`).
+public struct ActivityTypeBody: Codable, Hashable, Sendable {
+    /// The `ActivityAttributes` shape.
+    public var attributes: JSONValue?
+    /// The `ContentState` shape.
+    public var contentState: JSONValue?
+
+    public init(attributes: JSONValue? = nil, contentState: JSONValue? = nil) {
+        self.attributes = attributes
+        self.contentState = contentState
+    }
+}
+
+/// `POST /v1/apps/{bundleId}/channels`.
+public struct CreateChannelBody: Codable, Hashable, Sendable {
+    /// 0: no message stored; 1: the most recent message kept for 8 hours.
+    public var storagePolicy: Int
+
+    public init(storagePolicy: Int) {
+        self.storagePolicy = storagePolicy
+    }
 }
 
 private enum AppKey: String, CodingKey { case bundleId }

@@ -11,7 +11,7 @@ extension Request {
     ///   - type: The body's type.
     ///   - limit: The largest body accepted.
     ///   - emptyAs: What an empty body means; when `nil`, an empty body is an error.
-    func decodeJSON<T: Decodable & KnownFields>(_ type: T.Type, limit: Int, emptyAs: T? = nil) async throws -> T {
+    func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int, emptyAs: T? = nil) async throws -> T {
         let buffer = try await collectBody(
             upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit (server.maxBodySize)."
         )

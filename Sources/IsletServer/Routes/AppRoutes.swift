@@ -21,12 +21,6 @@ struct AppRoutes {
         router.put("v1/devices/:id/settings", use: putSettings)
     }
 
-    /// The response to creating an app: the only time its API key is shown.
-    struct CreatedApp: Encodable {
-        var app: App
-        var apiKey: String
-    }
-
     @Sendable func createApp(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
         let body = try await request.decodeJSON(CreateAppBody.self, limit: maxBodySize)
@@ -65,12 +59,6 @@ struct AppRoutes {
     @Sendable func listDevices(_ request: Request, context: IsletRequestContext) async throws -> Response {
         _ = try context.requireOwner()
         return try Response.json(["devices": try await engine.devices()])
-    }
-
-    /// The response to issuing a device key: the only time it is shown.
-    struct IssuedDeviceKey: Encodable {
-        var deviceId: DeviceID
-        var key: String
     }
 
     @Sendable func issueDeviceKey(_ request: Request, context: IsletRequestContext) async throws -> Response {

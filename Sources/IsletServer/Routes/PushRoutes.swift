@@ -32,14 +32,9 @@ struct PushRoutes {
 
     // MARK: App
 
-    struct AppUpdate: Decodable, KnownFields {
-        var strictPushes: Bool?
-        static let fields: Set<String> = ["strictPushes"]
-    }
-
     @Sendable func updateApp(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
-        let body = try await request.decodeJSON(AppUpdate.self, limit: maxBodySize)
+        let body = try await request.decodeJSON(UpdateAppBody.self, limit: maxBodySize)
         guard let strict = body.strictPushes else {
             return try Response.json(try await engine.app(bundleId))
         }
@@ -48,17 +43,9 @@ struct PushRoutes {
 
     // MARK: Provider keys
 
-    struct KeyBody: Decodable, KnownFields {
-        var keyId: String
-        var teamId: String
-        var privateKey: String?
-        var publicKey: String?
-        static let fields: Set<String> = ["keyId", "teamId", "privateKey", "publicKey"]
-    }
-
     @Sendable func addKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
-        let body = try await request.decodeJSON(KeyBody.self, limit: maxBodySize)
+        let body = try await request.decodeJSON(ProviderKeyBody.self, limit: maxBodySize)
         for (name, value) in [("keyId", body.keyId), ("teamId", body.teamId)] {
             guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
                 throw IsletError(.invalidRequest, "\(name) must be ASCII letters and digits, like Apple's 10-character ids.")
@@ -97,17 +84,11 @@ struct PushRoutes {
 
     // MARK: Activity types
 
-    struct TypeBody: Decodable, KnownFields {
-        var attributes: JSONValue?
-        var contentState: JSONValue?
-        static let fields: Set<String> = ["attributes", "contentState"]
-    }
-
     @Sendable func putActivityType(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
         let name = try context.parameters.require("name")
         try ActivityRequest.validate(attributesType: name)
-        let body = try await request.decodeJSON(TypeBody.self, limit: maxBodySize)
+        let body = try await request.decodeJSON(ActivityTypeBody.self, limit: maxBodySize)
         let type = ActivityType(
             bundleId: bundleId, name: name, attributes: try body.attributes.map { try Shape.parse($0, path: "attributes") },
             contentState: try body.contentState.map { try Shape.parse($0, path: "contentState") }
@@ -122,14 +103,9 @@ struct PushRoutes {
 
     // MARK: Channels
 
-    struct ChannelBody: Decodable, KnownFields {
-        var storagePolicy: Int
-        static let fields: Set<String> = ["storagePolicy"]
-    }
-
     @Sendable func createChannel(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
-        let body = try await request.decodeJSON(ChannelBody.self, limit: maxBodySize)
+        let body = try await request.decodeJSON(CreateChannelBody.self, limit: maxBodySize)
         guard [0, 1].contains(body.storagePolicy) else {
             throw IsletError(.invalidRequest, "storagePolicy is 0 (no message stored) or 1 (the most recent message kept 8 h).")
         }

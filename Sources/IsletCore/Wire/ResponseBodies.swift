@@ -1,0 +1,85 @@
+import Foundation
+
+// The REST API's answers that are not one of the model's types, once: the server encodes them
+// and the client decodes them.
+
+/// `POST /v1/apps`: the app, and its API key — the only time the key is shown.
+public struct CreatedApp: Codable, Hashable, Sendable {
+    /// The app.
+    public var app: App
+    /// Its API key.
+    public var apiKey: String
+
+    public init(app: App, apiKey: String) {
+        self.app = app
+        self.apiKey = apiKey
+    }
+}
+
+/// `POST /v1/devices/{id}/key`: a device's new display key — the only time it is shown.
+public struct IssuedDeviceKey: Codable, Hashable, Sendable {
+    /// The device.
+    public var deviceId: DeviceID
+    /// The key.
+    public var key: String
+
+    public init(deviceId: DeviceID, key: String) {
+        self.deviceId = deviceId
+        self.key = key
+    }
+}
+
+/// Every error: `{"error": {"reason", "message"}}`.
+public struct ErrorBody: Codable, Hashable, Sendable {
+    /// The error.
+    public struct Detail: Codable, Hashable, Sendable {
+        /// A stable name a program can switch on.
+        public var reason: ErrorReason
+        /// What happened, for a person.
+        public var message: String
+    }
+
+    /// The error.
+    public var error: Detail
+
+    public init(_ error: IsletError) {
+        self.error = Detail(reason: error.reason, message: error.message)
+    }
+
+    /// The error as a value.
+    public var isletError: IsletError { IsletError(error.reason, error.message) }
+}
+
+/// A listing: `{"<name>": [items]}`, such as `{"activities": […]}`.
+public struct Listing<Item: Codable & Sendable>: Codable, Sendable {
+    /// The items, in the order the server gives them.
+    public var items: [Item]
+    /// The member's name.
+    public var name: String
+
+    public init(_ name: String, _ items: [Item]) {
+        self.name = name
+        self.items = items
+    }
+
+    private struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Key.self)
+        guard let key = container.allKeys.first, container.allKeys.count == 1 else {
+            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "A listing is an object with one member."))
+        }
+        name = key.stringValue
+        items = try container.decode([Item].self, forKey: key)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Key.self)
+        try container.encode(items, forKey: Key(stringValue: name))
+    }
+}
