@@ -1,77 +1,149 @@
+import IsletCore
+
 /// A refusal as Apple's servers give it: an HTTP status and a `reason` string, plus a
 /// `timestamp` (milliseconds) for 410. The body is `{"reason": "…"}`.
+///
+/// The reasons are a closed set: Apple's (`Reason`), and — for an app in strict mode — the
+/// reason a device dropped the push (`dropped`).
 public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// The HTTP status.
-    public var status: Int
-    /// Apple's reason, such as `BadDeviceToken`; for strict mode's refusals, Islet's reason for
-    /// the drop, such as `olderTimestamp`.
-    public var reason: String
-    /// For 410: when the token stopped being valid, in milliseconds since 1970.
-    public var timestamp: Int64?
-    /// A sentence for people, logged and shown by `islet push`; never part of Apple's body.
-    public var detail: String
+    /// Apple's reasons, each with the status Apple answers it with.
+    public enum Reason: String, CaseIterable, Hashable, Sendable {
+        // 400
+        case badCollapseId = "BadCollapseId"
+        case badDeviceToken = "BadDeviceToken"
+        case badExpirationDate = "BadExpirationDate"
+        case badMessageId = "BadMessageId"
+        case badPriority = "BadPriority"
+        case badTopic = "BadTopic"
+        case deviceTokenNotForTopic = "DeviceTokenNotForTopic"
+        case duplicateHeaders = "DuplicateHeaders"
+        case invalidPushType = "InvalidPushType"
+        case missingDeviceToken = "MissingDeviceToken"
+        case missingTopic = "MissingTopic"
+        case payloadEmpty = "PayloadEmpty"
+        case topicDisallowed = "TopicDisallowed"
+        case badRequestPayload = "BadRequestPayload"
+        // 400, broadcasts and channels
+        case missingChannelId = "MissingChannelId"
+        case badChannelId = "BadChannelId"
+        case channelNotRegistered = "ChannelNotRegistered"
+        case missingPushType = "MissingPushType"
+        case badRequestParams = "BadRequestParams"
+        case cannotCreateChannelConfig = "CannotCreateChannelConfig"
+        // 403
+        case expiredProviderToken = "ExpiredProviderToken"
+        case invalidProviderToken = "InvalidProviderToken"
+        case missingProviderToken = "MissingProviderToken"
+        case topicMismatch = "TopicMismatch"
+        // Others
+        case badPath = "BadPath"
+        case methodNotAllowed = "MethodNotAllowed"
+        case unregistered = "Unregistered"
+        case expiredToken = "ExpiredToken"
+        case payloadTooLarge = "PayloadTooLarge"
+        case internalServerError = "InternalServerError"
 
-    /// Creates an error.
-    public init(status: Int, reason: String, timestamp: Int64? = nil, detail: String = "") {
-        self.status = status
-        self.reason = reason
+        /// The HTTP status Apple answers the reason with.
+        public var statusCode: Int {
+            switch self {
+            case .expiredProviderToken, .invalidProviderToken, .missingProviderToken, .topicMismatch: 403
+            case .badPath: 404
+            case .methodNotAllowed: 405
+            case .unregistered, .expiredToken: 410
+            case .payloadTooLarge: 413
+            case .internalServerError: 500
+            default: 400
+            }
+        }
+    }
+
+    private enum Code: Hashable, Sendable {
+        case apple(Reason)
+        case dropped(IgnoreReason)
+    }
+
+    private let code: Code
+    /// For 410: when the token stopped being valid, in milliseconds since 1970.
+    public let timestamp: Int64?
+    /// A sentence for people, logged and shown by `islet push`; never part of Apple's body.
+    public let detail: String
+
+    /// Creates one of Apple's refusals.
+    public init(_ reason: Reason, timestamp: Int64? = nil, _ detail: String = "") {
+        self.code = .apple(reason)
         self.timestamp = timestamp
         self.detail = detail
     }
 
-    public var description: String { "\(status) \(reason)\(detail.isEmpty ? "" : ": \(detail)")" }
-
-    static func badRequest(_ reason: String, _ detail: String) -> APNsError {
-        APNsError(status: 400, reason: reason, detail: detail)
+    /// A push a device dropped, refused with 400 because the app asked for strict pushes.
+    public static func dropped(_ reason: IgnoreReason, _ detail: String) -> APNsError {
+        APNsError(code: .dropped(reason), detail: detail)
     }
 
-    static func forbidden(_ reason: String, _ detail: String) -> APNsError {
-        APNsError(status: 403, reason: reason, detail: detail)
+    private init(code: Code, detail: String) {
+        self.code = code
+        self.timestamp = nil
+        self.detail = detail
     }
 
-    // 400
-    public static func badCollapseId(_ detail: String) -> APNsError { badRequest("BadCollapseId", detail) }
-    public static func badDeviceToken(_ detail: String) -> APNsError { badRequest("BadDeviceToken", detail) }
-    public static func badExpirationDate(_ detail: String) -> APNsError { badRequest("BadExpirationDate", detail) }
-    public static func badMessageId(_ detail: String) -> APNsError { badRequest("BadMessageId", detail) }
-    public static func badPriority(_ detail: String) -> APNsError { badRequest("BadPriority", detail) }
-    public static func badTopic(_ detail: String) -> APNsError { badRequest("BadTopic", detail) }
-    public static func deviceTokenNotForTopic(_ detail: String) -> APNsError { badRequest("DeviceTokenNotForTopic", detail) }
-    public static func duplicateHeaders(_ detail: String) -> APNsError { badRequest("DuplicateHeaders", detail) }
-    public static func invalidPushType(_ detail: String) -> APNsError { badRequest("InvalidPushType", detail) }
-    public static func missingDeviceToken(_ detail: String) -> APNsError { badRequest("MissingDeviceToken", detail) }
-    public static func missingTopic(_ detail: String) -> APNsError { badRequest("MissingTopic", detail) }
-    public static func payloadEmpty(_ detail: String) -> APNsError { badRequest("PayloadEmpty", detail) }
-    public static func topicDisallowed(_ detail: String) -> APNsError { badRequest("TopicDisallowed", detail) }
-    public static func badRequestPayload(_ detail: String) -> APNsError { badRequest("BadRequestPayload", detail) }
-    // 400, broadcast and channels
-    public static func missingChannelId(_ detail: String) -> APNsError { badRequest("MissingChannelId", detail) }
-    public static func badChannelId(_ detail: String) -> APNsError { badRequest("BadChannelId", detail) }
-    public static func channelNotRegistered(_ detail: String) -> APNsError { badRequest("ChannelNotRegistered", detail) }
-    public static func missingPushType(_ detail: String) -> APNsError { badRequest("MissingPushType", detail) }
-    public static func badRequestParams(_ detail: String) -> APNsError { badRequest("BadRequestParams", detail) }
-    public static func cannotCreateChannelConfig(_ detail: String) -> APNsError {
-        badRequest("CannotCreateChannelConfig", detail)
+    /// The HTTP status.
+    public var statusCode: Int {
+        switch code {
+        case .apple(let reason): reason.statusCode
+        case .dropped: 400
+        }
     }
-    // 403
-    public static func expiredProviderToken(_ detail: String) -> APNsError { forbidden("ExpiredProviderToken", detail) }
-    public static func invalidProviderToken(_ detail: String) -> APNsError { forbidden("InvalidProviderToken", detail) }
-    public static func missingProviderToken(_ detail: String) -> APNsError { forbidden("MissingProviderToken", detail) }
-    // Others
-    public static func badPath(_ detail: String) -> APNsError { APNsError(status: 404, reason: "BadPath", detail: detail) }
-    public static func methodNotAllowed(_ detail: String) -> APNsError {
-        APNsError(status: 405, reason: "MethodNotAllowed", detail: detail)
+
+    /// The `reason` of the body: Apple's, such as `BadDeviceToken`, or for strict mode's
+    /// refusals Islet's reason for the drop, such as `olderTimestamp`.
+    public var reason: String {
+        switch code {
+        case .apple(let reason): reason.rawValue
+        case .dropped(let reason): reason.rawValue
+        }
     }
+
+    /// Apple's reason, unless this is a strict-mode drop.
+    public var appleReason: Reason? {
+        if case .apple(let reason) = code { return reason }
+        return nil
+    }
+
+    public var description: String { "\(statusCode) \(reason)\(detail.isEmpty ? "" : ": \(detail)")" }
+
+    // One constructor per reason, so a refusal reads as Apple names it.
+    public static func badCollapseId(_ detail: String) -> APNsError { APNsError(.badCollapseId, detail) }
+    public static func badDeviceToken(_ detail: String) -> APNsError { APNsError(.badDeviceToken, detail) }
+    public static func badExpirationDate(_ detail: String) -> APNsError { APNsError(.badExpirationDate, detail) }
+    public static func badMessageId(_ detail: String) -> APNsError { APNsError(.badMessageId, detail) }
+    public static func badPriority(_ detail: String) -> APNsError { APNsError(.badPriority, detail) }
+    public static func badTopic(_ detail: String) -> APNsError { APNsError(.badTopic, detail) }
+    public static func deviceTokenNotForTopic(_ detail: String) -> APNsError { APNsError(.deviceTokenNotForTopic, detail) }
+    public static func duplicateHeaders(_ detail: String) -> APNsError { APNsError(.duplicateHeaders, detail) }
+    public static func invalidPushType(_ detail: String) -> APNsError { APNsError(.invalidPushType, detail) }
+    public static func missingDeviceToken(_ detail: String) -> APNsError { APNsError(.missingDeviceToken, detail) }
+    public static func missingTopic(_ detail: String) -> APNsError { APNsError(.missingTopic, detail) }
+    public static func payloadEmpty(_ detail: String) -> APNsError { APNsError(.payloadEmpty, detail) }
+    public static func topicDisallowed(_ detail: String) -> APNsError { APNsError(.topicDisallowed, detail) }
+    public static func badRequestPayload(_ detail: String) -> APNsError { APNsError(.badRequestPayload, detail) }
+    public static func missingChannelId(_ detail: String) -> APNsError { APNsError(.missingChannelId, detail) }
+    public static func badChannelId(_ detail: String) -> APNsError { APNsError(.badChannelId, detail) }
+    public static func channelNotRegistered(_ detail: String) -> APNsError { APNsError(.channelNotRegistered, detail) }
+    public static func missingPushType(_ detail: String) -> APNsError { APNsError(.missingPushType, detail) }
+    public static func badRequestParams(_ detail: String) -> APNsError { APNsError(.badRequestParams, detail) }
+    public static func cannotCreateChannelConfig(_ detail: String) -> APNsError { APNsError(.cannotCreateChannelConfig, detail) }
+    public static func expiredProviderToken(_ detail: String) -> APNsError { APNsError(.expiredProviderToken, detail) }
+    public static func invalidProviderToken(_ detail: String) -> APNsError { APNsError(.invalidProviderToken, detail) }
+    public static func missingProviderToken(_ detail: String) -> APNsError { APNsError(.missingProviderToken, detail) }
+    public static func topicMismatch(_ detail: String) -> APNsError { APNsError(.topicMismatch, detail) }
+    public static func badPath(_ detail: String) -> APNsError { APNsError(.badPath, detail) }
+    public static func methodNotAllowed(_ detail: String) -> APNsError { APNsError(.methodNotAllowed, detail) }
     public static func unregistered(since milliseconds: Int64, _ detail: String) -> APNsError {
-        APNsError(status: 410, reason: "Unregistered", timestamp: milliseconds, detail: detail)
+        APNsError(.unregistered, timestamp: milliseconds, detail)
     }
     public static func expiredToken(since milliseconds: Int64, _ detail: String) -> APNsError {
-        APNsError(status: 410, reason: "ExpiredToken", timestamp: milliseconds, detail: detail)
+        APNsError(.expiredToken, timestamp: milliseconds, detail)
     }
-    public static func payloadTooLarge(_ detail: String) -> APNsError {
-        APNsError(status: 413, reason: "PayloadTooLarge", detail: detail)
-    }
-    public static func internalServerError(_ detail: String) -> APNsError {
-        APNsError(status: 500, reason: "InternalServerError", detail: detail)
-    }
+    public static func payloadTooLarge(_ detail: String) -> APNsError { APNsError(.payloadTooLarge, detail) }
+    public static func internalServerError(_ detail: String) -> APNsError { APNsError(.internalServerError, detail) }
 }

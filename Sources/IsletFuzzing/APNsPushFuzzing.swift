@@ -17,7 +17,7 @@ extension FuzzTarget {
         do throws(APNsError) {
             payload = try LiveActivityPayload.parse(body, device: "fuzz-device")
         } catch {
-            try expect(error.status == 400 && !error.reason.isEmpty, "a payload refused with \(error)")
+            try expect(error.statusCode == 400 && !error.reason.isEmpty, "a payload refused with \(error)")
             return
         }
         try deliver(payload)
@@ -58,7 +58,7 @@ private func accepted(_ kind: String, by check: () throws(APNsError) -> PushHead
     do throws(APNsError) {
         return try check()
     } catch {
-        try expect((400..<500).contains(error.status) && !error.reason.isEmpty, "\(kind) headers refused with \(error)")
+        try expect((400..<500).contains(error.statusCode) && !error.reason.isEmpty, "\(kind) headers refused with \(error)")
         return nil
     }
 }

@@ -31,7 +31,7 @@ extension FuzzTarget {
             let age = ProviderTokens.now.timeIntervalSince(identity.issuedAt)
             try expect(age <= ProviderTokenVerifier.maxAge && age >= -ProviderTokenVerifier.maxClockSkew, "accepted a token \(age) s old")
         case .failure(let error):
-            try expect(error.status == 403 && !error.reason.isEmpty, "refused with \(error)")
+            try expect(error.statusCode == 403 && !error.reason.isEmpty, "refused with \(error)")
         case .otherError(let description):
             throw FuzzFailure("refused with an error that is not APNs's: \(description)")
         }

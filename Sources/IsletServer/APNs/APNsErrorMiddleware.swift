@@ -6,50 +6,20 @@ import IsletCore
 import Logging
 import NIOCore
 
-/// Answers every failure on the APNs endpoint as Apple's servers do: the status, a body of
+/// An APNs refusal renders itself as Apple's servers answer: the status, a body of
 /// `{"reason": "…"}` (with `"timestamp"` for 410), and the request's id in `apns-id` (or
 /// `apns-request-id` for broadcasts and channels). One header is Islet's own: `islet-detail`,
 /// the refusal in words (which field, which key), for people and CI logs; providers written
 /// for Apple ignore it.
-struct APNsErrorMiddleware: RouterMiddleware {
-    typealias Context = APNsRequestContext
+extension APNsError: HTTPResponseError {
+    public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        do {
-            return try await next(request, context)
-        } catch let error as APNsError {
-            context.logger.debug("APNs request refused", metadata: ["reason": "\(error.reason)", "detail": "\(error.detail)"])
-            return Self.response(for: error, request: request)
-        } catch is NIOTooManyBytesError {
-            return Self.response(for: .payloadTooLarge("The payload is too large."), request: request)
-        } catch let error as HTTPError where error.status == .notFound {
-            return Self.response(for: .badPath("No APNs route \(request.method) \(request.uri.path)."), request: request)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch let error as IsletError where error.reason == .activityNotFound || error.reason == .deviceNotFound {
-            // The token's activity or device went away between the lookup and the push.
-            return Self.response(for: .badDeviceToken(error.message), request: request)
-        } catch {
-            context.logger.error("APNs request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
-            return Self.response(for: .internalServerError("Islet could not process the request; its log says why."), request: request)
-        }
-    }
-
-    static func response(for error: APNsError, request: Request) -> Response {
-        struct Body: Encodable {
-            var reason: String
-            var timestamp: Int64?
-        }
-        let data = (try? JSONEncoder().encode(Body(reason: error.reason, timestamp: error.timestamp))) ?? Data()
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let data = (try? JSONEncoder().encode(APNsErrorBody(reason: reason, timestamp: timestamp))) ?? Data()
         var headers: HTTPFields = [.contentType: "application/json"]
         APNsRoutes.echoRequestId(of: request, into: &headers)
-        if let detail = Self.headerValue(error.detail) { headers[Self.detailHeader] = detail }
-        return Response(
-            status: HTTPResponse.Status(code: error.status), headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
-        )
+        if let detail = Self.headerValue(detail) { headers[Self.detailHeader] = detail }
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
     }
 
     static let detailHeader = HTTPField.Name("islet-detail")!
@@ -60,5 +30,37 @@ struct APNsErrorMiddleware: RouterMiddleware {
             (0x20..<0x7F).contains($0.value) ? $0 : "?"
         }))
         return printable.isEmpty ? nil : String(printable.prefix(512))
+    }
+}
+
+/// Apple's error body.
+private struct APNsErrorBody: Encodable {
+    var reason: String
+    var timestamp: Int64?
+}
+
+/// Answers what Hummingbird throws on the APNs endpoint (no route, a body over its limit) and
+/// what no one expected as Apple would; logs refusals at debug. APNs refusals render themselves.
+struct APNsErrorMiddleware: RouterMiddleware {
+    typealias Context = APNsRequestContext
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
+        -> Response
+    {
+        do {
+            return try await next(request, context)
+        } catch let error as APNsError {
+            context.logger.debug("APNs request refused", metadata: ["reason": "\(error.reason)", "detail": "\(error.detail)"])
+            throw error
+        } catch is NIOTooManyBytesError {
+            throw APNsError.payloadTooLarge("The payload is too large.")
+        } catch let error as HTTPError where error.status == .notFound {
+            throw APNsError.badPath("No APNs route \(request.method) \(request.uri.path).")
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            context.logger.error("APNs request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
+            throw APNsError.internalServerError("Islet could not process the request; its log says why.")
+        }
     }
 }

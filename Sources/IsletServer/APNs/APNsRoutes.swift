@@ -184,10 +184,7 @@ struct APNsRoutes {
         let identity = try await verify(request)
         let bundleId = try context.parameters.require("bundleId")
         guard identity.bundleIds.contains(bundleId) else {
-            throw APNsError(
-                status: 403, reason: "TopicMismatch",
-                detail: "Key \(identity.keyId) of team \(identity.teamId) is not registered for \(bundleId)."
-            )
+            throw APNsError.topicMismatch("Key \(identity.keyId) of team \(identity.teamId) is not registered for \(bundleId).")
         }
         return bundleId
     }
@@ -213,7 +210,7 @@ struct APNsRoutes {
     /// A push APNs takes: 200, or — for an app with strict pushes — the device's drop as a 400.
     private static func accepted(_ headers: PushHeaders, _ result: PushResult) throws -> Response {
         if result.strict, let ignored = result.ignored {
-            throw APNsError(status: 400, reason: ignored.reason.rawValue, detail: ignored.detail)
+            throw APNsError.dropped(ignored.reason, ignored.detail)
         }
         return Response(status: .ok, headers: [
             HTTPField.Name("apns-id")!: headers.requestId, HTTPField.Name("apns-unique-id")!: UUID().uuidString.lowercased(),

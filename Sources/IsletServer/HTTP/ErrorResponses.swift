@@ -26,7 +26,15 @@ extension ErrorReason {
     }
 }
 
-extension IsletError {
+/// An Islet error renders itself: `{"error": {"reason", "message"}}` with the reason's status,
+/// wherever it is thrown, as Hummingbird renders any `HTTPResponseError`.
+extension IsletError: HTTPResponseError {
+    public var status: HTTPResponse.Status { reason.httpStatus }
+
+    public func response(from request: Request, context: some RequestContext) throws -> Response {
+        response()
+    }
+
     /// The JSON error response: `{"error": {"reason", "message"}}` with the reason's status.
     func response() -> Response {
         var response = Response.json(encoded: wireBody, status: reason.httpStatus)
@@ -40,15 +48,7 @@ extension IsletError {
     /// that answer before Hummingbird does (a refused connection, an unparseable request) send
     /// the same bytes.
     var wireBody: String {
-        struct Body: Encodable {
-            struct Detail: Encodable {
-                var reason: ErrorReason
-                var message: String
-            }
-            var error: Detail
-        }
-        return (try? WireFormat.string(Body(error: .init(reason: reason, message: message))))
-            ?? #"{"error":{"reason":"\#(reason.rawValue)","message":""}}"#
+        (try? WireFormat.string(ErrorBody(self))) ?? #"{"error":{"reason":"\#(reason.rawValue)","message":""}}"#
     }
 }
 
@@ -72,8 +72,9 @@ extension Response {
     }
 }
 
-/// Turns every error into Islet's JSON error response, so no route — not even an unknown one —
-/// answers with an empty body or a bare 500.
+/// Answers what Hummingbird throws (no route, a body over its limit) and what no one expected
+/// in Islet's JSON error form, so no route answers with an empty body or a bare 500. Islet's own
+/// errors pass through: they render themselves.
 struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     /// The routes, to tell a path that exists under other methods (405) from no route (404).
     var routes: RouteTable?
@@ -83,29 +84,27 @@ struct ErrorMiddleware<Context: RequestContext>: RouterMiddleware {
     {
         do {
             return try await next(request, context)
+        } catch let error as IsletError {
+            throw error
         } catch let error as HTTPError where error.status == .notFound {
             let allowed = routes?.methods(for: request.uri.path) ?? []
             guard !allowed.isEmpty, !allowed.contains(request.method.rawValue) else {
-                return Self.translate(error, request: request).response()
+                throw Self.translate(error, request: request)
             }
             var response = IsletError(
                 .methodNotAllowed, "\(request.uri.path) takes \(allowed.joined(separator: ", ")), not \(request.method)."
             ).response()
             response.headers[.allow] = allowed.joined(separator: ", ")
             return response
-        } catch let error as IsletError {
-            return error.response()
-        } catch let error as DecodingError {
-            return IsletError(decoding: error).response()
         } catch is NIOTooManyBytesError {
-            return IsletError(.payloadTooLarge, "The request body is too large.").response()
+            throw IsletError(.payloadTooLarge, "The request body is too large.")
         } catch let error as HTTPError {
-            return Self.translate(error, request: request).response()
+            throw Self.translate(error, request: request)
         } catch is CancellationError {
             throw CancellationError()
         } catch {
             context.logger.error("Request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
-            return IsletError(.internalError, "The server failed to handle the request; its log says why.").response()
+            throw IsletError(.internalError, "The server failed to handle the request; its log says why.")
         }
     }
 
