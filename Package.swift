@@ -192,7 +192,6 @@ let package = Package(
                 "IsletAPNs",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "IsletServer",
-                "IsletEngine",
                 "IsletStore",
                 "IsletClient",
                 "IsletRender",

@@ -37,3 +37,16 @@ extension Transition {
         payloads.compactMap { if case .stateChanged(let change) = $0 { change } else { nil } }
     }
 }
+
+/// A request body decoded as the server decodes one (`WireFormat.decodeRequest`).
+func decodeRequest<T: Decodable>(_ type: T.Type, _ text: String) throws(IsletError) -> T {
+    let bytes = Array(text.utf8)
+    let result: Result<T, IsletError> = bytes.withUnsafeBytes { buffer in
+        do throws(IsletError) {
+            return .success(try WireFormat.decodeRequest(T.self, from: buffer))
+        } catch {
+            return .failure(error)
+        }
+    }
+    return try result.get()
+}

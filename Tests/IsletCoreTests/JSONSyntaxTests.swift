@@ -89,15 +89,7 @@ struct JSONSyntaxTests {
 @Suite("Request decoding")
 struct RequestDecodingTests {
     private func decode<T: Decodable>(_ type: T.Type, _ text: String) throws(IsletError) -> T {
-        let bytes = Array(text.utf8)
-        let result: Result<T, IsletError> = bytes.withUnsafeBytes { buffer in
-            do throws(IsletError) {
-                return .success(try WireFormat.decodeRequest(T.self, from: buffer))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        try decodeRequest(type, text)
     }
 
     @Test func aDuplicateFieldIsInvalid() {

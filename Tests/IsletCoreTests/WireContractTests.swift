@@ -8,14 +8,7 @@ import Testing
 @Suite("Wire contract")
 struct WireContractTests {
     private func strict<T: Decodable>(_ type: T.Type, _ data: Data) throws(IsletError) -> T {
-        let result: Result<T, IsletError> = data.withUnsafeBytes { bytes in
-            do throws(IsletError) {
-                return .success(try WireFormat.decodeRequest(T.self, from: bytes))
-            } catch {
-                return .failure(error)
-            }
-        }
-        return try result.get()
+        try decodeRequest(type, String(decoding: data, as: UTF8.self))
     }
 
     private func roundTrip<T: Codable & Equatable>(_ value: T) throws {

@@ -67,6 +67,21 @@ extension WireFormat {
     }
 }
 
+extension WireFormat {
+    /// A coding path as people read it: `content.alert.title`, `items[1].b`; empty for the root.
+    static func path(_ codingPath: [any CodingKey]) -> String {
+        var path = ""
+        for key in codingPath {
+            if let index = key.intValue {
+                path += "[\(index)]"
+            } else {
+                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
+            }
+        }
+        return path
+    }
+}
+
 extension IsletError {
     /// The error a failed JSON decoding means, naming the field that is wrong.
     public init(decoding error: DecodingError) {
@@ -88,14 +103,7 @@ extension IsletError {
     }
 
     private static func path(_ codingPath: [any CodingKey]) -> String {
-        var path = ""
-        for key in codingPath {
-            if let index = key.intValue {
-                path += "[\(index)]"
-            } else {
-                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
+        let path = WireFormat.path(codingPath)
         return path.isEmpty ? "The body" : path
     }
 

@@ -53,15 +53,7 @@ private final class Reads {
     }
 
     static func path(_ codingPath: [any CodingKey]) -> String {
-        var path = ""
-        for key in codingPath {
-            if let index = key.intValue {
-                path += "[\(index)]"
-            } else {
-                path += path.isEmpty ? key.stringValue : ".\(key.stringValue)"
-            }
-        }
-        return path
+        WireFormat.path(codingPath)
     }
 }
 
