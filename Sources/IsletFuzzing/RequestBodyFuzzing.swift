@@ -8,6 +8,7 @@ extension FuzzTarget {
     /// in `WireFormat.dateRange` and finite relevance, and goes on to the rules as the routes
     /// send it — a start, an update and an end of a live activity — under `LifecycleCheck`.
     public static let requestBody = FuzzTarget(name: "request-body") { data throws(FuzzFailure) in
+        try checkParseAgreesWithFoundation(data)
         var bodies = RequestBodies(bytes: data)
         try bodies.decode(CreateAppBody.self)
         try bodies.decode(UpdateAppBody.self)
@@ -31,6 +32,27 @@ extension FuzzTarget {
             try checkDates(of: end.content, end.timestamp, end.dismissalPolicy.date)
             try bodies.rules.apply(.end(end))
         }
+    }
+}
+
+/// `JSONSyntax.parse` (what the server reads bodies with) refuses exactly what `check` refuses,
+/// and reads what Foundation's decoder reads as a `JSONValue`: the same value, the same numbers.
+private func checkParseAgreesWithFoundation(_ data: Data) throws(FuzzFailure) {
+    let (parsed, checked) = data.withUnsafeBytes { bytes in
+        (Result { () throws(JSONSyntax.Failure) in try JSONSyntax.parse(bytes) }, Result { () throws(JSONSyntax.Failure) in try JSONSyntax.check(bytes) })
+    }
+    switch (parsed, checked) {
+    case (.success(let value), .success):
+        guard let foundation = try? JSONDecoder().decode(JSONValue.self, from: data) else {
+            throw FuzzFailure("JSONSyntax.parse read \(value) where Foundation reads nothing")
+        }
+        try expect(foundation == value, "JSONSyntax.parse read \(value), Foundation \(foundation)")
+    case (.failure(let parseFailure), .failure(let checkFailure)):
+        try expect(parseFailure == checkFailure, "parse refused with \(parseFailure), check with \(checkFailure)")
+    case (.success, .failure(let failure)):
+        throw FuzzFailure("parse read a text check refuses: \(failure)")
+    case (.failure(let failure), .success):
+        throw FuzzFailure("parse refused a text check accepts: \(failure)")
     }
 }
 

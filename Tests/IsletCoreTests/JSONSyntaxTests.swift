@@ -86,6 +86,28 @@ struct JSONSyntaxTests {
     }
 }
 
+extension JSONSyntaxTests {
+    /// `parse` reads what Foundation's decoder reads as a `JSONValue`, in one pass: the same
+    /// strings, and numbers classified as Foundation classifies them (whole and in an `Int64`'s
+    /// range: `.integer`, even written `1.0` or `1e2`).
+    @Test(arguments: [
+        "0", "-0", "1.0", "1e2", "1E2", "1.5", "1.5e1", "2.5e-1", "0.0", "-0.0", "9223372036854775807", "9223372036854775808",
+        "-9223372036854775808", "-9223372036854775809", "100000000000000000000", "12345678901234567890.0", "0.1e1", "1e-2",
+        "1.00000000000000000001", "10e-1", "922337203685477580e1", "9223372036854775807e0", "1e18", "1e19", "0e5",
+        "0.0000001e7", "1e-320", "123.456", "-1.0e0", "3.141592653589793",
+        #""plain""#, #""esc \" \\ \/ \b \f \n \r \t""#, #""\u00e9\u4e2d\ud83d\ude00 é 中 😀""#, #""""#,
+        "true", "false", "null", "[]", "{}", #"[1, "a", {"b": [null, true]}, -2.5]"#,
+        #"{"a": {"b": {"c": 1e2}}, "d": [], "e": {}, "f": "\u0000"}"#, " \n\t{\"x\" : 1 } \n",
+        "\u{FEFF}[1]",
+    ])
+    func parseReadsWhatFoundationReads(_ text: String) throws {
+        let bytes = Array(text.utf8)
+        let parsed = try bytes.withUnsafeBytes { buffer throws(JSONSyntax.Failure) in try JSONSyntax.parse(buffer) }
+        let foundation = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
+        #expect(parsed == foundation, "\(text)")
+    }
+}
+
 @Suite("Request decoding")
 struct RequestDecodingTests {
     private func decode<T: Decodable>(_ type: T.Type, _ text: String) throws(IsletError) -> T {

@@ -11,8 +11,8 @@ import Foundation
 ///   place, instead of "not valid JSON".
 /// - Every refusal says where: line, column and the path of the value (`content.state.speed`).
 ///
-/// The check does not build values; it walks the bytes once, keeping only the keys of the
-/// objects that are open.
+/// `check` does not build values: it walks the bytes once, keeping only the keys of the objects
+/// that are open. `parse` builds the value in the same walk.
 public enum JSONSyntax {
     /// The deepest nesting of objects and arrays accepted.
     public static let maxDepth = 64
@@ -48,8 +48,16 @@ public enum JSONSyntax {
 
     /// Checks `bytes` is one JSON value, with surrounding whitespace only.
     public static func check(_ bytes: UnsafeRawBufferPointer) throws(Failure) {
-        var scanner = Scanner(bytes: bytes)
-        try scanner.document()
+        var scanner = Scanner(bytes: bytes, building: false)
+        _ = try scanner.document()
+    }
+
+    /// Checks `bytes` as `check` does and reads the value in the same pass: what
+    /// `JSONDecoder` would decode as a `JSONValue` (a number is `.integer` when its value is a
+    /// whole number an `Int64` holds, as Foundation decides), without a second walk over the text.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(Failure) -> JSONValue {
+        var scanner = Scanner(bytes: bytes, building: true)
+        return try scanner.document()
     }
 
     /// Checks `bytes` (an array, `Data`…) is one JSON value, with surrounding whitespace only.
@@ -77,47 +85,60 @@ extension JSONSyntax {
         }
 
         let bytes: UnsafeRawBufferPointer
+        /// Whether values are built (`parse`) or only checked (`check`).
+        let building: Bool
         var position = 0
         var path: [Step] = []
 
-        init(bytes: UnsafeRawBufferPointer) {
+        init(bytes: UnsafeRawBufferPointer, building: Bool) {
             self.bytes = bytes
+            self.building = building
         }
 
-        mutating func document() throws(Failure) {
+        /// Reads the one value; `.null` when not building.
+        mutating func document() throws(Failure) -> JSONValue {
             // A UTF-8 byte order mark, which some editors write and Foundation skips.
             if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
             skipWhitespace()
-            try value()
+            let read = try value()
             skipWhitespace()
             if position < bytes.count {
                 throw failure(.syntax, "Unexpected text after the JSON value")
             }
+            return read
         }
 
-        private mutating func value() throws(Failure) {
+        /// Reads a value; `.null` for anything when not building.
+        private mutating func value() throws(Failure) -> JSONValue {
             guard let byte = peek() else { throw failure(.syntax, "Unexpected end of JSON; expected a value") }
             switch byte {
-            case UInt8(ascii: "{"): try object()
-            case UInt8(ascii: "["): try array()
-            case UInt8(ascii: "\""): _ = try string(keeping: false)
-            case UInt8(ascii: "t"): try literal("true")
-            case UInt8(ascii: "f"): try literal("false")
-            case UInt8(ascii: "n"): try literal("null")
-            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): try number()
+            case UInt8(ascii: "{"): return try object()
+            case UInt8(ascii: "["): return try array()
+            case UInt8(ascii: "\""): return try string(keeping: building).map(JSONValue.string) ?? .null
+            case UInt8(ascii: "t"):
+                try literal("true")
+                return building ? .bool(true) : .null
+            case UInt8(ascii: "f"):
+                try literal("false")
+                return building ? .bool(false) : .null
+            case UInt8(ascii: "n"):
+                try literal("null")
+                return .null
+            case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
             default: throw failure(.syntax, "Unexpected character \(Self.show(byte)); expected a value")
             }
         }
 
-        private mutating func object() throws(Failure) {
+        private mutating func object() throws(Failure) -> JSONValue {
             try enter()
             position += 1
             skipWhitespace()
             if peek() == UInt8(ascii: "}") {
                 position += 1
                 path.removeLast()
-                return
+                return building ? .object([:]) : .null
             }
+            var members: [String: JSONValue] = [:]
             var keys: [String] = []
             var keySet: Set<String> = []
             while true {
@@ -144,7 +165,8 @@ extension JSONSyntax {
                 skipWhitespace()
                 try expect(UInt8(ascii: ":"), "Expected ':' after a field name")
                 skipWhitespace()
-                try value()
+                let member = try value()
+                if building { members[key] = member }
                 skipWhitespace()
                 guard let next = peek() else { throw failure(.syntax, "Unexpected end of JSON in an object") }
                 position += 1
@@ -156,21 +178,24 @@ extension JSONSyntax {
                 skipWhitespace()
             }
             path.removeLast()
+            return building ? .object(members) : .null
         }
 
-        private mutating func array() throws(Failure) {
+        private mutating func array() throws(Failure) -> JSONValue {
             try enter()
             position += 1
             skipWhitespace()
             if peek() == UInt8(ascii: "]") {
                 position += 1
                 path.removeLast()
-                return
+                return building ? .array([]) : .null
             }
+            var elements: [JSONValue] = []
             var index = 0
             while true {
                 path[path.count - 1] = .index(index)
-                try value()
+                let element = try value()
+                if building { elements.append(element) }
                 skipWhitespace()
                 guard let next = peek() else { throw failure(.syntax, "Unexpected end of JSON in an array") }
                 position += 1
@@ -183,6 +208,7 @@ extension JSONSyntax {
                 index += 1
             }
             path.removeLast()
+            return building ? .array(elements) : .null
         }
 
         /// Opens a container, refusing one nested too deep.
@@ -300,7 +326,9 @@ extension JSONSyntax {
             position += length
         }
 
-        private mutating func number() throws(Failure) {
+        /// Reads a number. Built, it is `.integer` when its value is a whole number an `Int64`
+        /// holds — `1.0` and `1e2` too, as Foundation's decoder decides — and `.number` otherwise.
+        private mutating func number() throws(Failure) -> JSONValue {
             let start = position
             if peek() == UInt8(ascii: "-") { position += 1 }
             guard let first = peek(), Self.isDigit(first) else {
@@ -309,7 +337,9 @@ extension JSONSyntax {
             position += 1
             if first != UInt8(ascii: "0") { skipDigits() }
             var nonZeroMantissa = first != UInt8(ascii: "0")
+            var isWhole = true
             if peek() == UInt8(ascii: ".") {
+                isWhole = false
                 position += 1
                 guard let digit = peek(), Self.isDigit(digit) else { throw failure(.syntax, "A decimal point needs digits after it") }
                 let fraction = position
@@ -319,19 +349,27 @@ extension JSONSyntax {
             var hasExponent = false
             if let byte = peek(), byte == UInt8(ascii: "e") || byte == UInt8(ascii: "E") {
                 hasExponent = true
+                isWhole = false
                 position += 1
                 if let sign = peek(), sign == UInt8(ascii: "+") || sign == UInt8(ascii: "-") { position += 1 }
                 guard let digit = peek(), Self.isDigit(digit) else { throw failure(.syntax, "An exponent needs digits") }
                 skipDigits()
             }
             // Only long numbers or exponents can leave a Double's range.
-            guard hasExponent || position - start > 308 else { return }
+            let mayLeaveRange = hasExponent || position - start > 308
+            guard building || mayLeaveRange else { return .null }
             let text = String(decoding: UnsafeRawBufferPointer(rebasing: bytes[start..<position]), as: UTF8.self)
-            guard let value = Double(text) else { return }
-            if !value.isFinite || (value == 0 && nonZeroMantissa) {
+            if isWhole, let whole = Int64(text) { return building ? .integer(whole) : .null }
+            guard let value = Double(text) else { return .null }
+            if mayLeaveRange, !value.isFinite || (value == 0 && nonZeroMantissa) {
                 position = start
                 throw failure(.numberOutOfRange, "The number \(text.prefix(40)) is out of range for a 64-bit floating point number")
             }
+            guard building else { return .null }
+            // A fraction or an exponent that comes to a whole number is whole; digits alone
+            // beyond an Int64's range are not (as Foundation decides).
+            if !isWhole, let whole = Int64(exactly: value) { return .integer(whole) }
+            return .number(value)
         }
 
         private mutating func literal(_ word: StaticString) throws(Failure) {

@@ -42,15 +42,12 @@ extension WireFormat {
     }
 
     /// Decodes JSON a client sent without a fixed shape (a layout document, a payload):
-    /// strict JSON, then a `JSONValue`.
+    /// strict JSON, read into a `JSONValue` in the same pass (`JSONSyntax.parse`).
     public static func decodeRequestValue(from bytes: UnsafeRawBufferPointer) throws(IsletError) -> JSONValue {
-        try checkSyntax(bytes)
-        do {
-            return try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
-        } catch let error as DecodingError {
-            throw IsletError(decoding: error)
+        do throws(JSONSyntax.Failure) {
+            return try JSONSyntax.parse(bytes)
         } catch {
-            throw IsletError(.malformedJSON, "The body is not valid JSON.")
+            throw refusal(error)
         }
     }
 
@@ -59,10 +56,15 @@ extension WireFormat {
         do throws(JSONSyntax.Failure) {
             try JSONSyntax.check(bytes)
         } catch {
-            switch error.kind {
-            case .syntax, .tooDeep: throw IsletError(.malformedJSON, "The body is not valid JSON: \(error).")
-            case .duplicateKey, .numberOutOfRange: throw IsletError(.invalidRequest, "\(error).")
-            }
+            throw refusal(error)
+        }
+    }
+
+    /// A syntax failure as the error a caller receives.
+    private static func refusal(_ failure: JSONSyntax.Failure) -> IsletError {
+        switch failure.kind {
+        case .syntax, .tooDeep: IsletError(.malformedJSON, "The body is not valid JSON: \(failure).")
+        case .duplicateKey, .numberOutOfRange: IsletError(.invalidRequest, "\(failure).")
         }
     }
 }

@@ -18,42 +18,44 @@ struct StrictDecoding {
     }
 }
 
-/// The objects a decode opened, by coding path: the keys each holds and the keys asked for.
+/// The objects a decode opened: the keys each holds and the keys its containers asked for.
 private final class Reads {
-    struct Object {
-        var path: String
-        var depth: Int
-        var present: Set<String>
+    /// One object of the body, however many containers read it.
+    final class Object {
+        let codingPath: [any CodingKey]
+        let present: [String: JSONValue]
         var asked: Set<String> = []
-    }
+        var opened = false
 
-    private var objects: [String: Object] = [:]
-
-    func opened(_ members: [String: JSONValue], at codingPath: [any CodingKey]) {
-        let path = Self.path(codingPath)
-        if objects[path] == nil {
-            objects[path] = Object(path: path, depth: codingPath.count, present: Set(members.keys))
+        init(codingPath: [any CodingKey], present: [String: JSONValue]) {
+            self.codingPath = codingPath
+            self.present = present
         }
     }
 
-    func asked(_ key: String, at codingPath: [any CodingKey]) {
-        objects[Self.path(codingPath)]?.asked.insert(key)
+    private var objects: [Object] = []
+
+    func opened(_ object: Object) {
+        guard !object.opened else { return }
+        object.opened = true
+        objects.append(object)
     }
 
     /// Throws `invalidRequest` for the first unknown key, outermost object first.
     func checkUnknownKeys() throws(IsletError) {
-        for object in objects.values.sorted(by: { ($0.depth, $0.path) < ($1.depth, $1.path) }) {
-            guard let unknown = object.present.subtracting(object.asked).sorted().first else { continue }
-            let place = object.path.isEmpty ? "in the body" : "in \(object.path)"
-            throw IsletError(
-                .invalidRequest,
-                "Unknown field \"\(unknown)\" \(place); expected one of: \(object.asked.sorted().joined(separator: ", "))."
-            )
+        let unknown = objects.compactMap { object -> (object: Object, key: String)? in
+            guard !object.asked.isSuperset(of: object.present.keys) else { return nil }
+            return object.present.keys.filter { !object.asked.contains($0) }.sorted().first.map { (object, $0) }
         }
-    }
-
-    static func path(_ codingPath: [any CodingKey]) -> String {
-        WireFormat.path(codingPath)
+        guard let first = unknown.min(by: { ($0.object.codingPath.count, WireFormat.path($0.object.codingPath)) < ($1.object.codingPath.count, WireFormat.path($1.object.codingPath)) }) else {
+            return
+        }
+        let path = WireFormat.path(first.object.codingPath)
+        let place = path.isEmpty ? "in the body" : "in \(path)"
+        throw IsletError(
+            .invalidRequest,
+            "Unknown field \"\(first.key)\" \(place); expected one of: \(first.object.asked.sorted().joined(separator: ", "))."
+        )
     }
 }
 
@@ -61,12 +63,25 @@ private struct StrictDecoder: Decoder {
     let value: JSONValue
     let codingPath: [any CodingKey]
     let reads: Reads
+    /// The value's record when it is an object: every container of this decoder shares it.
+    private let object: Reads.Object?
     var userInfo: [CodingUserInfoKey: Any] { [:] }
 
+    init(value: JSONValue, codingPath: [any CodingKey], reads: Reads) {
+        self.value = value
+        self.codingPath = codingPath
+        self.reads = reads
+        if case .object(let members) = value {
+            object = Reads.Object(codingPath: codingPath, present: members)
+        } else {
+            object = nil
+        }
+    }
+
     func container<Key: CodingKey>(keyedBy type: Key.Type) throws -> KeyedDecodingContainer<Key> {
-        guard case .object(let members) = value else { throw mismatch([String: JSONValue].self, value, codingPath) }
-        reads.opened(members, at: codingPath)
-        return KeyedDecodingContainer(KeyedContainer(members: members, codingPath: codingPath, reads: reads))
+        guard let object else { throw mismatch([String: JSONValue].self, value, codingPath) }
+        reads.opened(object)
+        return KeyedDecodingContainer(KeyedContainer(object: object, codingPath: codingPath, reads: reads))
     }
 
     func unkeyedContainer() throws -> any UnkeyedDecodingContainer {
@@ -149,19 +164,26 @@ private func mismatch(_ type: Any.Type, _ value: JSONValue, _ path: [any CodingK
 }
 
 private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
-    let members: [String: JSONValue]
+    let object: Reads.Object
     let codingPath: [any CodingKey]
     let reads: Reads
+    private var members: [String: JSONValue] { object.present }
+
+    init(object: Reads.Object, codingPath: [any CodingKey], reads: Reads) {
+        self.object = object
+        self.codingPath = codingPath
+        self.reads = reads
+    }
 
     var allKeys: [Key] { members.keys.compactMap(Key.init(stringValue:)) }
 
     func contains(_ key: Key) -> Bool {
-        reads.asked(key.stringValue, at: codingPath)
+        object.asked.insert(key.stringValue)
         return members[key.stringValue] != nil
     }
 
     private func member(_ key: Key) throws -> JSONValue {
-        reads.asked(key.stringValue, at: codingPath)
+        object.asked.insert(key.stringValue)
         guard let value = members[key.stringValue] else {
             throw DecodingError.keyNotFound(key, .init(codingPath: codingPath, debugDescription: "No value for \(key.stringValue)."))
         }
@@ -181,7 +203,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     }
 
     func decodeIfPresent<T: Decodable>(_ type: T.Type, forKey key: Key) throws -> T? {
-        reads.asked(key.stringValue, at: codingPath)
+        object.asked.insert(key.stringValue)
         guard let value = members[key.stringValue], value != .null else { return nil }
         return try StrictDecoder(value: value, codingPath: codingPath + [key], reads: reads).decode(type)
     }
@@ -199,6 +221,7 @@ private struct KeyedContainer<Key: CodingKey>: KeyedDecodingContainerProtocol {
     func superDecoder() throws -> any Decoder {
         StrictDecoder(value: .object(members), codingPath: codingPath, reads: reads)
     }
+
 
     func superDecoder(forKey key: Key) throws -> any Decoder {
         try decoder(for: key)

@@ -3,9 +3,10 @@ import IsletCore
 import ServiceLifecycle
 import Synchronization
 
-/// Publishes committed transactions, off the store's writer: takes each commit from the
-/// `CommitLog` in commit order, offers its events to the bus, counts its effects, wakes the
-/// deadline scheduler for a nearer deadline, and tells the caches what changed.
+/// Publishes committed transactions, off the store's writer: the `CommitLog` hands it each commit
+/// in commit order, on a queue of the log's own; it offers the events to the bus, counts the
+/// effects, wakes the deadline scheduler for a nearer deadline and the delivery sender for new
+/// deliveries, and tells the caches what changed.
 ///
 /// A change is acknowledged only once its commit is published (`published(through:)`), as
 /// before the hand-off: an answer to a change means its events are on the streams and the
@@ -31,6 +32,7 @@ final class FanOut: Service, Sendable {
         self.metrics = metrics
         self.deadlines = deadlines
         self.observers = Mutex([])
+        log.read { [weak self] commit in self?.publish(commit) }
     }
 
     /// Adds a cache that must hear of effects (keys replaced), before the change is acknowledged.
@@ -38,18 +40,10 @@ final class FanOut: Service, Sendable {
         observers.withLock { $0.append(observer) }
     }
 
+    /// Runs until a graceful shutdown, then publishes what was committed by then and stops.
     func run() async throws {
-        await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                while let commit = await log.next() {
-                    publish(commit)
-                }
-            } onCancel: {
-                self.log.close()
-            }
-        } onGracefulShutdown: {
-            self.log.close()
-        }
+        try? await gracefulShutdown()
+        await log.drain()
         // Nothing publishes from now on: no one may wait for it.
         let waiters = progress.withLock { progress in
             progress.stopped = true

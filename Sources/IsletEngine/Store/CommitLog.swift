@@ -1,4 +1,3 @@
-import DequeModule
 import Foundation
 import IsletCore
 import Synchronization
@@ -85,17 +84,19 @@ public struct Effects: Sendable, Hashable {
 }
 
 /// Committed transactions, in commit order: the store's writer appends each as it commits,
-/// without waiting, and the engine's `FanOut` takes them one by one. The writer therefore never
-/// pays for subscribers, and they still see events in commit order.
+/// without waiting, and the log hands them one by one, in that order, to its reader (the
+/// engine's `FanOut`) on a serial queue of its own. The writer therefore never pays for
+/// subscribers; nor does Swift's cooperative pool, whose threads the readers of thousands of
+/// streams need while an event is offered to them.
 public final class CommitLog: Sendable {
     private struct State {
-        var pending: Deque<Commit> = []
         var next: UInt64 = 1
-        var reader: CheckedContinuation<Commit?, Never>?
-        var closed = false
+        var reader: (@Sendable (Commit) -> Void)?
+        var pending: [Commit] = []
     }
 
     private let state = Mutex(State())
+    private let queue = DispatchQueue(label: "islet.commits")
 
     /// An empty log.
     public init() {}
@@ -104,41 +105,34 @@ public final class CommitLog: Sendable {
     @discardableResult
     public func append(_ commit: Commit) -> UInt64 {
         var commit = commit
-        let (number, reader) = state.withLock { state -> (UInt64, CheckedContinuation<Commit?, Never>?) in
+        return state.withLock { state in
             commit.number = state.next
             state.next += 1
+            // Dispatched under the lock: the queue receives commits in number order.
             if let reader = state.reader {
-                state.reader = nil
-                return (commit.number, reader)
+                let commit = commit
+                queue.async { reader(commit) }
+            } else {
+                state.pending.append(commit)
             }
-            state.pending.append(commit)
-            return (commit.number, nil)
-        }
-        reader?.resume(returning: commit)
-        return number
-    }
-
-    /// The next commit, waiting for one; `nil` once the log is closed and drained.
-    func next() async -> Commit? {
-        await withCheckedContinuation { (continuation: CheckedContinuation<Commit?, Never>) in
-            let ready = state.withLock { state -> Commit?? in
-                if let commit = state.pending.popFirst() { return .some(commit) }
-                if state.closed { return .some(nil) }
-                state.reader = continuation
-                return .none
-            }
-            if let ready { continuation.resume(returning: ready) }
+            return commit.number
         }
     }
 
-    /// Stops the reader once it has taken what is pending.
-    func close() {
-        let reader = state.withLock { state -> CheckedContinuation<Commit?, Never>? in
-            state.closed = true
-            guard state.pending.isEmpty else { return nil }
-            defer { state.reader = nil }
-            return state.reader
+    /// Hands every commit, from the first not yet read, to `reader`, in order, on the log's queue.
+    func read(with reader: @escaping @Sendable (Commit) -> Void) {
+        state.withLock { state in
+            state.reader = reader
+            let pending = state.pending
+            state.pending = []
+            queue.async { for commit in pending { reader(commit) } }
         }
-        reader?.resume(returning: nil)
+    }
+
+    /// Returns once every commit appended so far has been handed to the reader.
+    func drain() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            queue.async { continuation.resume() }
+        }
     }
 }

@@ -11,8 +11,8 @@ import NIOCore
 /// steady reader is never cut, and an event stream whose reader reads lives as long as it likes.
 ///
 /// It sits first in the pipeline, nearest the socket, where what is written is bytes; it counts
-/// them and asks the channel how many still wait (`ChannelOptions.bufferedWritableBytes`), a few
-/// times per `timeout` while some do.
+/// them and asks the channel how many still wait (`ChannelOptions.bufferedWritableBytes`): after
+/// each flush, and a few times per `timeout` while some do.
 final class WriteStallGuard: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = IOData
 
@@ -44,13 +44,18 @@ final class WriteStallGuard: ChannelOutboundHandler, RemovableChannelHandler {
     }
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        if timer == nil {
-            // Bytes start waiting now: the clock starts from what has been sent so far.
+        written += unwrapOutboundIn(data).readableBytes
+        context.write(data, promise: promise)
+    }
+
+    func flush(context: ChannelHandlerContext) {
+        context.flush()
+        // The flush wrote what the socket took; only bytes still waiting start the clock, so a
+        // connection whose client keeps up (an event stream, one event a second) costs no timer.
+        if timer == nil, sent(context) < written {
             progress = (sent(context), context.eventLoop.now)
             schedule(context)
         }
-        written += unwrapOutboundIn(data).readableBytes
-        context.write(data, promise: promise)
     }
 
     /// The bytes handed to the channel that have left it.
