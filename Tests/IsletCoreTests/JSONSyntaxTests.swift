@@ -106,6 +106,27 @@ extension JSONSyntaxTests {
         let foundation = try JSONDecoder().decode(JSONValue.self, from: Data(bytes))
         #expect(parsed == foundation, "\(text)")
     }
+
+    /// Beyond 2⁵³ a `Double` cannot tell neighbouring integers apart, and Foundation's decoder
+    /// answers erratically (it truncates `123456789012345678.5` to a whole number); `parse` reads
+    /// the digits: whole when they are, the `Double` nearest otherwise.
+    @Test(arguments: [
+        ("9007199254740993.0", JSONValue.integer(9_007_199_254_740_993)),
+        ("9007199254740993e0", .integer(9_007_199_254_740_993)),
+        ("-90071992547409930e-1", .integer(-9_007_199_254_740_993)),
+        ("0.0000009007199254740993e22", .integer(9_007_199_254_740_993)),
+        ("9.22337203685477e18", .integer(9_223_372_036_854_770_000)),
+        ("9.223372036854775807e18", .number(0x1p63)),
+        ("-9.223372036854775808e18", .number(-0x1p63)),
+        ("9223372036854775.0808", .number(9_223_372_036_854_776)),
+        ("123456789012345678.5", .number(123_456_789_012_345_678)),
+        ("1.5e16", .integer(15_000_000_000_000_000)),
+    ])
+    func beyondTwoToThe53TheDigitsDecideWhatIsWhole(_ text: String, _ expected: JSONValue) throws {
+        let bytes = Array(text.utf8)
+        let parsed = try bytes.withUnsafeBytes { buffer throws(JSONSyntax.Failure) in try JSONSyntax.parse(buffer) }
+        #expect(parsed == expected, "\(text)")
+    }
 }
 
 @Suite("Request decoding")

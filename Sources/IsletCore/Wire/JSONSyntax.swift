@@ -368,8 +368,33 @@ extension JSONSyntax {
             guard building else { return .null }
             // A fraction or an exponent that comes to a whole number is whole; digits alone
             // beyond an Int64's range are not (as Foundation decides).
-            if !isWhole, let whole = Int64(exactly: value) { return .integer(whole) }
+            if !isWhole, let whole = Self.whole(text, readAs: value) { return .integer(whole) }
             return .number(value)
+        }
+
+        /// The whole number `text` (a number with a fraction or an exponent) names, if it names
+        /// one an `Int64` holds. Below 2⁵³ its `Double` says so exactly, as Foundation reads it.
+        /// From 2⁵³ to 2⁶³, where a `Double` cannot tell neighbouring integers apart, the digits
+        /// decide: `9007199254740993.0` is 9007199254740993 and `9223372036854775.0808` is not
+        /// whole (Foundation's decoder answers erratically there, truncating some fractions).
+        /// From 2⁶³ no `Int64` holds it.
+        private static func whole(_ text: String, readAs value: Double) -> Int64? {
+            guard value.magnitude >= 0x1p53 else { return Int64(exactly: value) }
+            guard value.magnitude < 0x1p63 else { return nil }
+            let negative = text.hasPrefix("-")
+            let unsigned = text.drop(while: { $0 == "-" })
+            let mantissa = unsigned.prefix(while: { $0 != "e" && $0 != "E" })
+            let exponentText = unsigned.dropFirst(mantissa.count + 1)
+            // No body holds 2⁴⁰ zeros to bring a larger exponent back below 2⁶³.
+            guard let exponent = exponentText.isEmpty ? 0 : Int(exponentText), exponent.magnitude < 1 << 40 else { return nil }
+            let integerDigits = mantissa.prefix(while: { $0 != "." })
+            let allDigits = integerDigits + mantissa.dropFirst(integerDigits.count + 1)
+            let digits = allDigits.drop(while: { $0 == "0" })
+            // Where the decimal point falls in `digits`, once the exponent has moved it.
+            let point = integerDigits.count + exponent - (allDigits.count - digits.count)
+            guard point >= 0, point <= 19, digits.dropFirst(point).allSatisfy({ $0 == "0" }) else { return nil }
+            let wholeDigits = String(digits.prefix(point)) + String(repeating: "0", count: max(0, point - digits.count))
+            return Int64((negative ? "-" : "") + wholeDigits)
         }
 
         private mutating func literal(_ word: StaticString) throws(Failure) {
