@@ -90,6 +90,23 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            // Sends the engine's deliveries to Apple's APNs over HTTP/2 (docs/delivery.md).
+            name: "IsletDelivery",
+            dependencies: [
+                "IsletCore",
+                "IsletEngine",
+                "IsletAPNs",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IsletAPNs",
             dependencies: [
                 "IsletCore",
@@ -105,6 +122,7 @@ let package = Package(
                 "IsletCore",
                 "IsletRender",
                 "IsletEngine",
+                "IsletDelivery",
                 "IsletAPNs",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),

@@ -212,6 +212,52 @@ public struct IsletClient: Sendable {
         try await send(.GET, "/v1/activities/\(escaped(id))/events", expect: Listing<Event>.self).items
     }
 
+    // MARK: Delivery to real phones
+
+    /// Registers (or replaces) an app's Apple credentials for one environment (admin key).
+    public func putDeliveryCredential(bundleId: BundleID, _ body: DeliveryCredentialBody) async throws -> DeliveryCredential {
+        try await send(.PUT, "/v1/apps/\(escaped(bundleId))/delivery", body: body, expect: DeliveryCredential.self)
+    }
+
+    /// An app's delivery credentials, without their keys.
+    public func deliveryCredentials(bundleId: BundleID) async throws -> [DeliveryCredential] {
+        try await send(.GET, "/v1/apps/\(escaped(bundleId))/delivery", expect: Listing<DeliveryCredential>.self).items
+    }
+
+    /// Stops delivery for an app, in one environment or both (admin key).
+    public func deleteDeliveryCredentials(bundleId: BundleID, environment: APNsEnvironment? = nil) async throws {
+        let query = environment.map { queryString([("environment", $0.rawValue)]) } ?? ""
+        _ = try await send(.DELETE, "/v1/apps/\(escaped(bundleId))/delivery" + query, expect: NoContent.self)
+    }
+
+    /// Records a phone's push-to-start token for the key's app and an activity type.
+    public func registerPushToStartToken(
+        _ token: String, environment: APNsEnvironment, device: DeviceID, attributesType: String, bundleId: BundleID? = nil
+    ) async throws -> PhoneToken {
+        try await send(
+            .PUT, "/v1/devices/\(escaped(device))/push-to-start-tokens/\(escaped(attributesType))",
+            body: PushToStartTokenBody(token: token, environment: environment, bundleId: bundleId), expect: PhoneToken.self
+        )
+    }
+
+    /// Records an activity's update token on its phone.
+    public func registerUpdateToken(_ token: String, activity: ActivityID, device: DeviceID) async throws -> PhoneToken {
+        try await send(
+            .PUT, "/v1/activities/\(escaped(activity))/push-token", body: PushTokenBody(token: token, device: device),
+            expect: PhoneToken.self
+        )
+    }
+
+    /// A device and the tokens its apps reported.
+    public func phone(_ device: DeviceID) async throws -> PhoneBody {
+        try await send(.GET, "/v1/devices/\(escaped(device))", expect: PhoneBody.self)
+    }
+
+    /// An activity's delivery log, oldest first.
+    public func deliveries(_ id: ActivityID) async throws -> [DeliveryLine] {
+        try await send(.GET, "/v1/activities/\(escaped(id))/deliveries", expect: Listing<DeliveryLine>.self).items
+    }
+
     // MARK: Events
 
     /// Where a live event stream starts and what it carries.

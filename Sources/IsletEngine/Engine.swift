@@ -22,12 +22,15 @@ public final class Engine: Sendable {
     /// Run them in a `ServiceGroup` in this order; they shut down in the reverse one.
     public var services: [any Service] { essentials + timers }
 
-    /// What every change needs: the store's writer, the fan-out that publishes commits, and the
-    /// bus. A tool or a test that moves time by hand runs only these.
-    public var essentials: [any Service] { [StoreWriter(store: store), fanOut, bus] }
+    /// What every change needs: the store's writer, the fan-out that publishes commits, the
+    /// bus, and the delivery transport's connections. A tool or a test that moves time by hand
+    /// runs only these.
+    public var essentials: [any Service] {
+        [StoreWriter(store: store), fanOut, bus] + [transport as? any Service].compactMap { $0 }
+    }
 
-    /// What time does by itself: the deadline scheduler, history retention and (when configured)
-    /// token rotation.
+    /// What time does by itself: the deadline scheduler, history retention, (when configured)
+    /// token rotation, and (with a transport) the delivery sender.
     public var timers: [any Service] {
         var timers: [any Service] = [
             DeadlineScheduler(engine: self, logger: logger),
@@ -36,12 +39,25 @@ public final class Engine: Sendable {
         if settings.tokenRotation > 0 {
             timers.append(TokenRotation(engine: self, interval: settings.tokenRotation, logger: logger))
         }
+        if let transport {
+            timers.append(DeliverySender(engine: self, transport: transport, settings: settings.delivery, logger: logger))
+        }
         return timers
+    }
+
+    /// The delivery sender (docs/delivery.md), as a test drives it by hand: every delivery due
+    /// now is sent and its answer recorded; returns how many were sent.
+    public func sendDueDeliveries() async throws -> Int {
+        guard let transport else { return 0 }
+        let sender = DeliverySender(engine: self, transport: transport, settings: settings.delivery, logger: logger)
+        return try await sender.sendDue()
     }
 
     let store: any Store
     let fanOut: FanOut
     let deadlines = WakeSignal()
+    let deliveryWake = WakeSignal()
+    let transport: (any DeliveryTransport)?
     let presentations: Presentations
     let keys = KeyCache()
     let settings: EngineSettings
@@ -55,16 +71,18 @@ public final class Engine: Sendable {
     ///   - clock: The time source; a `ManualClock` in tests.
     ///   - metrics: Where counts go.
     ///   - draw: Draws a layout (the renderer).
+    ///   - transport: Sends deliveries to Apple; without one, deliveries wait in the outbox.
     ///   - logger: Where the services log.
     public init(
         store: any Store, settings: EngineSettings = EngineSettings(), clock: any WallClock, metrics: any EngineMetrics = NoMetrics(),
-        draw: @escaping Drawing, logger: Logger
+        draw: @escaping Drawing, transport: (any DeliveryTransport)? = nil, logger: Logger
     ) {
         self.store = store
+        self.transport = transport
         self.clock = clock
         self.rules = settings.rules
         self.bus = EventBus(settings: settings.streams, metrics: metrics, clock: clock)
-        self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, deadlines: deadlines)
+        self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, deadlines: deadlines, deliveries: deliveryWake)
         self.presentations = Presentations(draw: draw, clock: clock)
         self.settings = settings
         self.logger = logger
@@ -103,6 +121,8 @@ public struct EngineSettings: Sendable {
     public var retention: TimeInterval = 7 * 86_400
     /// Every token is rotated this often, in seconds; 0 never.
     public var tokenRotation: TimeInterval = 0
+    /// How the outbox is drained.
+    public var delivery = DeliverySettings()
 
     /// The defaults.
     public init() {}

@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import IsletAPNs
 import IsletCore
+import IsletDelivery
 import IsletEngine
 import IsletRender
 import Logging
@@ -105,12 +106,14 @@ public struct Islet: Sendable {
         engineSettings.streams = configuration.streams
         engineSettings.retention = settings.retention
         engineSettings.tokenRotation = configuration.apns.tokenRotation
+        engineSettings.delivery = configuration.delivery
         let renderer = Renderer { name in
             logger.notice("A layout names an icon Islet does not have; drawing a placeholder", metadata: ["systemName": "\(name)"])
         }
         let engine = Engine(
             store: try openStore(storeOptions), settings: engineSettings, clock: clock, metrics: metrics,
-            draw: { layout, scope, now in renderer.render(layout, scope: scope, now: now) }, logger: logger
+            draw: { layout, scope, now in renderer.render(layout, scope: scope, now: now) },
+            transport: APNsTransport(logger: logger), logger: logger
         )
 
         let (adminKey, adminKeyPath) = try AdminKey.resolve(configuration: configuration)
@@ -151,6 +154,7 @@ public struct Islet: Sendable {
             if effects.providerKeysChanged { verifier.forget() }
         }
         PushRoutes(engine: engine, apns: configuration.apns, maxBodySize: maxBodySize).add(to: router)
+        DeliveryRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         var authorityPath: String?
         var connections = [httpCap]
         if configuration.apns.enabled {

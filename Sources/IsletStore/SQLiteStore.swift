@@ -12,6 +12,8 @@ import ServiceLifecycle
 /// checkpointer run in `run()`, as one of the engine's services.
 public final class SQLiteStore: Store {
     public let commits = CommitLog()
+    /// One process writes to an SQLite file (the data directory's lock sees to it).
+    public let isShared = false
     let pool: DatabasePool
     let groupCommit: GroupCommit
     let health: WriteHealth
@@ -32,6 +34,7 @@ public final class SQLiteStore: Store {
             try db.execute(sql: "PRAGMA journal_size_limit = \(Checkpointer.logSizeLimit)")
         }
         configuration.busyMode = .timeout(10)
+        try Self.createReadableByOwnerOnly(options.location)
         self.pool = try DatabasePool(path: options.location, configuration: configuration)
         self.health = WriteHealth(changed: options.onWriteHealth)
         let checkpointer = try Checkpointer(path: options.location, configuration: configuration)
@@ -43,6 +46,20 @@ public final class SQLiteStore: Store {
     /// Opens the store at `path` with the defaults: for tests and tools.
     public convenience init(path: String, durability: Durability = .full) throws {
         try self.init(StoreOptions(location: path, durability: durability))
+    }
+
+    /// The database holds delivery credentials' private keys: it, and the log files SQLite
+    /// makes beside it (which take the database file's mode), are readable by the owner only.
+    private static func createReadableByOwnerOnly(_ path: String) throws {
+        let files = FileManager.default
+        if !files.fileExists(atPath: path) {
+            guard files.createFile(atPath: path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw IsletError(.internalError, "Cannot create the database file \(path).")
+            }
+        }
+        for file in [path, path + "-wal", path + "-shm"] where files.fileExists(atPath: file) {
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: file)
+        }
     }
 
     public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {

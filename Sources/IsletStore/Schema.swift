@@ -165,6 +165,86 @@ enum Schema {
                 table.column("pad", .blob)
             }
         }
+        migrator.registerMigration("v8: delivery to real phones: credentials, phones' tokens, the outbox") { db in
+            // An app's Apple credentials per environment; the private key never leaves the store
+            // but to sign (the database file is created readable by the server's user only).
+            try db.create(table: "deliveryCredential") { table in
+                table.column("bundleId", .text).notNull().references("app", onDelete: .cascade)
+                table.column("environment", .text).notNull()  // development | production
+                table.column("teamId", .text).notNull()
+                table.column("keyId", .text).notNull()
+                table.column("privateKey", .text).notNull()
+                table.column("url", .text)
+                table.column("caCertificate", .text)
+                table.column("createdAt", .double).notNull()
+                table.column("failure", .text)  // Apple refused its provider token
+                table.primaryKey(["bundleId", "environment"])
+            }
+            // Tokens real phones reported: push-to-start per app and type, update per activity.
+            try db.create(table: "phoneToken") { table in
+                table.primaryKey("token", .text)
+                table.column("kind", .text).notNull()  // pushToStart | update
+                table.column("bundleId", .text).notNull()
+                table.column("deviceId", .text).notNull()
+                table.column("attributesType", .text)
+                table.column("activityId", .text)
+                table.column("environment", .text).notNull()
+                table.column("createdAt", .double).notNull()
+                table.column("retiredAt", .double)
+                table.column("retiredReason", .text)
+                table.column("appleTimestamp", .double)  // a 410's "invalid since"
+                table.column("lastAt", .double)
+                table.column("lastStatus", .integer)
+                table.column("lastReason", .text)
+            }
+            try db.create(
+                index: "phoneToken_pushToStart", on: "phoneToken", columns: ["deviceId", "bundleId", "attributesType"],
+                condition: Column("kind") == "pushToStart" && Column("retiredAt") == nil
+            )
+            try db.create(
+                index: "phoneToken_update", on: "phoneToken", columns: ["activityId"],
+                condition: Column("kind") == "update" && Column("retiredAt") == nil
+            )
+            try db.create(index: "phoneToken_device", on: "phoneToken", columns: ["deviceId"])
+            // Activities delivered to a phone: the environment, the budget spent, the state.
+            try db.create(table: "phoneActivity") { table in
+                table.primaryKey("activityId", .text)
+                table.column("bundleId", .text).notNull()
+                table.column("deviceId", .text).notNull()
+                table.column("environment", .text).notNull()
+                table.column("channelId", .text)
+                table.column("state", .text).notNull()  // active | tokenRetired
+                table.column("budgeted", .text).notNull()  // priority-10 sends of the last hour, Unix seconds
+            }
+            // The outbox: one row per APNs request to make, written with the change.
+            try db.create(table: "delivery") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("orderKey", .text).notNull()  // activity:<id> or channel:<id>
+                table.column("activityId", .text)
+                table.column("bundleId", .text).notNull()
+                table.column("deviceId", .text)
+                table.column("channelId", .text)
+                table.column("event", .text).notNull()
+                table.column("payload", .text).notNull()
+                table.column("alert", .boolean).notNull()
+                table.column("expiration", .double)
+                table.column("state", .text).notNull()
+                table.column("attempts", .integer).notNull()
+                table.column("nextAttemptAt", .double).notNull()
+                table.column("leaseUntil", .double)
+                table.column("createdAt", .double).notNull()
+                table.column("finishedAt", .double)
+                table.column("apnsId", .text).notNull()
+            }
+            try db.create(
+                index: "delivery_unfinished", on: "delivery", columns: ["orderKey", "id"],
+                condition: ["pending", "sending", "held"].contains(Column("state"))
+            )
+            try db.create(
+                index: "delivery_due", on: "delivery", columns: ["state", "nextAttemptAt"],
+                condition: ["pending", "sending"].contains(Column("state"))
+            )
+        }
         return migrator
     }
 }

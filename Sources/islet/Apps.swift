@@ -7,8 +7,8 @@ import IsletCore
 /// `islet apps`: create and list apps (producers).
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Create and list apps; register their provider keys; turn strict pushes on or off.",
-        subcommands: [Create.self, ListApps.self, AddKey.self, Strict.self], defaultSubcommand: ListApps.self
+        abstract: "Create and list apps; register their provider keys; turn strict pushes on or off; set up delivery to real iPhones.",
+        subcommands: [Create.self, ListApps.self, AddKey.self, Strict.self, Delivery.self], defaultSubcommand: ListApps.self
     )
 
     struct Create: AsyncParsableCommand {
@@ -111,4 +111,93 @@ struct Apps: AsyncParsableCommand {
             print("Strict pushes for \(app.bundleId): \(app.strictPushes ? "on" : "off").")
         }
     }
+
+    struct Delivery: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "delivery",
+            abstract: "Deliver an app's changes to real iPhones through Apple's APNs: its credentials for one environment; --off to stop; no option to show them.",
+            discussion: """
+                The .p8 key is sent to the server, which keeps it in its data directory, readable by \
+                its own user only, and never shows it again. Development tokens go to Apple's sandbox, \
+                production ones to its production host; --url sends to another APNs-compatible host \
+                (another Islet's endpoint, with --ca-file its authority). How delivery works: docs/delivery.md.
+                """
+        )
+
+        @Argument(help: "The app's bundle identifier.")
+        var bundleId: String
+
+        @Option(help: "The team id (10 characters).")
+        var teamId: String?
+
+        @Option(help: "The key id (default: from the file name AuthKey_<KEYID>.p8).")
+        var keyId: String?
+
+        @Option(help: "The .p8 key file.")
+        var keyFile: String?
+
+        @Option(help: "Which tokens the key serves: development or production.")
+        var environment: APNsEnvironment?
+
+        @Option(help: "Send to this APNs-compatible host instead of Apple's (https://host:port).")
+        var url: String?
+
+        @Option(help: "The certificate authority (PEM) to trust for --url.")
+        var caFile: String?
+
+        @Flag(help: "Stop delivering (in --environment only, when given).")
+        var off = false
+
+        @OptionGroup var options: ClientOptions
+
+        func validate() throws {
+            if off {
+                guard teamId == nil, keyId == nil, keyFile == nil, url == nil, caFile == nil else {
+                    throw ValidationError("--off takes no credentials (only --environment).")
+                }
+            } else if keyFile != nil || teamId != nil {
+                guard keyFile != nil, teamId != nil, environment != nil else {
+                    throw ValidationError("Give --team-id, --key-file and --environment together.")
+                }
+            }
+            if caFile != nil, url == nil { throw ValidationError("--ca-file is the authority for --url: give --url too.") }
+        }
+
+        func run() async throws {
+            let output = Output(json: options.json)
+            if off {
+                try await options.run { try await $0.deleteDeliveryCredentials(bundleId: bundleId, environment: environment) }
+                if options.json { return output.print(["bundleId": bundleId, "delivery": "off"]) }
+                return print("Delivery for \(bundleId)\(environment.map { " (\($0.rawValue))" } ?? "") is off; what waits stays in the outbox.")
+            }
+            if let keyFile, let teamId, let environment {
+                guard let keyId = keyId ?? Push.keyId(fromFileName: keyFile) else {
+                    throw ValidationError("Give --key-id (the file is not named AuthKey_<KEYID>.p8).")
+                }
+                guard let privateKey = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
+                    throw CommandFailure("Cannot read \(keyFile).")
+                }
+                var ca: String?
+                if let caFile {
+                    guard let text = try? String(contentsOfFile: caFile, encoding: .utf8) else { throw CommandFailure("Cannot read \(caFile).") }
+                    ca = text
+                }
+                let body = DeliveryCredentialBody(
+                    teamId: teamId, keyId: keyId, privateKey: privateKey, environment: environment, url: url, caCertificate: ca
+                )
+                let credential = try await options.run { try await $0.putDeliveryCredential(bundleId: bundleId, body) }
+                if options.json { return output.print(credential) }
+                return print("Delivery for \(bundleId) (\(environment.rawValue)): key \(credential.keyId) of team \(credential.teamId), to \(credential.pushServer).")
+            }
+            let credentials = try await options.run { try await $0.deliveryCredentials(bundleId: bundleId) }
+            if options.json { return output.print(["credentials": credentials]) }
+            if credentials.isEmpty { return print("\(bundleId) delivers nowhere: give it credentials with --team-id, --key-file and --environment.") }
+            output.table(
+                ["ENVIRONMENT", "KEY", "TEAM", "SENDS TO", "SINCE", "STATE"],
+                credentials.map { [$0.environment.rawValue, $0.keyId, $0.teamId, $0.pushServer, Output.time($0.createdAt), $0.failure.map { "refused: \($0)" } ?? "ok"] }
+            )
+        }
+    }
 }
+
+extension APNsEnvironment: ExpressibleByArgument {}

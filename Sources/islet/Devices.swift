@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import IsletClient
 import IsletCore
@@ -6,7 +7,7 @@ import IsletCore
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create and list devices; show and change per-app settings; issue a display's key.",
-        subcommands: [Create.self, ListDevices.self, Settings.self, Key.self], defaultSubcommand: ListDevices.self
+        subcommands: [Create.self, ListDevices.self, GetDevice.self, Settings.self, Key.self, Token.self], defaultSubcommand: ListDevices.self
     )
 
     struct Create: AsyncParsableCommand {
@@ -37,6 +38,68 @@ struct Devices: AsyncParsableCommand {
             let output = Output(json: options.json)
             if options.json { return output.print(["devices": devices]) }
             output.table(["ID", "NAME", "CREATED"], devices.map { [$0.id, $0.name, Output.time($0.createdAt)] })
+        }
+    }
+
+    struct GetDevice: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "get", abstract: "Show a device and the tokens real phones' apps reported for it: age, environment, Apple's last answer."
+        )
+
+        @Argument(help: "The device.")
+        var device = DeviceID.defaultDevice
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let phone = try await options.run { try await $0.phone(device) }
+            let output = Output(json: options.json)
+            if options.json { return output.print(phone) }
+            print("Device \(phone.device.id) (\(phone.device.name)), created \(Output.time(phone.device.createdAt))")
+            if phone.tokens.isEmpty { return print("No phone tokens: no app reported any for this device.") }
+            output.table(
+                ["TOKEN", "KIND", "APP", "FOR", "ENVIRONMENT", "AGE", "LAST ANSWER", "STATE"],
+                phone.tokens.map { token in
+                    [
+                        token.shortened, token.kind.rawValue, token.bundleId, token.attributesType ?? token.activityId.map { String($0.prefix(8)) } ?? "",
+                        token.environment.rawValue, DurationText.text(Date().timeIntervalSince(token.createdAt)),
+                        token.lastStatus.map { "\($0)\(token.lastReason.map { " \($0)" } ?? "") at \(Output.time(token.lastAt!))" } ?? "",
+                        token.retiredAt.map { "retired (\(token.retiredReason ?? "")) \(Output.time($0))" } ?? "current",
+                    ]
+                }
+            )
+        }
+    }
+
+    struct Token: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "token",
+            abstract: "Record a real phone's push-to-start token for an app and activity type, as the app reports it (an unknown device is created)."
+        )
+
+        @Argument(help: "The device (the phone).")
+        var device: String
+
+        @Argument(help: "The activity type (the ActivityAttributes type's name).")
+        var attributesType: String
+
+        @Argument(help: "The token, hexadecimal.")
+        var token: String
+
+        @Option(help: "The token's environment: development or production.")
+        var environment: APNsEnvironment
+
+        @Option(help: "The app, with the admin key (an app's key reports for its own app).")
+        var app: String?
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let recorded = try await options.run {
+                try await $0.registerPushToStartToken(token, environment: environment, device: device, attributesType: attributesType, bundleId: app)
+            }
+            if options.json { return Output(json: true).print(recorded) }
+            print("Recorded \(recorded.bundleId)'s push-to-start token for \(attributesType) on \(recorded.deviceId) (\(recorded.environment.rawValue)).")
         }
     }
 

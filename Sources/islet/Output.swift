@@ -144,6 +144,14 @@ struct Output {
             return string(data["pushToken"])
         case .settingsChanged:
             return "\(event.bundleId) on \(event.deviceId): activities \(data["activitiesEnabled"] == true ? "on" : "off"), frequent updates \(data["frequentUpdates"] == true ? "on" : "off")"
+        case .delivery:
+            let outcome = string(data["outcome"])
+            var text = "#\(string(data["delivery"])) \(string(data["event"])) \(outcome)"
+            if let status = data["status"], status != .null { text += " \(string(status))\(data["reason"].map { $0 == .null ? "" : " \(string($0))" } ?? "")" }
+            if let priority = data["priority"], priority != .null { text += " p\(string(priority))" }
+            if let target = data["target"], target != .null { text += " → \(string(target))" }
+            if let note = data["note"], note != .null { text += " — \(string(note))" }
+            return text
         case .layoutChanged:
             let revision = data["revision"]
             return revision == 0

@@ -108,6 +108,11 @@ struct WireContractTests {
             .pushTokenUpdated(PushTokenChange(pushToken: "cd", kind: .pushToStart)),
             .settingsChanged(AppSettings(bundleId: "com.example.bike", deviceId: "default", activitiesEnabled: false)),
             .layoutChanged(LayoutChange(attributesType: "RideAttributes", revision: 3)),
+            .delivery(DeliveryReport(
+                delivery: 9, event: "update", outcome: .retrying, attempt: 2, target: "abcd…ef01", environment: .development,
+                priority: 5, priorityReason: "budget", apnsId: "0F8FAD5B-D9CB-469F-A165-70867728950E", status: 503,
+                reason: "ServiceUnavailable", latencyMs: 12.5, nextAttemptAt: when, note: "again in 2 s"
+            )),
         ]
         #expect(Set(payloads.map(\.type)) == Set(EventType.allCases))
         for (index, payload) in payloads.enumerated() {

@@ -115,9 +115,10 @@ struct APNsConnectionTests {
     func aSilentConnectionIsClosedByItsFirstRequestDeadline(preface: Bool) async throws {
         try await withIslet({ $0.apns.firstRequestTimeout = 1 }) { islet in
             // The deadline runs from the TCP accept, so on a loaded machine the TLS handshake
-            // alone can outlast it, and the preface then meets a closed connection: that is the
-            // deadline working, not what this test looks at, so the connection is made again
-            // (the deadline is the same each time; only the machine's delay differs).
+            // alone can outlast it, and the preface then meets a closed connection (or the server
+            // closes before it has spoken HTTP/2): that is the deadline working, not what this
+            // test looks at, so the connection is made again (the deadline is the same each time;
+            // only the machine's delay differs).
             for attempt in 1...5 {
                 let connection = try await RawHTTP2.connect(port: islet.apnsPort!, authorityPath: islet.islet.authorityPath!)
                 defer { Task { await connection.close() } }
@@ -130,6 +131,11 @@ struct APNsConnectionTests {
                 }
                 let (frames, closed) = try await connection.read()
                 #expect(closed)
+                if preface, frames.isEmpty, attempt < 5 {
+                    // Closed before the server's SETTINGS: the handshake itself outlasted the
+                    // deadline (a plain close, as docs/security.md says). Again.
+                    continue
+                }
                 if preface {
                     // Told why, as Apple's servers say why they end a connection.
                     let goAway = frames.first { $0.type == RawFrame.goAway }

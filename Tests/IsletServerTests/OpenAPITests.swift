@@ -90,6 +90,9 @@ import Testing
             "startOrUpdateActivity": { try read(StartOrUpdateBody.self, $0).request.validate() },
             "updateActivity": { _ = try read(ContentUpdate.self, $0) },
             "endActivity": { _ = try read(EndRequest.self, $0) },
+            "putDeliveryCredential": { _ = try read(DeliveryCredentialBody.self, $0) },
+            "putPushToStartToken": { _ = try read(PushToStartTokenBody.self, $0) },
+            "putPushToken": { _ = try read(PushTokenBody.self, $0) },
         ]
         let withBodies = document.operations.filter { $0.spec["requestBody"] != nil }
         #expect(Set(withBodies.map(\.id)) == Set(readers.keys))
@@ -155,6 +158,19 @@ import Testing
             try await tour.send(.PUT, "/v1/devices/phone-2/settings", key: deviceKey, example: "frequent", 200)
             try await tour.send(.POST, "/v1/devices/default/apps/\(app)/rotate-push-to-start-token", key: admin, 200)
 
+            // Delivery to real phones: credentials registered, read, and removed again before any
+            // activity starts, so the tour sends nothing anywhere.
+            try await tour.send(.PUT, "/v1/apps/\(app)/delivery", key: admin, example: "sandbox", 200)
+            try await tour.send(.PUT, "/v1/apps/\(app)/delivery", key: appKey, example: "sandbox", 403)
+            try await tour.send(.PUT, "/v1/apps/\(app)/delivery", key: admin, body: #"{"teamId": "T", "keyId": "K", "privateKey": "no", "environment": "development"}"#, 400)
+            try await tour.send(.GET, "/v1/apps/\(app)/delivery", key: appKey, 200)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/delivery", key: admin, 204)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/delivery", key: admin, 404)
+            try await tour.send(.PUT, "/v1/devices/default/push-to-start-tokens/BuildAttributes", key: appKey, example: "phone", 200)
+            try await tour.send(.PUT, "/v1/devices/default/push-to-start-tokens/BuildAttributes", key: appKey, body: #"{"token": "xyz", "environment": "development"}"#, 400)
+            try await tour.send(.GET, "/v1/devices/default", key: appKey, 200)
+            try await tour.send(.GET, "/v1/devices/nowhere", key: appKey, 404)
+
             let started = try await tour.send(.POST, "/v1/activities", key: appKey, example: "minimal", 201)
             let scheduled = try await tour.send(.POST, "/v1/activities", key: appKey, example: "everything", 201)
             let id = started.json["id"]?.stringValue ?? "", pending = scheduled.json["id"]?.stringValue ?? ""
@@ -162,6 +178,8 @@ import Testing
             try await tour.send(.GET, "/v1/activities?limit=0", key: appKey, 400)
             try await tour.send(.GET, "/v1/activities/\(id)", key: appKey, 200)
             try await tour.send(.POST, "/v1/activities/\(id)/update", key: appKey, example: "halfway", 200)
+            try await tour.send(.PUT, "/v1/activities/\(id)/push-token", key: appKey, example: "phone", 200)
+            try await tour.send(.GET, "/v1/activities/\(id)/deliveries", key: appKey, 200)
             try await tour.send(.POST, "/v1/activities/\(id)/update", key: appKey, body: #"{"content": {"state": {}}, "timestamp": 1795240000}"#, 409)
 
             try await tour.send(.PUT, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, example: "card", 201)

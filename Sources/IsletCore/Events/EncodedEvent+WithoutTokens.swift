@@ -7,10 +7,10 @@ import Foundation
 
 extension EncodedEvent {
     /// The event with its push tokens and channel id left out; `nil` for an event that is only
-    /// a token (`pushTokenUpdated`).
+    /// a token (`pushTokenUpdated`) or about requests to tokens (`delivery`).
     public var withoutTokens: EncodedEvent? {
         switch type {
-        case .pushTokenUpdated:
+        case .pushTokenUpdated, .delivery:
             return nil
         case .started, .settingsChanged:
             guard var event = try? decoded(), case .object(var data) = event.data else { return self }

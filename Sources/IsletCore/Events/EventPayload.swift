@@ -10,6 +10,7 @@ public enum EventPayload: Hashable, Sendable {
     case pushTokenUpdated(PushTokenChange)
     case settingsChanged(AppSettings)
     case layoutChanged(LayoutChange)
+    case delivery(DeliveryReport)
 
     /// The event's kind.
     public var type: EventType {
@@ -22,6 +23,7 @@ public enum EventPayload: Hashable, Sendable {
         case .pushTokenUpdated: .pushTokenUpdated
         case .settingsChanged: .settingsChanged
         case .layoutChanged: .layoutChanged
+        case .delivery: .delivery
         }
     }
 
@@ -37,6 +39,7 @@ public enum EventPayload: Hashable, Sendable {
         case .pushTokenUpdated(let value): encoded = try? WireFormat.string(value)
         case .settingsChanged(let value): encoded = try? WireFormat.string(value)
         case .layoutChanged(let value): encoded = try? WireFormat.string(value)
+        case .delivery(let value): encoded = try? WireFormat.string(value)
         }
         return encoded ?? "{}"
     }

@@ -17,6 +17,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// The layout that draws an activity's type was registered, replaced or removed
     /// (`attributesType`, `revision`): displays draw the activity again.
     case layoutChanged
+    /// A line of an activity's delivery log: a request to Apple and its answer, or a decision
+    /// (queued, coalesced, held) — see `DeliveryReport` and docs/delivery.md.
+    case delivery
 
     /// Whether a later event of the same type for the same activity makes this one obsolete, so
     /// a subscriber that falls behind may skip it and lose nothing it would show.

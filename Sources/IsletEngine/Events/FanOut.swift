@@ -23,14 +23,16 @@ final class FanOut: Service, Sendable {
     private let bus: EventBus
     private let metrics: any EngineMetrics
     private let deadlines: WakeSignal
+    private let deliveries: WakeSignal
     private let observers: Mutex<[@Sendable (Effects) -> Void]>
     private let progress = Mutex(Progress())
 
-    init(log: CommitLog, bus: EventBus, metrics: any EngineMetrics, deadlines: WakeSignal) {
+    init(log: CommitLog, bus: EventBus, metrics: any EngineMetrics, deadlines: WakeSignal, deliveries: WakeSignal) {
         self.log = log
         self.bus = bus
         self.metrics = metrics
         self.deadlines = deadlines
+        self.deliveries = deliveries
         self.observers = Mutex([])
         log.read { [weak self] commit in self?.publish(commit) }
     }
@@ -58,6 +60,9 @@ final class FanOut: Service, Sendable {
         metrics.published(commit)
         if let deadline = commit.earliestDeadline {
             deadlines.notify(deadline: deadline)
+        }
+        if commit.effects.deliveriesReady {
+            deliveries.notify(deadline: .distantPast)
         }
         if commit.effects.providerKeysChanged || !commit.effects.deviceKeysReplaced.isEmpty {
             for observer in observers.withLock({ $0 }) { observer(commit.effects) }

@@ -47,6 +47,10 @@ public struct Effects: Sendable, Hashable {
     public var providerKeysChanged = false
     /// Devices whose display key was replaced: their old keys stop working.
     public var deviceKeysReplaced: Set<DeviceID> = []
+    /// Deliveries were written or may go now: the delivery sender looks again.
+    public var deliveriesReady = false
+    /// What Apple answered the delivery requests made (for metrics).
+    public var deliveryAnswers: [DeliveryAnswer] = []
 
     /// No effects.
     public init() {}
@@ -60,6 +64,8 @@ public struct Effects: Sendable, Hashable {
         deadlinesFired += other.deadlinesFired
         providerKeysChanged = providerKeysChanged || other.providerKeysChanged
         deviceKeysReplaced.formUnion(other.deviceKeysReplaced)
+        deliveriesReady = deliveriesReady || other.deliveriesReady
+        deliveryAnswers += other.deliveryAnswers
     }
 
     /// Counts what a step of the rules did: content applied, or an input ignored.
@@ -80,6 +86,19 @@ public struct Effects: Sendable, Hashable {
         } else {
             pushesDelivered += 1
         }
+    }
+}
+
+/// What Apple answered one delivery request: the status (`nil`: no answer), the reason, how long.
+public struct DeliveryAnswer: Sendable, Hashable {
+    public var status: Int?
+    public var reason: String?
+    public var latency: Duration
+
+    public init(status: Int?, reason: String?, latency: Duration) {
+        self.status = status
+        self.reason = reason
+        self.latency = latency
     }
 }
 

@@ -32,6 +32,10 @@ public protocol Store: Sendable {
 
     /// Runs the store's writer until a graceful shutdown; writes queued by then are finished.
     func run() async throws
+
+    /// Whether other processes write to the same data (several nodes on one database): work a
+    /// process claimed is then given back only when its lease runs out, never at start-up.
+    var isShared: Bool { get }
 }
 
 /// A write's result once its transaction has committed.
@@ -118,6 +122,38 @@ public protocol StoreReading {
     /// Every device and app that hold a current push-to-start token.
     func pushToStartHolders() throws -> [PushToStartHolder]
 
+    // MARK: Delivery to real phones
+
+    /// An app's delivery credentials, with their keys.
+    func deliveryCredentials(bundleId: BundleID) throws -> [StoredCredential]
+    /// Every credential Apple refused (its `failure` set).
+    func refusedCredentials() throws -> [DeliveryCredential]
+    /// A phone's current push-to-start token for an app and activity type.
+    func pushToStartToken(deviceId: DeviceID, bundleId: BundleID, attributesType: String) throws -> PhoneToken?
+    /// An activity's current update token on its phone.
+    func updateToken(activityId: ActivityID) throws -> PhoneToken?
+    /// A phone token, current or retired.
+    func phoneToken(_ token: String) throws -> PhoneToken?
+    /// A device's phone tokens, newest first.
+    func phoneTokens(deviceId: DeviceID) throws -> [PhoneToken]
+    /// An activity delivered to a phone.
+    func phoneActivity(_ id: ActivityID) throws -> PhoneActivity?
+    /// One delivery.
+    func delivery(_ id: Int64) throws -> Delivery?
+    /// The unfinished deliveries (pending, being sent, held) of one order key, oldest first.
+    func unfinishedDeliveries(orderKey: String) throws -> [Delivery]
+    /// The deliveries whose turn and time have come: the oldest unfinished one of each order
+    /// key, when pending and due at `date` or when its lease has run out; earliest due first.
+    func dueDeliveries(at date: Date, limit: Int) throws -> [Delivery]
+    /// An app's held deliveries.
+    func heldDeliveries(bundleId: BundleID) throws -> [Delivery]
+    /// Every delivery being sent.
+    func claimedDeliveries() throws -> [Delivery]
+    /// When the next pending delivery is due, or the next lease runs out.
+    func nextDeliveryAttempt() throws -> Date?
+    /// How many deliveries are unfinished, and when the oldest was written.
+    func deliveryBacklog() throws -> DeliveryBacklog
+
     // MARK: Events
 
     /// Events after `id` that pass `filter`, oldest first, at most `limit`.
@@ -179,6 +215,46 @@ public protocol Transaction: StoreReading, AnyObject {
 
     /// Deletes dismissed activities, events and retired tokens older than `date`.
     func purge(before date: Date) throws -> PurgeCount
+
+    // MARK: Delivery to real phones
+
+    /// Writes an app's credential for an environment, replacing the one it had.
+    func putCredential(_ stored: StoredCredential) throws
+    /// Removes an app's credentials (of one environment, or all); returns how many.
+    func deleteCredentials(bundleId: BundleID, environment: APNsEnvironment?) throws -> Int
+    /// Marks a credential refused by Apple (or, with `nil`, no longer).
+    func setCredentialFailure(bundleId: BundleID, environment: APNsEnvironment, failure: String?) throws
+    /// Records a phone token as current (one already recorded is replaced).
+    func putPhoneToken(_ token: PhoneToken) throws
+    /// Retires the current tokens of a holder, for `reason`.
+    func retirePhoneTokens(_ holder: PhoneTokenHolder, reason: String) throws
+    /// Retires one token, with the time Apple says it stopped being valid.
+    func retirePhoneToken(_ token: String, reason: String, appleTimestamp: Date?) throws
+    /// Records Apple's last answer for a token.
+    func recordTokenResult(_ token: String, at date: Date, status: Int, reason: String?) throws
+    /// Writes an activity's delivery state on its phone.
+    func putPhoneActivity(_ phone: PhoneActivity) throws
+    /// Writes a new delivery; returns its number.
+    func insertDelivery(_ delivery: Delivery) throws -> Int64
+    /// Writes a delivery's state, attempts, times and lease.
+    func updateDelivery(_ delivery: Delivery) throws
+}
+
+/// Whose phone tokens: a phone's push-to-start token for an app and type, or an activity's.
+public enum PhoneTokenHolder: Hashable, Sendable {
+    case pushToStart(deviceId: DeviceID, bundleId: BundleID, attributesType: String)
+    case update(activityId: ActivityID)
+}
+
+/// How many deliveries are unfinished, and when the oldest was written.
+public struct DeliveryBacklog: Hashable, Sendable {
+    public var depth: Int
+    public var oldest: Date?
+
+    public init(depth: Int, oldest: Date?) {
+        self.depth = depth
+        self.oldest = oldest
+    }
 }
 
 /// A channel's kept message and when it stops being handed to late joiners.

@@ -31,7 +31,11 @@ extension Engine {
     ///   - bundleId: The app.
     public func start(_ request: ActivityRequest, bundleId: BundleID) async throws -> Outcome {
         let rules = self.rules
-        return try await write { tx in try Self.start(request, bundleId: bundleId, key: nil, rules: rules, in: tx) }
+        return try await write { tx in
+            let outcome = try Self.start(request, bundleId: bundleId, key: nil, rules: rules, in: tx)
+            try tx.deliverStart(of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: bundleId, name: request.attributesType))
+            return outcome
+        }
     }
 
     /// Applies an update, an end or a user's dismissal to an activity.
@@ -45,6 +49,7 @@ extension Engine {
         return try await write { tx in
             var activity = try tx.loadActivity(id, owner: owner)
             let (transition, body) = try tx.change(&activity, input, rules: rules)
+            try tx.deliverChange(input, transition: transition, of: activity)
             return Outcome(activity: activity, transition: transition, created: false, body: body)
         }
     }
@@ -57,6 +62,7 @@ extension Engine {
             var activity = try tx.loadActivity(id, owner: nil)
             try authorize(activity)
             let (transition, body) = try tx.change(&activity, .userDismissal, rules: rules)
+            try tx.deliverChange(.userDismissal, transition: transition, of: activity)
             return Outcome(activity: activity, transition: transition, created: false, body: body)
         }
     }
@@ -88,10 +94,14 @@ extension Engine {
                     }
             } else {
                 outcome = try Self.start(request, bundleId: bundleId, key: key, rules: rules, in: tx)
+                try tx.deliverStart(
+                    of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: bundleId, name: request.attributesType)
+                )
                 guard let end else { return outcome }
                 input = .end(EndRequest(dismissalPolicy: end, timestamp: timestamp))
             }
             let (transition, body) = try tx.change(&outcome.activity, input, rules: rules)
+            try tx.deliverChange(input, transition: transition, of: outcome.activity)
             outcome.transition.payloads += transition.payloads
             outcome.transition.ignored = transition.ignored
             outcome.body = body

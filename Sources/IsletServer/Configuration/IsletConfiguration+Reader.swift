@@ -55,6 +55,8 @@ extension IsletConfiguration {
         if (apns.certificate == nil) != (apns.privateKey == nil) {
             throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
         }
+        delivery.concurrency = try settings.int("delivery.concurrency", in: 1...10_000) ?? delivery.concurrency
+        delivery.maximumBackoff = try settings.timeout("delivery.maxBackoff") ?? delivery.maximumBackoff
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
         // Under a second, a keep-alive floods every stream and spins the server; a write timeout cuts every reader.
         streams.keepAliveInterval = try settings.duration("streams.keepAlive", atLeast: 1) ?? streams.keepAliveInterval

@@ -19,6 +19,8 @@ public struct IsletConfiguration: Equatable, Sendable {
     public var streams = StreamSettings()
     /// The APNs-compatible endpoint.
     public var apns = APNsSettings()
+    /// Delivery to real iPhones through Apple's APNs.
+    public var delivery = DeliverySettings()
     /// The least severe log level written.
     public var logLevel: Logger.Level = .info
 

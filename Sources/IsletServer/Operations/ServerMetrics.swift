@@ -1,3 +1,4 @@
+import Foundation
 import IsletCore
 import IsletEngine
 import Prometheus
@@ -17,6 +18,9 @@ public final class ServerMetrics: EngineMetrics {
     private let deadlinesFired: Counter
     private let pushesDelivered: Counter
     private let pushesDropped: [IgnoreReason: Counter]
+    private let deliveryLatency: DurationHistogram
+    private let outboxDepth: Gauge
+    private let outboxOldest: Gauge
 
     /// Creates the metrics in `registry`.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
@@ -62,6 +66,15 @@ public final class ServerMetrics: EngineMetrics {
                 labels: [("outcome", "dropped"), ("reason", reason.rawValue)]
             ))
         })
+        deliveryLatency = registry.makeDurationHistogram(
+            descriptor: .islet("delivery_latency", unit: "seconds", help: "From sending a delivery to Apple's answer."),
+            buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                      .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30)]
+        )
+        outboxDepth = registry.makeGauge(descriptor: .islet("outbox_depth", help: "Deliveries not finished: waiting, held or being sent."))
+        outboxOldest = registry.makeGauge(descriptor: .islet(
+            "outbox_oldest_age", unit: "seconds", help: "How long the oldest unfinished delivery has waited."
+        ))
     }
 
     /// Counts a published commit: its events by type, and what its effects say happened.
@@ -73,11 +86,25 @@ public final class ServerMetrics: EngineMetrics {
         if effects.pushesDelivered > 0 { pushesDelivered.increment(by: Int64(effects.pushesDelivered)) }
         for (reason, count) in effects.pushesDropped { pushesDropped[reason]?.increment(by: Int64(count)) }
         if effects.deadlinesFired > 0 { deadlinesFired.increment(by: Int64(effects.deadlinesFired)) }
+        for answer in effects.deliveryAnswers {
+            // By Apple's status and reason; "none" when there was no answer.
+            registry.makeCounter(
+                descriptor: .islet("delivery_requests", unit: "total", help: "Delivery requests to Apple, by Apple's status and reason."),
+                labels: [("status", answer.status.map(String.init) ?? "none"), ("reason", answer.reason ?? "")]
+            ).increment()
+            deliveryLatency.recordNanoseconds(Int64(answer.latency.components.seconds) * 1_000_000_000 + answer.latency.components.attoseconds / 1_000_000_000)
+        }
     }
 
     public func subscriberCountChanged(by delta: Int) { subscribers.increment(by: Double(delta)) }
     public func eventCoalesced() { coalesced.increment() }
     public func subscriberOverflowed() { overflows.increment() }
+
+    /// The outbox's depth and the age of its oldest unfinished delivery, as a scrape finds them.
+    func setOutbox(_ health: DeliveryHealth, now: Date) {
+        outboxDepth.set(Double(health.depth))
+        outboxOldest.set(health.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+    }
 
     func setActivityCounts(_ counts: [ActivityState: Int]) {
         for (state, gauge) in activities {

@@ -23,6 +23,16 @@ struct OperationsRoutes {
         var version: String
         var uptime: Double
         var lastEventId: EventID
+        var delivery: Delivery
+
+        /// Delivery to real phones: `degraded` when it does not keep up (Apple unreachable, a
+        /// credential refused) — the server itself is fine, and changes are still taken.
+        struct Delivery: Encodable {
+            var status: String
+            var outbox: Int
+            var oldestUndeliveredSeconds: Double?
+            var reason: String?
+        }
     }
 
     /// `ok` when the store can be read and its writes succeed; `unavailable` (503) otherwise —
@@ -40,12 +50,20 @@ struct OperationsRoutes {
                 "The store cannot take writes: \(failure.message), since \(ISO8601DateFormatter().string(from: failure.since))."
             )
         }
-        let uptime = engine.clock.now().timeIntervalSince(startedAt)
-        return try Response.json(Health(status: "ok", version: Islet.version, uptime: uptime, lastEventId: lastEventId))
+        let now = engine.clock.now()
+        let delivery = try await engine.deliveryHealth()
+        return try Response.json(Health(
+            status: "ok", version: Islet.version, uptime: now.timeIntervalSince(startedAt), lastEventId: lastEventId,
+            delivery: Health.Delivery(
+                status: delivery.degraded == nil ? "ok" : "degraded", outbox: delivery.depth,
+                oldestUndeliveredSeconds: delivery.oldest.map { max(0, now.timeIntervalSince($0)) }, reason: delivery.degraded
+            )
+        ))
     }
 
     @Sendable func prometheus(_ request: Request, context: IsletRequestContext) async throws -> Response {
         metrics.setActivityCounts(try await engine.activityCounts())
+        metrics.setOutbox(try await engine.deliveryHealth(), now: engine.clock.now())
         var bytes: [UInt8] = []
         metrics.registry.emit(into: &bytes)
         return Response(

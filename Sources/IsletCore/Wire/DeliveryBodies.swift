@@ -1,0 +1,91 @@
+import Foundation
+
+// The provider side's bodies (docs/delivery.md), once, for the server and the client.
+
+/// `PUT /v1/apps/{bundleId}/delivery`: an app's Apple credentials for one environment.
+public struct DeliveryCredentialBody: Codable, Hashable, Sendable {
+    public var teamId: String
+    public var keyId: String
+    /// The `.p8` file's PEM text. Kept by the server, never returned.
+    public var privateKey: String
+    public var environment: APNsEnvironment
+    /// Another APNs-compatible host to send to (`https://host:port`).
+    public var url: String?
+    /// The authority (PEM) to trust for `url`.
+    public var caCertificate: String?
+
+    public init(
+        teamId: String, keyId: String, privateKey: String, environment: APNsEnvironment, url: String? = nil, caCertificate: String? = nil
+    ) {
+        self.teamId = teamId
+        self.keyId = keyId
+        self.privateKey = privateKey
+        self.environment = environment
+        self.url = url
+        self.caCertificate = caCertificate
+    }
+}
+
+/// `PUT /v1/devices/{id}/push-to-start-tokens/{attributesType}`.
+public struct PushToStartTokenBody: Codable, Hashable, Sendable {
+    /// The token, hexadecimal.
+    public var token: String
+    public var environment: APNsEnvironment
+    /// The app, when the admin key reports it (an app's key reports for its own app).
+    public var bundleId: BundleID?
+
+    public init(token: String, environment: APNsEnvironment, bundleId: BundleID? = nil) {
+        self.token = token
+        self.environment = environment
+        self.bundleId = bundleId
+    }
+}
+
+/// `PUT /v1/activities/{id}/push-token`: the activity's update token on a phone.
+public struct PushTokenBody: Codable, Hashable, Sendable {
+    /// The token, hexadecimal.
+    public var token: String
+    /// The phone (the device the activity is on).
+    public var device: DeviceID
+
+    public init(token: String, device: DeviceID) {
+        self.token = token
+        self.device = device
+    }
+}
+
+/// `GET /v1/devices/{id}`: a device and the tokens its apps reported.
+public struct PhoneBody: Codable, Hashable, Sendable {
+    public var device: Device
+    /// Newest first, retired ones included.
+    public var tokens: [PhoneToken]
+
+    public init(device: Device, tokens: [PhoneToken]) {
+        self.device = device
+        self.tokens = tokens
+    }
+}
+
+/// A line of `GET /v1/activities/{id}/deliveries`: when, and the report's fields beside it.
+public struct DeliveryLine: Codable, Hashable, Sendable {
+    public var time: Date
+    public var report: DeliveryReport
+
+    private enum Keys: String, CodingKey { case time }
+
+    public init(time: Date, report: DeliveryReport) {
+        self.time = time
+        self.report = report
+    }
+
+    public init(from decoder: any Decoder) throws {
+        report = try DeliveryReport(from: decoder)
+        time = try decoder.container(keyedBy: Keys.self).decode(Date.self, forKey: .time)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        try report.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(time, forKey: .time)
+    }
+}

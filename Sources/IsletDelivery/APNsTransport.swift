@@ -1,0 +1,157 @@
+import AsyncHTTPClient
+import Foundation
+import IsletAPNs
+import IsletCore
+import IsletEngine
+import Logging
+import NIOCore
+import NIOFoundationCompat
+import NIOHTTP1
+import NIOSSL
+import ServiceLifecycle
+import Synchronization
+
+/// Sends the engine's deliveries to Apple's APNs — or to any APNs-compatible host — over HTTP/2
+/// (async-http-client: one client, and so one pool of HTTP/2 connections, per host and trusted
+/// authority), with provider tokens signed once and reused.
+///
+/// A provider token is signed again after `ProviderTokens.refreshAge` (50 minutes: Apple wants
+/// between 20 and 60), never sooner — Apple answers `TooManyProviderTokenUpdates` to a provider
+/// that changes its token too often — except once, when Apple refuses the token: then it is
+/// signed again and the request sent once more.
+public final class APNsTransport: DeliveryTransport, Service {
+    private let clients = Mutex<[ClientKey: HTTPClient]>([:])
+    private let tokens = ProviderTokens()
+    private let timeout: TimeAmount
+    private let logger: Logger
+
+    private struct ClientKey: Hashable {
+        var caCertificate: String?
+    }
+
+    /// - Parameters:
+    ///   - timeout: How long one request may take, from sending to the whole answer.
+    public init(timeout: TimeAmount = .seconds(30), logger: Logger) {
+        self.timeout = timeout
+        self.logger = logger
+    }
+
+    public func send(_ request: OutboundRequest) async -> TransportAnswer {
+        let started = ContinuousClock.now
+        var answer = await attempt(request, refreshToken: false)
+        if answer.status == 403, ["ExpiredProviderToken", "InvalidProviderToken"].contains(answer.reason ?? "") {
+            answer = await attempt(request, refreshToken: true)
+            answer.providerTokenRefreshed = true
+        }
+        answer.latency = ContinuousClock.now - started
+        return answer
+    }
+
+    private func attempt(_ request: OutboundRequest, refreshToken: Bool) async -> TransportAnswer {
+        let credential = request.credential.credential
+        let jwt: String
+        let client: HTTPClient
+        do {
+            jwt = try await tokens.token(for: request.credential, forceRefresh: refreshToken)
+            client = try self.client(trusting: credential.caCertificate)
+        } catch {
+            return TransportAnswer(status: nil, latency: .zero, failure: "could not prepare the request: \(error)")
+        }
+        var http: HTTPClientRequest
+        switch request.target {
+        case .device(let token):
+            http = HTTPClientRequest(url: credential.pushServer + "/3/device/" + token)
+            http.headers.add(name: "apns-topic", value: request.bundleId + ".push-type.liveactivity")
+            http.headers.add(name: "apns-id", value: request.apnsId)
+        case .channel(let channelId):
+            http = HTTPClientRequest(url: credential.pushServer + "/4/broadcasts/apps/" + request.bundleId)
+            http.headers.add(name: "apns-channel-id", value: channelId)
+            http.headers.add(name: "apns-request-id", value: request.apnsId)
+        }
+        http.method = .POST
+        http.headers.add(name: "authorization", value: "bearer \(jwt)")
+        http.headers.add(name: "apns-push-type", value: "liveactivity")
+        http.headers.add(name: "apns-priority", value: "\(request.priority)")
+        http.headers.add(name: "apns-expiration", value: "\(Int64((request.expiration ?? Date()).timeIntervalSince1970))")
+        http.headers.add(name: "content-type", value: "application/json")
+        http.body = .bytes(ByteBuffer(string: request.payload))
+        do {
+            let response = try await client.execute(http, timeout: timeout)
+            let body = try await response.body.collect(upTo: 64 << 10)
+            struct Refusal: Decodable {
+                var reason: String?
+                var timestamp: Int64?
+            }
+            let refusal = body.readableBytes > 0 ? try? JSONDecoder().decode(Refusal.self, from: Data(buffer: body)) : nil
+            return TransportAnswer(
+                status: Int(response.status.code), reason: refusal?.reason, timestamp: refusal?.timestamp,
+                apnsId: response.headers.first(name: "apns-id") ?? response.headers.first(name: "apns-request-id"),
+                latency: .zero
+            )
+        } catch {
+            return TransportAnswer(status: nil, latency: .zero, failure: "no answer: \(Self.describe(error))")
+        }
+    }
+
+    /// The client for a host's trusted authority: one pool of HTTP/2 connections each.
+    private func client(trusting caCertificate: String?) throws -> HTTPClient {
+        let key = ClientKey(caCertificate: caCertificate)
+        if let client = clients.withLock({ $0[key] }) { return client }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        if let caCertificate {
+            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(caCertificate.utf8)))
+        }
+        var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+        configuration.httpVersion = .automatic
+        configuration.timeout = .init(connect: .seconds(10), read: timeout)
+        let created = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let (client, spare) = clients.withLock { clients -> (HTTPClient, HTTPClient?) in
+            if let existing = clients[key] { return (existing, created) }
+            clients[key] = created
+            return (created, nil)
+        }
+        if let spare { Task { try? await spare.shutdown() } }
+        return client
+    }
+
+    private static func describe(_ error: any Error) -> String {
+        if let error = error as? HTTPClientError { return "\(error)" }
+        return String(describing: error)
+    }
+
+    /// Runs until shutdown, then closes every connection.
+    public func run() async throws {
+        try? await gracefulShutdown()
+        for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
+            try? await client.shutdown()
+        }
+    }
+}
+
+/// Provider tokens by credential: signed once, reused, signed again when old enough.
+final class ProviderTokens: Sendable {
+    /// How old a token may get before it is signed again: within Apple's 20 to 60 minutes.
+    static let refreshAge: TimeInterval = 50 * 60
+
+    private struct Signed {
+        var token: String
+        var issuedAt: Date
+    }
+
+    private let signed = Mutex<[String: Signed]>([:])
+
+    /// The credential's current token; a new one when the current is `refreshAge` old, or when
+    /// `forceRefresh` (Apple refused the current one).
+    func token(for stored: StoredCredential, forceRefresh: Bool) async throws -> String {
+        let credential = stored.credential
+        let key = "\(credential.teamId) \(credential.keyId) \(stored.privateKey.hashValue)"
+        let now = Date()
+        if !forceRefresh, let current = signed.withLock({ $0[key] }), now.timeIntervalSince(current.issuedAt) < Self.refreshAge {
+            return current.token
+        }
+        let signer = try await ProviderTokenSigner(p8: stored.privateKey, keyId: credential.keyId, teamId: credential.teamId)
+        let token = try await signer.token(issuedAt: now)
+        signed.withLock { $0[key] = Signed(token: token, issuedAt: now) }
+        return token
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import Logging
+import Synchronization
+import ServiceLifecycle
+
+/// How the outbox is drained.
+public struct DeliverySettings: Sendable, Equatable {
+    /// Requests in flight at once, over every host.
+    public var concurrency = 64
+    /// The longest wait between two attempts of one delivery, in seconds.
+    public var maximumBackoff: TimeInterval = 300
+
+    public init() {}
+}
+
+/// Drains the outbox: takes the deliveries whose turn and time have come, sends each through
+/// the transport (many at once), writes down what Apple answered, and sleeps until the next is
+/// due — or until a commit brings one.
+struct DeliverySender: Service {
+    let engine: Engine
+    let transport: any DeliveryTransport
+    let settings: DeliverySettings
+    let logger: Logger
+
+    func run() async throws {
+        let (engine, transport, settings, logger) = (self.engine, self.transport, self.settings, self.logger)
+        // What a sender of this store held when it stopped without finishing is sent again.
+        if !engine.store.isShared {
+            try? await engine.releaseAbandonedDeliveries()
+        }
+        let inFlight = InFlight()
+        await cancelWhenGracefulShutdown {
+            await withDiscardingTaskGroup { group in
+                while !Task.isCancelled {
+                    let room = settings.concurrency - inFlight.count
+                    var claimed: [ClaimedDelivery] = []
+                    var next: Date?
+                    do {
+                        if room > 0 { claimed = try await engine.claimDeliveries(limit: room) }
+                        if claimed.isEmpty { next = try await engine.nextDeliveryAttempt() }
+                    } catch is CancellationError {
+                        return
+                    } catch {
+                        logger.error("The delivery sender failed; retrying in 1s", metadata: ["error": "\(error)"])
+                        next = engine.clock.now().addingTimeInterval(1)
+                    }
+                    for delivery in claimed {
+                        inFlight.add()
+                        group.addTask {
+                            defer {
+                                inFlight.remove()
+                                engine.deliveryWake.notify(deadline: .distantPast)
+                            }
+                            let answer = await transport.send(delivery.request)
+                            // Stopping mid-request: the lease gives it back, nothing is written.
+                            guard !Task.isCancelled else { return }
+                            do {
+                                try await engine.recordDelivery(delivery, answer: answer, maximumBackoff: settings.maximumBackoff)
+                            } catch {
+                                logger.error("Recording a delivery failed", metadata: ["delivery": "\(delivery.delivery.id)", "error": "\(error)"])
+                            }
+                        }
+                    }
+                    if claimed.isEmpty || inFlight.count >= settings.concurrency {
+                        await engine.deliveryWake.sleep(until: claimed.isEmpty ? next : nil, on: engine.clock)
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension DeliverySender {
+    /// Sends every delivery due now, as many at once as `settings.concurrency` allows, records
+    /// each answer, and goes on while more become due; returns how many were sent.
+    func sendDue() async throws -> Int {
+        var sent = 0
+        while true {
+            let claimed = try await engine.claimDeliveries(limit: settings.concurrency)
+            if claimed.isEmpty { return sent }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for delivery in claimed {
+                    group.addTask {
+                        let answer = await transport.send(delivery.request)
+                        try await engine.recordDelivery(delivery, answer: answer, maximumBackoff: settings.maximumBackoff)
+                    }
+                }
+                try await group.waitForAll()
+            }
+            sent += claimed.count
+        }
+    }
+}
+
+/// The number of requests a sender has in flight.
+private final class InFlight: Sendable {
+    private let value = Mutex(0)
+    var count: Int { value.withLock { $0 } }
+    func add() { value.withLock { $0 += 1 } }
+    func remove() { value.withLock { $0 -= 1 } }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import IsletCore
+
+/// One APNs request as the sender makes it: where, with which credential, what.
+public struct OutboundRequest: Sendable {
+    /// Where the request goes.
+    public enum Target: Hashable, Sendable {
+        /// `POST /3/device/{token}`.
+        case device(token: String)
+        /// `POST /4/broadcasts/apps/{bundleId}` with `apns-channel-id`.
+        case channel(String)
+    }
+
+    public var credential: StoredCredential
+    public var target: Target
+    public var bundleId: BundleID
+    /// The payload, JSON.
+    public var payload: String
+    /// `apns-priority`.
+    public var priority: Int
+    /// `apns-expiration`, when Apple may stop trying.
+    public var expiration: Date?
+    /// `apns-id` (`apns-request-id` for a broadcast).
+    public var apnsId: String
+
+    public init(
+        credential: StoredCredential, target: Target, bundleId: BundleID, payload: String, priority: Int, expiration: Date?,
+        apnsId: String
+    ) {
+        self.credential = credential
+        self.target = target
+        self.bundleId = bundleId
+        self.payload = payload
+        self.priority = priority
+        self.expiration = expiration
+        self.apnsId = apnsId
+    }
+}
+
+/// What came back from one request: Apple's answer, or why there was none.
+public struct TransportAnswer: Sendable, Hashable {
+    /// The HTTP status; `nil` when there was no answer (the connection failed, the request timed out).
+    public var status: Int?
+    /// Apple's reason, on a refusal.
+    public var reason: String?
+    /// For 410: when the token stopped being valid, in milliseconds since 1970.
+    public var timestamp: Int64?
+    /// The `apns-id` Apple answered with.
+    public var apnsId: String?
+    /// From the request to the answer.
+    public var latency: Duration
+    /// What went wrong, when there was no answer.
+    public var failure: String?
+    /// Whether the provider token was signed again after Apple refused it, and the request sent
+    /// a second time (the answer is then the second one's).
+    public var providerTokenRefreshed: Bool
+
+    public init(
+        status: Int?, reason: String? = nil, timestamp: Int64? = nil, apnsId: String? = nil, latency: Duration,
+        failure: String? = nil, providerTokenRefreshed: Bool = false
+    ) {
+        self.status = status
+        self.reason = reason
+        self.timestamp = timestamp
+        self.apnsId = apnsId
+        self.latency = latency
+        self.failure = failure
+        self.providerTokenRefreshed = providerTokenRefreshed
+    }
+}
+
+/// Sends APNs requests: HTTP/2 to Apple (or any APNs-compatible host), provider tokens signed,
+/// reused and refreshed. The engine decides what to send and what an answer means; the
+/// transport only sends (IsletDelivery's `APNsTransport` does it over async-http-client).
+public protocol DeliveryTransport: Sendable {
+    /// Sends one request and returns the answer; never throws: a failure to send is an answer
+    /// with no status.
+    func send(_ request: OutboundRequest) async -> TransportAnswer
+}

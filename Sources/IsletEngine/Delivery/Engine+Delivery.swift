@@ -1,0 +1,191 @@
+import Foundation
+import IsletCore
+
+/// A phone, as `GET /v1/devices/{id}` shows it: the device and the tokens its apps reported.
+public struct Phone: Sendable, Hashable {
+    public var device: Device
+    /// Its tokens, current and retired, newest first.
+    public var tokens: [PhoneToken]
+}
+
+/// How delivery stands, for `/healthz` and the metrics.
+public struct DeliveryHealth: Sendable, Hashable {
+    /// Deliveries not finished (waiting, held or being sent).
+    public var depth: Int
+    /// When the oldest of them was written.
+    public var oldest: Date?
+    /// Credentials Apple refused, by app and environment, with why.
+    public var refusedCredentials: [String]
+    /// Why delivery is not keeping up, if it is not: `nil` when all is well.
+    public var degraded: String?
+}
+
+extension Engine {
+    // MARK: Credentials
+
+    /// Registers (or replaces) an app's credentials for one environment. The key must already
+    /// be checked (a P-256 key that signs). Held deliveries of that environment are released.
+    public func putDeliveryCredential(_ stored: StoredCredential) async throws -> DeliveryCredential {
+        try await write { tx in
+            _ = try tx.requireApp(stored.credential.bundleId)
+            var stored = stored
+            stored.credential.failure = nil
+            try tx.putCredential(stored)
+            try Self.release(bundleId: stored.credential.bundleId, in: tx)
+            return stored.credential
+        }
+    }
+
+    /// An app's credentials, without their keys.
+    public func deliveryCredentials(bundleId: BundleID) async throws -> [DeliveryCredential] {
+        try await read { store in
+            _ = try store.requireApp(bundleId)
+            return try store.deliveryCredentials(bundleId: bundleId).map(\.credential)
+        }
+    }
+
+    /// Stops delivery for an app (in one environment, or both). Deliveries wait in the outbox.
+    /// - Returns: How many credentials were removed.
+    public func deleteDeliveryCredentials(bundleId: BundleID, environment: APNsEnvironment?) async throws -> Int {
+        try await write { tx in
+            _ = try tx.requireApp(bundleId)
+            return try tx.deleteCredentials(bundleId: bundleId, environment: environment)
+        }
+    }
+
+    // MARK: Tokens
+
+    /// Records a phone's push-to-start token for an app and activity type, replacing the one it
+    /// had; a device not yet known is created.
+    public func registerPushToStartToken(
+        _ token: String, environment: APNsEnvironment, deviceId: DeviceID, bundleId: BundleID, attributesType: String
+    ) async throws -> PhoneToken {
+        try PhoneToken.validate(token)
+        try Device.validate(id: deviceId)
+        try ActivityRequest.validate(attributesType: attributesType)
+        let token = token.lowercased()
+        return try await write { tx in
+            _ = try tx.requireApp(bundleId)
+            if try tx.device(deviceId) == nil {
+                try tx.insertDevice(Device(id: deviceId, name: deviceId, createdAt: tx.now))
+                for app in try tx.apps() {
+                    try tx.issuePushToStartToken(deviceId: deviceId, bundleId: app.bundleId, announce: false)
+                }
+            }
+            if let current = try tx.pushToStartToken(deviceId: deviceId, bundleId: bundleId, attributesType: attributesType),
+                current.token == token, current.environment == environment
+            {
+                return current
+            }
+            try Self.claimToken(token, in: tx)
+            try tx.retirePhoneTokens(.pushToStart(deviceId: deviceId, bundleId: bundleId, attributesType: attributesType), reason: "replaced")
+            let recorded = PhoneToken(
+                token: token, kind: .pushToStart, bundleId: bundleId, deviceId: deviceId, attributesType: attributesType,
+                environment: environment, createdAt: tx.now
+            )
+            try tx.putPhoneToken(recorded)
+            return recorded
+        }
+    }
+
+    /// Records the update token of an activity on a phone — one that arrives after a
+    /// push-to-start, or after the app started the activity itself — and sends what waited for it.
+    public func registerUpdateToken(
+        _ token: String, deviceId: DeviceID, activityId: ActivityID, owner: BundleID?
+    ) async throws -> PhoneToken {
+        try PhoneToken.validate(token)
+        let token = token.lowercased()
+        return try await write { tx in
+            let activity = try tx.loadActivity(activityId, owner: owner)
+            guard activity.deviceId == deviceId else {
+                throw IsletError(.invalidRequest, "Activity \(activityId) is on device \(activity.deviceId), not \(deviceId).")
+            }
+            var phone = try tx.phoneActivity(activityId)
+            if phone == nil {
+                // An activity the app started itself: its environment is the app's other tokens' on this phone.
+                let environment = try tx.phoneTokens(deviceId: deviceId).first { $0.bundleId == activity.bundleId }?.environment
+                guard let environment else {
+                    throw IsletError(
+                        .invalidRequest,
+                        "Device \(deviceId) has no token of \(activity.bundleId) yet, so its environment is unknown: register its push-to-start token first (PUT /v1/devices/\(deviceId)/push-to-start-tokens/\(activity.attributesType))."
+                    )
+                }
+                phone = PhoneActivity(activityId: activityId, bundleId: activity.bundleId, deviceId: deviceId, environment: environment)
+            }
+            if let current = try tx.updateToken(activityId: activityId), current.token == token { return current }
+            try Self.claimToken(token, in: tx)
+            try tx.retirePhoneTokens(.update(activityId: activityId), reason: "replaced")
+            let recorded = PhoneToken(
+                token: token, kind: .update, bundleId: activity.bundleId, deviceId: deviceId, activityId: activityId,
+                environment: phone!.environment, createdAt: tx.now
+            )
+            try tx.putPhoneToken(recorded)
+            phone!.state = .active
+            try tx.putPhoneActivity(phone!)
+            try Self.release(bundleId: activity.bundleId, in: tx)
+            return recorded
+        }
+    }
+
+    /// A token is one phone's, for one thing: registering one already recorded elsewhere moves it.
+    private static func claimToken(_ token: String, in tx: any Transaction) throws {
+        if let earlier = try tx.phoneToken(token), earlier.retiredAt == nil {
+            try tx.retirePhoneToken(token, reason: "reregistered", appleTimestamp: nil)
+        }
+    }
+
+    /// Makes an app's held deliveries pending again: what they waited for may have come.
+    static func release(bundleId: BundleID, in tx: any Transaction) throws {
+        for var delivery in try tx.heldDeliveries(bundleId: bundleId) {
+            delivery.state = .pending
+            delivery.nextAttemptAt = tx.now
+            try tx.updateDelivery(delivery)
+        }
+        tx.effects.deliveriesReady = true
+    }
+
+    /// A device and its tokens.
+    public func phone(_ deviceId: DeviceID) async throws -> Phone {
+        try await read { store in
+            Phone(device: try store.requireDevice(deviceId), tokens: try store.phoneTokens(deviceId: deviceId))
+        }
+    }
+
+    // MARK: The log
+
+    /// An activity's delivery log, oldest first; another app's activity is not found.
+    public func deliveries(of id: ActivityID, owner: BundleID?) async throws -> [(time: Date, report: DeliveryReport)] {
+        try await read { store in
+            _ = try store.loadActivity(id, owner: owner)
+            return try store.history(of: id).filter { $0.type == .delivery }.compactMap { event in
+                guard let decoded = try? event.decoded(), let report = try? decoded.data.decode(DeliveryReport.self) else { return nil }
+                return (decoded.time, report)
+            }
+        }
+    }
+
+    /// How the outbox stands.
+    public func deliveryHealth() async throws -> DeliveryHealth {
+        let now = clock.now()
+        return try await read { store in
+            let backlog = try store.deliveryBacklog()
+            let refused = try store.refusedCredentials().map {
+                "\($0.bundleId) (\($0.environment.rawValue)): \($0.failure ?? "")"
+            }
+            var degraded: String?
+            if !refused.isEmpty {
+                degraded = "Apple refused the provider token of \(refused.joined(separator: "; "))"
+            } else if let oldest = backlog.oldest, now.timeIntervalSince(oldest) > 60 {
+                degraded = "the oldest undelivered change is \(DurationText.text(now.timeIntervalSince(oldest))) old (\(backlog.depth) waiting)"
+            }
+            return DeliveryHealth(depth: backlog.depth, oldest: backlog.oldest, refusedCredentials: refused, degraded: degraded)
+        }
+    }
+}
+
+extension JSONValue {
+    /// The value as a `Decodable` type, through Islet's wire format.
+    func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try WireFormat.decoder().decode(T.self, from: WireFormat.encoder().encode(self))
+    }
+}

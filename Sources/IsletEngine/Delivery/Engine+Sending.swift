@@ -1,0 +1,211 @@
+import Foundation
+import IsletCore
+
+/// A delivery a sender took: the request to make, and what to write down about it.
+struct ClaimedDelivery: Sendable {
+    var delivery: Delivery
+    var request: OutboundRequest
+    var priorityReason: String
+    var environment: APNsEnvironment
+    var tokenKind: PhoneToken.Kind?
+    var target: String
+}
+
+extension Engine {
+    /// Takes up to `limit` deliveries whose turn and time have come, oldest first, one per
+    /// activity: resolves the token, the credential and the priority of each, and holds it for
+    /// the lease. One that cannot go yet (no update token, no credential) is held, and says why.
+    func claimDeliveries(limit: Int) async throws -> [ClaimedDelivery] {
+        let rules = self.rules
+        return try await write { tx in
+            var claimed: [ClaimedDelivery] = []
+            for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
+                if delivery.expiration.map({ $0 <= tx.now }) ?? false {
+                    try Self.finish(&delivery, as: .failed, report: DeliveryReport(
+                        delivery: delivery.id, event: delivery.event, outcome: .failed, attempt: delivery.attempts,
+                        note: "expired before it could be delivered: a Live Activity lives eight hours at most"
+                    ), in: tx)
+                    continue
+                }
+                switch try Self.resolve(delivery, rules: rules, in: tx) {
+                case .held(let why):
+                    delivery.state = .held
+                    try tx.updateDelivery(delivery)
+                    try Self.log(DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .held, note: why), of: delivery, in: tx)
+                case .failed(let why):
+                    try Self.finish(&delivery, as: .failed, report: DeliveryReport(
+                        delivery: delivery.id, event: delivery.event, outcome: .failed, note: why
+                    ), in: tx)
+                case .ready(let request, let reason, let environment, let kind, let target):
+                    delivery.state = .sending
+                    delivery.attempts += 1
+                    delivery.leaseUntil = tx.now.addingTimeInterval(Deliveries.lease)
+                    try tx.updateDelivery(delivery)
+                    claimed.append(ClaimedDelivery(
+                        delivery: delivery, request: request, priorityReason: reason, environment: environment, tokenKind: kind,
+                        target: target
+                    ))
+                }
+            }
+            return claimed
+        }
+    }
+
+    private enum Resolution {
+        case ready(OutboundRequest, reason: String, APNsEnvironment, PhoneToken.Kind?, target: String)
+        case held(String)
+        case failed(String)
+    }
+
+    /// Where a delivery goes and how: its token, its credential, its priority.
+    private static func resolve(_ delivery: Delivery, rules: LifecycleRules, in tx: any Transaction) throws -> Resolution {
+        guard let activityId = delivery.activityId, let phone = try tx.phoneActivity(activityId) else {
+            return .failed("the activity is no longer delivered to a phone")
+        }
+        let token: PhoneToken
+        if delivery.event == "start" {
+            let activity = try tx.loadActivity(activityId, owner: nil)
+            guard let found = try tx.pushToStartToken(deviceId: phone.deviceId, bundleId: phone.bundleId, attributesType: activity.attributesType) else {
+                return .failed("the phone has no push-to-start token for \(activity.attributesType) any more")
+            }
+            token = found
+        } else {
+            guard phone.state == .active else { return .failed("Apple retired this activity's token on the phone") }
+            guard let found = try tx.updateToken(activityId: activityId) else {
+                return .held("no update token yet: the app sends it with PUT /v1/activities/\(activityId)/push-token")
+            }
+            token = found
+        }
+        guard let credential = try tx.deliveryCredentials(bundleId: phone.bundleId).first(where: { $0.credential.environment == token.environment }) else {
+            return .held("no credentials for \(token.environment.rawValue): PUT /v1/apps/\(phone.bundleId)/delivery")
+        }
+        if let failure = credential.credential.failure {
+            return .held("Apple refused the provider token (\(failure)): register the credential again")
+        }
+        let frequent = try tx.settings(deviceId: phone.deviceId, bundleId: phone.bundleId).frequentUpdates
+        let budget = frequent ? rules.frequentPushBudgetPerHour : rules.pushBudgetPerHour
+        let spent = phone.budgeted.filter { tx.now.timeIntervalSince($0) < 3600 }.count
+        let (priority, reason) = Deliveries.priority(event: delivery.event, alert: delivery.alert, spent: spent, budget: budget)
+        let request = OutboundRequest(
+            credential: credential, target: .device(token: token.token), bundleId: phone.bundleId, payload: delivery.payload,
+            priority: priority, expiration: delivery.expiration, apnsId: delivery.apnsId
+        )
+        return .ready(request, reason: reason, token.environment, token.kind, target: token.shortened)
+    }
+
+    /// Writes down what Apple answered, and what follows from it: delivered; retried later;
+    /// the token retired (410); the credential refused (403 twice); or given up.
+    func recordDelivery(_ claimed: ClaimedDelivery, answer: TransportAnswer, maximumBackoff: TimeInterval) async throws {
+        try await write { tx in
+            guard var delivery = try tx.delivery(claimed.delivery.id), delivery.state == .sending,
+                delivery.attempts == claimed.delivery.attempts
+            else { return }  // its lease ran out and another sender took it
+            var report = DeliveryReport(
+                delivery: delivery.id, event: delivery.event, outcome: .delivered, attempt: delivery.attempts, target: claimed.target,
+                environment: claimed.environment, priority: claimed.request.priority, priorityReason: claimed.priorityReason,
+                apnsId: answer.apnsId ?? delivery.apnsId, status: answer.status, reason: answer.reason,
+                latencyMs: Double(answer.latency.components.seconds) * 1000 + Double(answer.latency.components.attoseconds) / 1e15
+            )
+            if case .device(let token) = claimed.request.target, let status = answer.status {
+                try tx.recordTokenResult(token, at: tx.now, status: status, reason: answer.reason)
+            }
+            tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency))
+            if answer.providerTokenRefreshed { report.note = "the provider token was signed again after Apple refused it" }
+            switch answer.status {
+            case 200?:
+                if claimed.request.priority == 10, let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) {
+                    phone.budgeted = phone.budgeted.filter { tx.now.timeIntervalSince($0) < 3600 } + [tx.now]
+                    try tx.putPhoneActivity(phone)
+                }
+                try Self.finish(&delivery, as: .delivered, report: report, in: tx)
+            case 410?:
+                report.outcome = .tokenRetired
+                let appleTime = answer.timestamp.map { Date(timeIntervalSince1970: Double($0) / 1000) }
+                if case .device(let token) = claimed.request.target {
+                    try tx.retirePhoneToken(token, reason: answer.reason ?? "Unregistered", appleTimestamp: appleTime)
+                }
+                report.note = [report.note, "the token is retired\(appleTime.map { " (invalid since \(Self.iso($0)))" } ?? ""); nothing more goes to it"]
+                    .compactMap { $0 }.joined(separator: "; ")
+                if claimed.tokenKind == .update, let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) {
+                    phone.state = .tokenRetired
+                    try tx.putPhoneActivity(phone)
+                }
+                try Self.finish(&delivery, as: .failed, report: report, in: tx)
+            case 403? where ["ExpiredProviderToken", "InvalidProviderToken"].contains(answer.reason ?? ""):
+                report.outcome = .held
+                let why = "\(answer.reason!) after the provider token was signed again"
+                try tx.setCredentialFailure(bundleId: claimed.request.bundleId, environment: claimed.environment, failure: why)
+                report.note = "Apple refused the provider token twice (\(why)): every delivery of \(claimed.environment.rawValue) waits until the credential is registered again"
+                delivery.state = .held
+                delivery.leaseUntil = nil
+                try tx.updateDelivery(delivery)
+                try Self.log(report, of: delivery, in: tx)
+            case nil, 429?, 500?, 503?:
+                let retry = tx.now.addingTimeInterval(Deliveries.backoff(after: delivery.attempts, limit: maximumBackoff))
+                if let expiration = delivery.expiration, retry >= expiration {
+                    report.outcome = .failed
+                    report.note = [answer.failure, "given up after \(delivery.attempts) attempts: it would expire before the next"].compactMap { $0 }.joined(separator: "; ")
+                    try Self.finish(&delivery, as: .failed, report: report, in: tx)
+                } else {
+                    report.outcome = .retrying
+                    report.nextAttemptAt = retry
+                    report.note = [report.note, answer.failure].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
+                    delivery.state = .pending
+                    delivery.leaseUntil = nil
+                    delivery.nextAttemptAt = retry
+                    try tx.updateDelivery(delivery)
+                    try Self.log(report, of: delivery, in: tx)
+                }
+            case let status?:
+                report.outcome = .failed
+                var why = "Apple refused it (\(status) \(answer.reason ?? "")): never retried, the request itself is wrong"
+                if answer.reason == "BadDeviceToken" {
+                    why += "; a token that never worked is most often one of the other environment — \(claimed.environment.rawValue) was used: is the app built for \(claimed.environment == .development ? "production (TestFlight, App Store)" : "development (Xcode)")?"
+                }
+                report.note = [report.note, why].compactMap { $0 }.joined(separator: "; ")
+                try Self.finish(&delivery, as: .failed, report: report, in: tx)
+            }
+        }
+    }
+
+    /// Ends a delivery as `state` and logs it.
+    private static func finish(_ delivery: inout Delivery, as state: Delivery.State, report: DeliveryReport, in tx: any Transaction) throws {
+        delivery.state = state
+        delivery.finishedAt = tx.now
+        delivery.leaseUntil = nil
+        try tx.updateDelivery(delivery)
+        try log(report, of: delivery, in: tx)
+        // The next delivery of the same activity may go now.
+        tx.effects.deliveriesReady = true
+    }
+
+    /// Logs a line on the delivery's activity.
+    private static func log(_ report: DeliveryReport, of delivery: Delivery, in tx: any Transaction) throws {
+        guard let activityId = delivery.activityId, let activity = try tx.activity(activityId) else { return }
+        try tx.report(report, of: activity)
+    }
+
+    /// When the next delivery is due, if one is waiting for its time.
+    func nextDeliveryAttempt() async throws -> Date? {
+        try await read { store in try store.nextDeliveryAttempt() }
+    }
+
+    /// Gives back what a sender held when it stopped without finishing (a crash): on a store
+    /// only this process writes to, at once; on a shared one, when each lease runs out.
+    func releaseAbandonedDeliveries() async throws {
+        try await write { tx in
+            for var delivery in try tx.claimedDeliveries() {
+                delivery.state = .pending
+                delivery.leaseUntil = nil
+                try tx.updateDelivery(delivery)
+            }
+            tx.effects.deliveriesReady = true
+        }
+    }
+
+    private static func iso(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+}
+
+extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

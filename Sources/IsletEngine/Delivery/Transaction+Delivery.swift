@@ -1,0 +1,175 @@
+import Foundation
+import IsletCore
+
+/// Writing deliveries: in the transaction of the change that causes them, so a change and its
+/// delivery are committed together or not at all.
+extension Transaction {
+    /// The delivery a start makes when its device is a phone with a push-to-start token for the
+    /// app and the type, and the app delivers (it has credentials). Refuses the start when the
+    /// app's attributes cannot carry Islet's reference.
+    func deliverStart(of activity: Activity, alert requested: Alert?, type: ActivityType?) throws {
+        guard try !deliveryCredentials(bundleId: activity.bundleId).isEmpty,
+            let token = try pushToStartToken(deviceId: activity.deviceId, bundleId: activity.bundleId, attributesType: activity.attributesType)
+        else { return }
+        if activity.attributes[Payloads.reference] != nil {
+            throw IsletError(
+                .invalidRequest,
+                "attributes.\(Payloads.reference) is where Islet puts the activity's id on a push-to-start (docs/delivery.md); the app's attributes cannot use that name."
+            )
+        }
+        var carried = activity.attributes.objectValue ?? [:]
+        carried[Payloads.reference] = .string(activity.id)
+        if let mismatch = type?.attributes?.mismatch(in: .object(carried), at: "attributes") {
+            throw IsletError(
+                .attributesMismatch,
+                "\(mismatch): the registered attributes of \(activity.attributesType) cannot carry Islet's activity id in \"\(Payloads.reference)\" (a String?), which a push-to-start needs."
+            )
+        }
+        var notes = ["push-to-start to \(token.shortened) (\(token.environment.rawValue))"]
+        let alert: Alert
+        if let requested {
+            alert = requested
+        } else {
+            // Apple drops a push-to-start without an alert, silently.
+            alert = Alert(title: try requireApp(activity.bundleId).name, body: "")
+            notes.append("an alert supplied (\"\(alert.title)\"): a push-to-start needs one")
+        }
+        var channelId: String?
+        if case .channel(let id) = activity.pushType { channelId = id }
+        try putPhoneActivity(PhoneActivity(
+            activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, environment: token.environment,
+            channelId: channelId
+        ))
+        let payload = try Payloads.text(Payloads.start(activity, alert: alert))
+        try queue(event: "start", payload: payload, alert: true, of: activity, after: activity.scheduledStart, notes: notes)
+    }
+
+    /// The delivery a change to a phone's activity makes: an applied update, an end, a person's
+    /// dismissal. What the rules ignored is not sent; an update waiting in the outbox is
+    /// coalesced into the newer one.
+    func deliverChange(_ input: Activity.Input, transition: Transition, of activity: Activity) throws {
+        guard transition.ignored == nil, let phone = try phoneActivity(activity.id) else { return }
+        let event: String
+        let payload: JSONValue
+        var alert = false
+        switch input {
+        case .update(let update):
+            guard let change = transition.appliedContent else { return }
+            event = "update"
+            alert = update.alert != nil
+            payload = Payloads.update(change.content, timestamp: change.timestamp, alert: update.alert)
+        case .end(let end):
+            event = "end"
+            let dismissal: Date? =
+                switch end.dismissalPolicy {
+                case .default: nil
+                case .immediate: now
+                case .after: activity.dismissAt ?? activity.dismissedAt ?? now
+                }
+            payload = Payloads.end(activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: dismissal)
+        case .userDismissal:
+            event = "end"
+            payload = Payloads.end(activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: now)
+        default:
+            return
+        }
+        let text = try Payloads.text(payload)
+        if phone.state == .tokenRetired {
+            return try queue(
+                event: event, payload: text, alert: alert, of: activity, finished: .dropped,
+                notes: ["not sent: Apple retired this activity's token on the phone"]
+            )
+        }
+        if let channelId = phone.channelId {
+            return try queue(
+                event: event, payload: text, alert: alert, of: activity, finished: .dropped,
+                notes: ["not sent: this activity joined channel \(channelId), whose changes go by broadcast (POST /v1/apps/\(activity.bundleId)/channels/\(channelId)/broadcast)"]
+            )
+        }
+        try queue(event: event, payload: text, alert: alert, of: activity, notes: [])
+    }
+
+    /// Writes a delivery for an activity and says so in its log; an update waiting before it is
+    /// coalesced into it.
+    private func queue(
+        event: String, payload: String, alert: Bool, of activity: Activity, after start: Date? = nil,
+        finished: Delivery.State? = nil, notes: [String]
+    ) throws {
+        let orderKey = Delivery.orderKey(activity: activity.id)
+        var delivery = Delivery(
+            orderKey: orderKey, activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, event: event,
+            payload: payload, alert: alert, expiration: (start ?? now).addingTimeInterval(Deliveries.lifetime),
+            state: finished ?? .pending, nextAttemptAt: max(start ?? now, now), createdAt: now, finishedAt: finished.map { _ in now }
+        )
+        delivery.id = try insertDelivery(delivery)
+        try report(DeliveryReport(
+            delivery: delivery.id, event: event, outcome: finished == nil ? .queued : .dropped,
+            note: notes.isEmpty ? nil : notes.joined(separator: "; ")
+        ), of: activity)
+        guard finished == nil else { return }
+        if event != "start" {
+            for var earlier in try unfinishedDeliveries(orderKey: orderKey) where earlier.id < delivery.id && earlier.event == "update"
+                && [.pending, .held].contains(earlier.state)
+            {
+                earlier.state = .coalesced
+                earlier.finishedAt = now
+                try updateDelivery(earlier)
+                try report(DeliveryReport(
+                    delivery: earlier.id, event: earlier.event, outcome: .coalesced, coalescedInto: delivery.id,
+                    note: "not sent: #\(delivery.id) carries a newer state"
+                ), of: activity)
+            }
+        }
+        effects.deliveriesReady = true
+    }
+
+    /// Appends a line to the activity's delivery log (a `delivery` event).
+    func report(_ report: DeliveryReport, of activity: Activity) throws {
+        try append(.delivery(report), bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id)
+    }
+}
+
+extension Transition {
+    /// The content an update applied, if it did.
+    var appliedContent: ContentChange? {
+        for case .contentUpdated(let change) in payloads.reversed() { return change }
+        return nil
+    }
+}
+
+/// The outbox's rules, in one place.
+enum Deliveries {
+    /// How long a delivery is worth trying: a Live Activity lives eight hours at most.
+    static let lifetime: TimeInterval = 8 * 3600
+    /// How long a sender holds a delivery it took before another may take it.
+    static let lease: TimeInterval = 60
+
+    /// The wait before the next attempt: doubling from a second, at most `limit`, with jitter
+    /// (between half and all of it) so retries from many deliveries do not arrive together.
+    static func backoff(after attempts: Int, limit: TimeInterval) -> TimeInterval {
+        let full = min(limit, pow(2, Double(max(0, attempts - 1))))
+        return Double.random(in: full / 2...full)
+    }
+
+    /// The priority of a delivery, and why, against the activity's budget of priority-10
+    /// requests per hour: starts and ends 10; an alert 10 while the budget lasts; any other
+    /// update 10 while more than a quarter of it is left (the rest is kept for alerts), 5 beyond.
+    static func priority(event: String, alert: Bool, spent: Int, budget: Int) -> (priority: Int, reason: String) {
+        let left = max(0, budget - spent)
+        let standing = "\(left) of \(budget) left this hour"
+        switch event {
+        case "start":
+            return (10, "a start (push-to-start has its own budget on the phone)")
+        case "end":
+            return left > 0 ? (10, "an end; \(standing)") : (5, "an end, after a budget of \(budget) an hour was spent")
+        default:
+            if alert {
+                return left > 0 ? (10, "an alert; \(standing)") : (5, "an alert, after a budget of \(budget) an hour was spent")
+            }
+            let kept = (budget + 3) / 4
+            return left > kept
+                ? (10, "within the budget; \(standing)")
+                : (5, left > 0 ? "the last \(left) of \(budget) this hour are kept for alerts" : "a budget of \(budget) an hour spent")
+        }
+    }
+}

@@ -1,0 +1,123 @@
+import Foundation
+import Hummingbird
+import IsletAPNs
+import IsletCore
+import IsletEngine
+
+/// The provider side: an app's Apple credentials, phones' tokens, and the delivery log
+/// (docs/delivery.md).
+struct DeliveryRoutes {
+    let engine: Engine
+    let maxBodySize: Int
+
+    func add(to router: Router<IsletRequestContext>) {
+        router.put("v1/apps/:bundleId/delivery", use: putCredential)
+        router.get("v1/apps/:bundleId/delivery", use: getCredentials)
+        router.delete("v1/apps/:bundleId/delivery", use: deleteCredentials)
+        router.put("v1/devices/:id/push-to-start-tokens/:attributesType", use: putPushToStartToken)
+        router.get("v1/devices/:id", use: getDevice)
+        router.put("v1/activities/:id/push-token", use: putUpdateToken)
+        router.get("v1/activities/:id/deliveries", use: deliveries)
+    }
+
+    // MARK: Credentials
+
+    @Sendable func putCredential(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let bundleId = try context.parameters.require("bundleId")
+        let body = try await request.decodeJSON(DeliveryCredentialBody.self, limit: maxBodySize)
+        for (name, value) in [("keyId", body.keyId), ("teamId", body.teamId)] {
+            guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
+                throw IsletError(.invalidRequest, "\(name) must be ASCII letters and digits, like Apple's 10-character ids.")
+            }
+        }
+        // A key that cannot sign is refused now, not at the first delivery.
+        do {
+            let signer = try await ProviderTokenSigner(p8: body.privateKey, keyId: body.keyId, teamId: body.teamId)
+            _ = try await signer.token()
+        } catch {
+            throw IsletError(.invalidRequest, "privateKey must be the PEM text of an ES256 .p8 key (BEGIN PRIVATE KEY) that signs; this one does not.")
+        }
+        if let url = body.url {
+            guard let parsed = URL(string: url), parsed.scheme == "https", parsed.host != nil, parsed.path.isEmpty || parsed.path == "/",
+                parsed.query == nil
+            else {
+                throw IsletError(.invalidRequest, "url must be an https address with a host and an optional port, such as https://127.0.0.1:2197.")
+            }
+        }
+        if let pem = body.caCertificate, !Self.isCertificate(pem) {
+            throw IsletError(.invalidRequest, "caCertificate must be PEM text (BEGIN CERTIFICATE) of the authority to trust for url.")
+        }
+        let credential = DeliveryCredential(
+            bundleId: bundleId, environment: body.environment, teamId: body.teamId, keyId: body.keyId,
+            url: body.url.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }, caCertificate: body.caCertificate,
+            createdAt: engine.clock.now()
+        )
+        let stored = try await engine.putDeliveryCredential(StoredCredential(credential: credential, privateKey: body.privateKey))
+        return try Response.json(stored)
+    }
+
+    @Sendable func getCredentials(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try context.actingApp(requested: try context.parameters.require("bundleId"))
+        return try Response.json(["credentials": try await engine.deliveryCredentials(bundleId: bundleId)])
+    }
+
+    @Sendable func deleteCredentials(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let bundleId = try context.parameters.require("bundleId")
+        let environment = try request.query("environment").map { name in
+            guard let environment = APNsEnvironment(rawValue: name) else {
+                throw IsletError(.invalidRequest, "environment is development or production.")
+            }
+            return environment
+        }
+        guard try await engine.deleteDeliveryCredentials(bundleId: bundleId, environment: environment) > 0 else {
+            throw IsletError(.keyNotFound, "\(bundleId) has no delivery credentials\(environment.map { " for \($0.rawValue)" } ?? "").")
+        }
+        return Response(status: .noContent)
+    }
+
+    // MARK: Tokens
+
+    @Sendable func putPushToStartToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        _ = try context.appScope()
+        let deviceId = try context.parameters.require("id")
+        let attributesType = try context.parameters.require("attributesType")
+        let body = try await request.decodeJSON(PushToStartTokenBody.self, limit: maxBodySize)
+        let bundleId = try context.actingApp(requested: body.bundleId)
+        let token = try await engine.registerPushToStartToken(
+            body.token, environment: body.environment, deviceId: deviceId, bundleId: bundleId, attributesType: attributesType
+        )
+        return try Response.json(token)
+    }
+
+    @Sendable func putUpdateToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let owner = try context.appScope()
+        let body = try await request.decodeJSON(PushTokenBody.self, limit: maxBodySize)
+        let id = try await engine.activityID(in: context, owner: owner)
+        let token = try await engine.registerUpdateToken(body.token, deviceId: body.device, activityId: id, owner: owner)
+        return try Response.json(token)
+    }
+
+    @Sendable func getDevice(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let deviceId = try context.parameters.require("id")
+        let owner = try context.appScope()
+        var phone = try await engine.phone(deviceId)
+        // An app sees its own tokens only.
+        if let owner { phone.tokens = phone.tokens.filter { $0.bundleId == owner } }
+        return try Response.json(PhoneBody(device: phone.device, tokens: phone.tokens))
+    }
+
+    // MARK: The log
+
+    @Sendable func deliveries(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let owner = try context.appScope()
+        let id = try await engine.activityID(in: context, owner: owner)
+        let lines = try await engine.deliveries(of: id, owner: owner).map { DeliveryLine(time: $0.time, report: $0.report) }
+        return try Response.json(["deliveries": lines])
+    }
+
+    private static func isCertificate(_ pem: String) -> Bool {
+        pem.contains("-----BEGIN CERTIFICATE-----") && pem.contains("-----END CERTIFICATE-----")
+    }
+}
