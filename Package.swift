@@ -182,6 +182,20 @@ let package = Package(
             path: "Examples/Scenarios",
             swiftSettings: swiftSettings
         ),
+        .target(
+            // The phone's side of delivery: an iOS app's code, written with ActivityKit's API
+            // (README, "Driving real iPhones"), compiled against IsletKit here.
+            name: "PhoneApp",
+            dependencies: ["IsletKit"],
+            path: "Examples/PhoneApp/PhoneApp",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
+            name: "phone-app",
+            dependencies: ["PhoneApp", "IsletKit"],
+            path: "Examples/PhoneApp/Main",
+            swiftSettings: swiftSettings
+        ),
         .testTarget(
             name: "IsletKitTests",
             dependencies: ["IsletKit", "IsletCore", "IsletRender"],

@@ -218,7 +218,7 @@ private func stage(_ reached: IsletKit.LayoutCondition, _ symbol: String, _ name
 private struct Provider: Sendable {
     let bundleId: String
     let keyId: String
-    let signer: ProviderTokenSigner
+    let signer: ReusedProviderToken
     let client: IsletClient
     let apns: APNsClient
 
@@ -227,7 +227,7 @@ private struct Provider: Sendable {
         let key = P256.Signing.PrivateKey()
         self.bundleId = bundleId
         keyId = "DEMO" + String(UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(6))
-        signer = try await ProviderTokenSigner(p8: key.pemRepresentation, keyId: keyId, teamId: "ISLETDEMO1")
+        signer = ReusedProviderToken(try await ProviderTokenSigner(p8: key.pemRepresentation, keyId: keyId, teamId: "ISLETDEMO1"))
         client = context.client
         apns = context.apns
         _ = try await client.addProviderKey(bundleId: bundleId, keyId: keyId, teamId: "ISLETDEMO1", publicKey: key.publicKey.pemRepresentation)

@@ -41,7 +41,10 @@ public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
         case unregistered = "Unregistered"
         case expiredToken = "ExpiredToken"
         case payloadTooLarge = "PayloadTooLarge"
+        case tooManyProviderTokenUpdates = "TooManyProviderTokenUpdates"
+        case tooManyRequests = "TooManyRequests"
         case internalServerError = "InternalServerError"
+        case serviceUnavailable = "ServiceUnavailable"
 
         /// The HTTP status Apple answers the reason with.
         public var statusCode: Int {
@@ -51,7 +54,9 @@ public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
             case .methodNotAllowed: 405
             case .unregistered, .expiredToken: 410
             case .payloadTooLarge: 413
+            case .tooManyProviderTokenUpdates, .tooManyRequests: 429
             case .internalServerError: 500
+            case .serviceUnavailable: 503
             default: 400
             }
         }
@@ -145,5 +150,8 @@ public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
         APNsError(.expiredToken, timestamp: milliseconds, detail)
     }
     public static func payloadTooLarge(_ detail: String) -> APNsError { APNsError(.payloadTooLarge, detail) }
+    public static func tooManyProviderTokenUpdates(_ detail: String) -> APNsError { APNsError(.tooManyProviderTokenUpdates, detail) }
+    public static func tooManyRequests(_ detail: String) -> APNsError { APNsError(.tooManyRequests, detail) }
     public static func internalServerError(_ detail: String) -> APNsError { APNsError(.internalServerError, detail) }
+    public static func serviceUnavailable(_ detail: String) -> APNsError { APNsError(.serviceUnavailable, detail) }
 }

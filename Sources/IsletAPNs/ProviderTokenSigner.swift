@@ -1,5 +1,6 @@
 import Foundation
 import JWTKit
+import Synchronization
 
 /// Signs APNs provider tokens with a `.p8` key, as a provider does: ES256, `kid` and `iss`/`iat`.
 public struct ProviderTokenSigner: Sendable {
@@ -32,5 +33,33 @@ public struct ProviderTokenSigner: Sendable {
     /// Refuses text that is not a P-256 public key in PEM.
     public static func checkPublicKey(_ pem: String) throws {
         _ = try ES256PublicKey(pem: pem)
+    }
+}
+
+/// A provider token signed once and reused, as Apple asks: signed again only when it is
+/// `refreshAge` old (50 minutes: within Apple's 20 to 60), or when asked to after a refusal.
+/// Signing a new token per request gets `429 TooManyProviderTokenUpdates` from Apple.
+public final class ReusedProviderToken: Sendable {
+    /// How old a token may get before it is signed again.
+    public static let refreshAge: TimeInterval = 50 * 60
+
+    public let signer: ProviderTokenSigner
+    private let current = Mutex<(token: String, issuedAt: Date)?>(nil)
+
+    public init(_ signer: ProviderTokenSigner) {
+        self.signer = signer
+    }
+
+    /// The current token; a new one when it is `refreshAge` old, or when `forceRefresh` (Apple
+    /// refused the current one).
+    public func token(now: Date = Date(), forceRefresh: Bool = false) async throws -> String {
+        if !forceRefresh, let (token, issuedAt) = current.withLock({ $0 }), now.timeIntervalSince(issuedAt) < Self.refreshAge,
+            issuedAt <= now
+        {
+            return token
+        }
+        let token = try await signer.token(issuedAt: now)
+        current.withLock { $0 = (token, now) }
+        return token
     }
 }

@@ -15,7 +15,7 @@ import Synchronization
 /// (async-http-client: one client, and so one pool of HTTP/2 connections, per host and trusted
 /// authority), with provider tokens signed once and reused.
 ///
-/// A provider token is signed again after `ProviderTokens.refreshAge` (50 minutes: Apple wants
+/// A provider token is signed again after `ReusedProviderToken.refreshAge` (50 minutes: Apple wants
 /// between 20 and 60), never sooner — Apple answers `TooManyProviderTokenUpdates` to a provider
 /// that changes its token too often — except once, when Apple refuses the token: then it is
 /// signed again and the request sent once more.
@@ -128,30 +128,27 @@ public final class APNsTransport: DeliveryTransport, Service {
     }
 }
 
-/// Provider tokens by credential: signed once, reused, signed again when old enough.
+/// Provider tokens by credential: signed once, reused, signed again when old enough
+/// (`ReusedProviderToken`).
 final class ProviderTokens: Sendable {
-    /// How old a token may get before it is signed again: within Apple's 20 to 60 minutes.
-    static let refreshAge: TimeInterval = 50 * 60
+    private let tokens = Mutex<[String: ReusedProviderToken]>([:])
 
-    private struct Signed {
-        var token: String
-        var issuedAt: Date
-    }
-
-    private let signed = Mutex<[String: Signed]>([:])
-
-    /// The credential's current token; a new one when the current is `refreshAge` old, or when
+    /// The credential's current token; a new one when the current is old enough, or when
     /// `forceRefresh` (Apple refused the current one).
     func token(for stored: StoredCredential, forceRefresh: Bool) async throws -> String {
         let credential = stored.credential
         let key = "\(credential.teamId) \(credential.keyId) \(stored.privateKey.hashValue)"
-        let now = Date()
-        if !forceRefresh, let current = signed.withLock({ $0[key] }), now.timeIntervalSince(current.issuedAt) < Self.refreshAge {
-            return current.token
+        let reused: ReusedProviderToken
+        if let known = tokens.withLock({ $0[key] }) {
+            reused = known
+        } else {
+            let signer = try await ProviderTokenSigner(p8: stored.privateKey, keyId: credential.keyId, teamId: credential.teamId)
+            reused = tokens.withLock { tokens in
+                if let raced = tokens[key] { return raced }
+                tokens[key] = ReusedProviderToken(signer)
+                return tokens[key]!
+            }
         }
-        let signer = try await ProviderTokenSigner(p8: stored.privateKey, keyId: credential.keyId, teamId: credential.teamId)
-        let token = try await signer.token(issuedAt: now)
-        signed.withLock { $0[key] = Signed(token: token, issuedAt: now) }
-        return token
+        return try await reused.token(forceRefresh: forceRefresh)
     }
 }

@@ -227,6 +227,7 @@ public struct Islet: Sendable {
             }
         let router = Router(context: APNsRequestContext.self)
         router.add(middleware: APNsErrorMiddleware())
+        if settings.faults.total > 0 { router.add(middleware: APNsFaultMiddleware(faults: settings.faults)) }
         APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
         let application = Application(
             router: router,

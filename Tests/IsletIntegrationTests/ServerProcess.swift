@@ -53,12 +53,13 @@ final class ServerProcess: Sendable {
     /// Everything the server printed.
     let log: OutputBox
 
-    /// Starts `islet serve --port 0 --data <directory>` and waits until it says where it listens.
-    init(data: DataDirectory, environment: [String: String] = [:]) async throws {
+    /// Starts `islet serve --port <port> --data <directory>` (a free port unless told) and waits
+    /// until it says where it listens.
+    init(data: DataDirectory, port: Int = 0, environment: [String: String] = [:]) async throws {
         #expect(FileManager.default.isExecutableFile(atPath: isletBinary.path), "build the islet binary first: swift build")
         let process = Process()
         process.executableURL = isletBinary
-        process.arguments = ["serve", "--port", "0", "--data", data.path]
+        process.arguments = ["serve", "--port", "\(port)", "--data", data.path]
         process.environment = ProcessInfo.processInfo.environment
             .merging(["ISLET_APNS_PORT": "0"]) { _, new in new }
             .merging(environment) { _, new in new }

@@ -120,7 +120,8 @@ struct OperationsTests {
             "maxTimestampLead", "bufferSize", "keepAlive", "writeTimeout", "level", "pushBudgetPerHour",
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
-            "requestTimeout", "shutdownTimeout", "pages", "concurrency", "maxBackoff",
+            "requestTimeout", "shutdownTimeout", "pages", "concurrency", "maxBackoff", "faults", "tokenRateLimit",
+            "providerTokenInterval",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -153,7 +154,8 @@ struct OperationsTests {
             ("lifecycle.maxActiveDuration", "8 hours"), ("log.level", "loud"), ("streams.bufferSize", "-1"),
             ("server.requestBodyTimeout", "0"), ("apns.idleTimeout", "30d"), ("server.maxConnections", "0"),
             ("streams.keepAlive", "0"), ("streams.keepAlive", "0.5s"), ("streams.writeTimeout", "0"),
-            ("server.pages", "/nonexistent/pages"),
+            ("server.pages", "/nonexistent/pages"), ("apns.faults", "500=0.7, 503=0.7"), ("apns.faults", "418=0.1"),
+            ("apns.tokenRateLimit", "-1"), ("apns.providerTokenInterval", "soon"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {

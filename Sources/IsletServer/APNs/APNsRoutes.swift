@@ -21,6 +21,16 @@ struct APNsRoutes {
     let engine: Engine
     let verifier: ProviderTokenVerifier
     let settings: APNsSettings
+    let tokenRate: TokenRateLimit
+    let tokenUpdates: ProviderTokenUpdates
+
+    init(engine: Engine, verifier: ProviderTokenVerifier, settings: APNsSettings) {
+        self.engine = engine
+        self.verifier = verifier
+        self.settings = settings
+        tokenRate = TokenRateLimit(perMinute: settings.tokenRateLimit)
+        tokenUpdates = ProviderTokenUpdates(interval: settings.providerTokenInterval)
+    }
 
     /// Apple's payload limits.
     static let maxDevicePayload = 4096
@@ -55,7 +65,7 @@ struct APNsRoutes {
 
     @Sendable func device(_ request: Request, context: APNsRequestContext) async throws -> Response {
         let headers = try PushHeaders.device(request.headers)
-        let identity = try await verify(request)
+        let identity = try await verify(request, context: context)
         let bundleId = headers.topicBundleId!
         guard identity.bundleIds.contains(bundleId) else {
             throw APNsError.topicDisallowed("Key \(identity.keyId) of team \(identity.teamId) is not registered for \(bundleId).")
@@ -66,6 +76,7 @@ struct APNsRoutes {
                 "A device token is hexadecimal, 64 characters today (up to 200); \"\(token.prefix(80))\" is not one."
             )
         }
+        try tokenRate.take(token, now: engine.clock.now())
         let body = try await Self.payload(of: request, limit: Self.maxDevicePayload)
         // Parsed before the token is looked up, but a refusal is answered only if the token
         // passes: Apple checks the token first.
@@ -172,16 +183,19 @@ struct APNsRoutes {
 
     // MARK: Shared checks
 
-    private func verify(_ request: Request) async throws -> ProviderIdentity {
+    private func verify(_ request: Request, context: APNsRequestContext) async throws -> ProviderIdentity {
         let engine = self.engine
-        return try await verifier.verify(authorization: request.headers[.authorization], now: engine.clock.now()) { keyId in
+        let now = engine.clock.now()
+        let identity = try await verifier.verify(authorization: request.headers[.authorization], now: now) { keyId in
             try await engine.providerKeys(keyId: keyId)
         }
+        try tokenUpdates.check(identity, on: context.connection, now: now)
+        return identity
     }
 
     /// The app in the path, when the request's provider token may act for it.
     private func authorizedApp(_ request: Request, context: APNsRequestContext) async throws -> BundleID {
-        let identity = try await verify(request)
+        let identity = try await verify(request, context: context)
         let bundleId = try context.parameters.require("bundleId")
         guard identity.bundleIds.contains(bundleId) else {
             throw APNsError.topicMismatch("Key \(identity.keyId) of team \(identity.teamId) is not registered for \(bundleId).")

@@ -52,6 +52,15 @@ extension IsletConfiguration {
         apns.firstRequestTimeout = try settings.timeout("apns.firstRequestTimeout") ?? apns.firstRequestTimeout
         apns.requestTimeout = try settings.timeout("apns.requestTimeout") ?? apns.requestTimeout
         apns.idleTimeout = try settings.timeout("apns.idleTimeout") ?? apns.idleTimeout
+        if let text = try settings.string("apns.faults") {
+            do {
+                apns.faults = try APNsFaults(parsing: text)
+            } catch {
+                throw ConfigurationError(key: "apns.faults", problem: "\(error); write it like 500=0.1, 503=0.05, 429=0.05, close=0.02.")
+            }
+        }
+        apns.tokenRateLimit = try settings.int("apns.tokenRateLimit", in: 0...1_000_000) ?? apns.tokenRateLimit
+        apns.providerTokenInterval = try settings.duration("apns.providerTokenInterval") ?? apns.providerTokenInterval
         if (apns.certificate == nil) != (apns.privateKey == nil) {
             throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
         }

@@ -122,6 +122,14 @@ public struct APNsSettings: Equatable, Sendable {
     /// put it off unless one of them was reset by `requestTimeout`. Providers keep APNs
     /// connections open for hours.
     public var idleTimeout: TimeInterval = 3600
+    /// Apple's failures played on purpose: the share of pushes answered with each. None by default.
+    public var faults = APNsFaults()
+    /// Pushes a minute to one token beyond which it answers `429 TooManyRequests` (Apple
+    /// documents no number); 0, the default, sets no limit.
+    public var tokenRateLimit = 0
+    /// How often a connection's provider token may change before `429
+    /// TooManyProviderTokenUpdates` (Apple: once every 20 minutes); 0 never checks.
+    public var providerTokenInterval: TimeInterval = 1200
 
     /// The defaults.
     public init() {}

@@ -1,0 +1,317 @@
+import AsyncHTTPClient
+import Crypto
+import Foundation
+import IsletClient
+import IsletCore
+import IsletTestSupport
+import Testing
+
+/// The loop of docs/delivery.md, with the real programs: `islet serve` A is the backend and
+/// sends over HTTP/2 to `islet serve` B's APNs endpoint; B plays Apple and the phone; the
+/// example phone app (`phone-app`: ActivityKit's API on IsletKit) runs against B and reports
+/// its tokens to A.
+@Suite("Delivery to real iPhones, A to B", .serialized, .timeLimit(.minutes(4)))
+struct DeliveryLoopTests {
+    static let bundleId = "com.example.delivery"
+    static let phone = "phone-1"
+
+    /// The two servers, the app's key on each, and the phone app.
+    final class Loop: @unchecked Sendable {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let aData = DataDirectory()
+        let bData = DataDirectory()
+        var a: ServerProcess!
+        var b: ServerProcess!
+        var phoneApp: Process?
+        let phoneLog = OutputBox()
+        var keyOnA = ""
+        var keyOnB = ""
+        let bEnvironment: [String: String]
+        /// Retries come back within a second or two, so faults cost a test little time.
+        static let aEnvironment = ["ISLET_DELIVERY_MAXBACKOFF": "1s"]
+
+        init(b environment: [String: String]) {
+            bEnvironment = environment
+        }
+
+        var appOnA: IsletClient { IsletClient(server: a.url, key: keyOnA, http: http) }
+        var appOnB: IsletClient { IsletClient(server: b.url, key: keyOnB, http: http) }
+
+        /// Starts B and A, creates the app on both, registers a provider key on B ("Apple")
+        /// and A's credentials for it, and starts the phone app.
+        func start() async throws {
+            b = try await ServerProcess(data: bData, environment: bEnvironment)
+            a = try await ServerProcess(data: aData, environment: Self.aEnvironment)
+            keyOnA = try await IsletClient(server: a.url, key: aData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
+            keyOnB = try await IsletClient(server: b.url, key: bData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
+            let key = P256.Signing.PrivateKey()
+            _ = try await IsletClient(server: b.url, key: bData.adminKey, http: http).addProviderKey(
+                bundleId: bundleId, keyId: "KEY1234567", teamId: "TEAM123456", publicKey: key.publicKey.pemRepresentation
+            )
+            _ = try await IsletClient(server: a.url, key: aData.adminKey, http: http).putDeliveryCredential(
+                bundleId: bundleId,
+                DeliveryCredentialBody(
+                    teamId: "TEAM123456", keyId: "KEY1234567", privateKey: key.pemRepresentation, environment: .development,
+                    url: "https://127.0.0.1:\(b.apnsPort!)",
+                    caCertificate: try String(contentsOf: bData.url.appendingPathComponent("tls/ca.pem"), encoding: .utf8)
+                )
+            )
+            try startPhoneApp()
+            _ = try await eventually("the phone app's push-to-start token reaches A") {
+                try? await self.appOnA.phone(phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }
+            }
+        }
+
+        func startPhoneApp() throws {
+            let binary = isletBinary.deletingLastPathComponent().appendingPathComponent("phone-app")
+            #expect(FileManager.default.isExecutableFile(atPath: binary.path), "build the phone app first: swift build")
+            let process = Process()
+            process.executableURL = binary
+            process.environment = ProcessInfo.processInfo.environment.merging([
+                "ISLET_URL": b.url, "ISLET_KEY": keyOnB, "BACKEND_URL": a.url, "BACKEND_KEY": keyOnA, "DEVICE": phone,
+            ]) { _, new in new }
+            let pipe = Pipe()
+            process.standardOutput = pipe
+            process.standardError = pipe
+            let box = phoneLog
+            pipe.fileHandleForReading.readabilityHandler = { handle in
+                let data = handle.availableData
+                if data.isEmpty { handle.readabilityHandler = nil; return }
+                box.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+            }
+            try process.run()
+            phoneApp = process
+        }
+
+        /// Kills a server with SIGKILL and starts it again on the same ports and data.
+        func restart(_ which: KeyPath<Loop, ServerProcess?>, kill signal: Int32 = SIGKILL) async throws {
+            let old = self[keyPath: which]!
+            await old.stop(signal: signal)
+            let isA = which == \Loop.a
+            let restarted = try await ServerProcess(
+                data: isA ? aData : bData, port: old.port,
+                environment: (isA ? Self.aEnvironment : bEnvironment).merging(["ISLET_APNS_PORT": "\(old.apnsPort!)"]) { _, new in new }
+            )
+            if isA { a = restarted } else { b = restarted }
+        }
+
+        func stop() async {
+            if let phoneApp, phoneApp.isRunning { kill(phoneApp.processIdentifier, SIGKILL) }
+            if let a { await a.stop(signal: SIGTERM) }
+            if let b { await b.stop(signal: SIGTERM) }
+            try? await http.shutdown()
+        }
+
+        /// Starts an activity on A for the phone and waits until B shows it.
+        func startActivity(order: String, status: String = "confirmed") async throws -> (a: Activity, b: Activity) {
+            let onA = try await appOnA.start(ActivityRequest(
+                attributesType: "DeliveryAttributes", attributes: ["orderNumber": .string(order)],
+                content: ActivityContent(state: ["status": .string(status)]), alert: Alert(title: "Order \(order)", body: "Confirmed"),
+                deviceId: phone
+            ))
+            let onB = try await eventually("activity \(onA.id) appears on B") {
+                try await self.appOnB.activities().first { $0.attributes["islet"] == .string(onA.id) }
+            }
+            // The phone app reports the new activity's update token to A.
+            _ = try await eventually("the update token of \(onA.id) reaches A") {
+                try await self.appOnA.phone(phone).tokens.first { $0.kind == .update && $0.activityId == onA.id && $0.retiredAt == nil }
+            }
+            return (onA, onB)
+        }
+
+        func update(_ id: ActivityID, _ status: String) async throws {
+            _ = try await appOnA.update(id, ContentUpdate(content: ActivityContent(state: ["status": .string(status)])))
+        }
+
+        /// B's activity once its content state is `status` (and, if asked, its state `state`).
+        @discardableResult
+        func waitOnB(_ id: ActivityID, status: String, state: ActivityState? = nil, within seconds: Double = 30) async throws -> Activity {
+            try await eventually("\(id) on B reaches \(status)", within: seconds) {
+                let activity = try await self.appOnB.activity(id)
+                guard activity.content.state["status"] == .string(status), state.map({ activity.state == $0 }) ?? true else { return nil }
+                return activity
+            }
+        }
+
+        /// The statuses B applied to an activity, in order.
+        func statusesOnB(_ id: ActivityID) async throws -> [String] {
+            try await appOnB.history(id).compactMap { event -> String? in
+                guard event.type == .contentUpdated || event.type == .started else { return nil }
+                return event.data["content"]?["state"]?["status"]?.stringValue
+            }
+        }
+    }
+
+    func withLoop(b environment: [String: String] = [:], _ body: (Loop) async throws -> Void) async throws {
+        let loop = Loop(b: environment)
+        do {
+            try await loop.start()
+            try await body(loop)
+        } catch {
+            Issue.record("the phone app said:\n\(loop.phoneLog.output.withLock { $0 })")
+            await loop.stop()
+            throw error
+        }
+        await loop.stop()
+    }
+
+    /// Whether `seen` follows `order` (some may be skipped: a newer change replaced them before they were sent).
+    static func inOrder(_ seen: [String], _ order: [String]) -> Bool {
+        let positions = seen.compactMap { order.firstIndex(of: $0) }
+        return positions.count == seen.count && positions == positions.sorted() && Set(positions).count == positions.count
+    }
+
+    @Test func theLoopStartsUpdatesAndEndsAnActivityOnThePhone() async throws {
+        try await withLoop { loop in
+            let (onA, onB) = try await loop.startActivity(order: "42")
+            #expect(onB.attributesType == "DeliveryAttributes")
+            #expect(onB.attributes == ["orderNumber": "42", "islet": .string(onA.id)])
+            #expect(onB.content.state == ["status": "confirmed"])
+            for status in ["preparing", "onTheWay", "arriving"] { try await loop.update(onA.id, status) }
+            _ = try await loop.appOnA.end(onA.id, EndRequest(content: ActivityContent(state: ["status": "delivered"])))
+            try await loop.waitOnB(onB.id, status: "delivered", state: .ended)
+            let seen = try await loop.statusesOnB(onB.id)
+            #expect(seen.first == "confirmed" && seen.last == "delivered")
+            #expect(Self.inOrder(seen, ["confirmed", "preparing", "onTheWay", "arriving", "delivered"]), "\(seen)")
+            // A's log: every request with its apns-id and Apple's status.
+            let log = try await loop.appOnA.deliveries(onA.id)
+            let sent = log.filter { $0.report.status != nil }
+            #expect(sent.first?.report.event == "start" && sent.last?.report.event == "end")
+            #expect(sent.allSatisfy { $0.report.status == 200 && $0.report.apnsId != nil && $0.report.outcome == .delivered })
+            #expect(log.allSatisfy { [.queued, .delivered, .held, .coalesced].contains($0.report.outcome) }, "\(log.map(\.report.outcome))")
+            #expect(Set(sent.compactMap(\.report.apnsId)).count == sent.count)
+        }
+    }
+
+    @Test func everyChangeArrivesInOrderThroughApplesFailures() async throws {
+        try await withLoop(b: ["ISLET_APNS_FAULTS": "500=0.1, 503=0.05, 429=0.05, close=0.02"]) { loop in
+            var activities: [(a: Activity, b: Activity)] = []
+            for order in 1...4 { activities.append(try await loop.startActivity(order: "\(order)")) }
+            for step in 1...15 {
+                for (onA, _) in activities { try await loop.update(onA.id, "step \(step)") }
+            }
+            for (onA, _) in activities {
+                _ = try await loop.appOnA.end(onA.id, EndRequest(content: ActivityContent(state: ["status": "done"])))
+            }
+            var retries = 0
+            for (onA, onB) in activities {
+                try await loop.waitOnB(onB.id, status: "done", state: .ended, within: 60)
+                let seen = try await loop.statusesOnB(onB.id)
+                #expect(Self.inOrder(seen, ["confirmed"] + (1...15).map { "step \($0)" } + ["done"]), "out of order on B: \(seen)")
+                retries += try await loop.appOnA.deliveries(onA.id).filter { $0.report.outcome == .retrying }.count
+            }
+            // With a fifth of the requests failing, some were retried, and the log says so.
+            #expect(retries > 0)
+        }
+    }
+
+    @Test func aKilledBackendDeliversEveryAcknowledgedChangeAfterItsRestart() async throws {
+        try await withLoop { loop in
+            var activities: [(a: Activity, b: Activity)] = []
+            for order in 1...3 { activities.append(try await loop.startActivity(order: "\(order)")) }
+            // A stream of updates; each acknowledged one is the latest known state.
+            var last: [ActivityID: String] = [:]
+            for step in 1...40 {
+                for (onA, _) in activities {
+                    try await loop.update(onA.id, "step \(step)")
+                    last[onA.id] = "step \(step)"
+                }
+                if step == 20 { try await loop.restart(\.a) }
+            }
+            for (onA, onB) in activities {
+                try await loop.waitOnB(onB.id, status: last[onA.id]!, within: 60)
+                #expect(Self.inOrder(try await loop.statusesOnB(onB.id), ["confirmed"] + (1...40).map { "step \($0)" }))
+            }
+        }
+    }
+
+    @Test func whileApplesSideIsDownChangesAreAcknowledgedAndDeliveredWhenItReturns() async throws {
+        try await withLoop { loop in
+            let (onA, onB) = try await loop.startActivity(order: "7")
+            await loop.b.stop(signal: SIGKILL)
+            for status in ["preparing", "onTheWay"] { try await loop.update(onA.id, status) }
+            // Not delivered, and the log says it is being retried.
+            _ = try await eventually("a retry in A's log") {
+                try await loop.appOnA.deliveries(onA.id).first { $0.report.outcome == .retrying && $0.report.status == nil }
+            }
+            let health = try await loop.http.get(url: loop.a.url + "/healthz").get()
+            #expect(health.status == .ok || health.status == .serviceUnavailable)
+            let old = loop.b!
+            loop.b = try await ServerProcess(
+                data: loop.bData, port: old.port, environment: ["ISLET_APNS_PORT": "\(old.apnsPort!)"]
+            )
+            try await loop.waitOnB(onB.id, status: "onTheWay", within: 60)
+        }
+    }
+
+    @Test func aRetiredTokenIsNotSentToAgain() async throws {
+        try await withLoop { loop in
+            let (onA, onB) = try await loop.startActivity(order: "9")
+            // The person dismisses the activity on the phone: Apple answers 410 from then on.
+            _ = try await IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
+                .end(onB.id, EndRequest(dismissalPolicy: .immediate))
+            try await loop.update(onA.id, "preparing")
+            let retired = try await eventually("410 in A's log") {
+                try await loop.appOnA.deliveries(onA.id).first { $0.report.outcome == .tokenRetired }
+            }
+            #expect(retired.report.status == 410)
+            #expect(retired.report.reason == "Unregistered")
+            let phone = try await loop.appOnA.phone(Self.phone)
+            #expect(phone.tokens.first { $0.kind == .update && $0.activityId == onA.id }?.retiredAt != nil)
+            // Nothing more goes to it.
+            try await loop.update(onA.id, "onTheWay")
+            let dropped = try await loop.appOnA.deliveries(onA.id).last
+            #expect(dropped?.report.outcome == .dropped)
+            #expect(dropped?.report.note == "not sent: Apple retired this activity's token on the phone")
+        }
+    }
+
+    @Test func aRotatedPushToStartTokenReplacesTheOld() async throws {
+        try await withLoop { loop in
+            let before = try await loop.appOnA.phone(Self.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }!
+            // iOS rotates the token (B, the phone, does): the app reports the new one.
+            _ = try await IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
+                .rotatePushToStartToken(device: "default", bundleId: Self.bundleId)
+            let after = try await eventually("the rotated token reaches A") {
+                try await loop.appOnA.phone(Self.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil && $0.token != before.token }
+            }
+            let tokens = try await loop.appOnA.phone(Self.phone).tokens.filter { $0.kind == .pushToStart }
+            #expect(tokens.filter { $0.retiredAt == nil }.map(\.token) == [after.token])
+            #expect(tokens.first { $0.token == before.token }?.retiredReason == "replaced")
+            // A start goes to the new token and reaches the phone.
+            _ = try await loop.startActivity(order: "11")
+        }
+    }
+
+    @Test func aTokenThatNeverWorkedSaysTheEnvironmentMayBeTheCause() async throws {
+        try await withLoop { loop in
+            let unknown = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            _ = try await loop.appOnA.registerPushToStartToken(unknown, environment: .development, device: "phone-2", attributesType: "DeliveryAttributes")
+            let onA = try await loop.appOnA.start(ActivityRequest(
+                attributesType: "DeliveryAttributes", attributes: ["orderNumber": "12"], content: ActivityContent(state: ["status": "confirmed"]),
+                alert: Alert(title: "Order 12", body: ""), deviceId: "phone-2"
+            ))
+            let failed = try await eventually("BadDeviceToken in A's log") {
+                try await loop.appOnA.deliveries(onA.id).first { $0.report.reason == "BadDeviceToken" }
+            }
+            #expect(failed.report.outcome == .failed)
+            #expect(failed.report.note?.contains("is the app built for production (TestFlight, App Store)?") == true, "\(failed.report.note ?? "")")
+        }
+    }
+}
+
+/// Polls `condition` every 50 ms until it gives a value, failing after `seconds`.
+func eventually<T>(_ what: String, within seconds: Double = 30, _ condition: () async throws -> T?) async throws -> T {
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        if let value = try await condition() { return value }
+        guard Date() < deadline else { throw NotWithin(what: what, seconds: seconds) }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+}
+
+struct NotWithin: Error, CustomStringConvertible {
+    let what: String
+    let seconds: Double
+    var description: String { "\(what): not within \(Int(seconds)) s" }
+}
