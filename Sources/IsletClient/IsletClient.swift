@@ -111,11 +111,29 @@ public struct IsletClient: Sendable {
     }
 
     /// Creates a broadcast channel through the REST API.
-    public func createChannel(bundleId: BundleID, storagePolicy: Int) async throws -> BroadcastChannel {
+    public func createChannel(bundleId: BundleID, storagePolicy: Int, environment: APNsEnvironment? = nil) async throws -> BroadcastChannel {
         try await send(
-            .POST, "/v1/apps/\(escaped(bundleId))/channels", body: CreateChannelBody(storagePolicy: storagePolicy),
+            .POST, "/v1/apps/\(escaped(bundleId))/channels", body: CreateChannelBody(storagePolicy: storagePolicy, environment: environment),
             expect: BroadcastChannel.self
         )
+    }
+
+    /// An app's broadcast channels, oldest first.
+    public func channels(bundleId: BundleID) async throws -> [BroadcastChannel] {
+        try await send(.GET, "/v1/apps/\(escaped(bundleId))/channels", expect: Listing<BroadcastChannel>.self).items
+    }
+
+    /// Deletes a broadcast channel (at Apple too, when it was made there).
+    public func deleteChannel(bundleId: BundleID, id: String) async throws {
+        _ = try await send(.DELETE, "/v1/apps/\(escaped(bundleId))/channels/\(escaped(id))", expect: NoContent.self)
+    }
+
+    /// Broadcasts an update or an end to every activity joined to a channel (and, for a
+    /// channel made at Apple, to every phone joined to it); returns the activities here it changed.
+    public func broadcast(bundleId: BundleID, channelId: String, _ body: BroadcastBody) async throws -> [Activity] {
+        try await send(
+            .POST, "/v1/apps/\(escaped(bundleId))/channels/\(escaped(channelId))/broadcast", body: body, expect: Listing<Activity>.self
+        ).items
     }
 
     /// Gives a device a new push-to-start token for an app (admin key); the old one answers 410.

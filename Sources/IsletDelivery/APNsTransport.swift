@@ -67,14 +67,27 @@ public final class APNsTransport: DeliveryTransport, Service {
             http = HTTPClientRequest(url: credential.pushServer + "/4/broadcasts/apps/" + request.bundleId)
             http.headers.add(name: "apns-channel-id", value: channelId)
             http.headers.add(name: "apns-request-id", value: request.apnsId)
+        case .createChannel, .deleteChannel:
+            http = HTTPClientRequest(url: credential.channelManagementServer + "/1/apps/" + request.bundleId + "/channels")
+            http.headers.add(name: "apns-request-id", value: request.apnsId)
         }
         http.method = .POST
         http.headers.add(name: "authorization", value: "bearer \(jwt)")
-        http.headers.add(name: "apns-push-type", value: "liveactivity")
-        http.headers.add(name: "apns-priority", value: "\(request.priority)")
-        http.headers.add(name: "apns-expiration", value: "\(Int64((request.expiration ?? Date()).timeIntervalSince1970))")
-        http.headers.add(name: "content-type", value: "application/json")
-        http.body = .bytes(ByteBuffer(string: request.payload))
+        switch request.target {
+        case .device, .channel:
+            http.headers.add(name: "apns-push-type", value: "liveactivity")
+            http.headers.add(name: "apns-priority", value: "\(request.priority)")
+            http.headers.add(name: "apns-expiration", value: "\(Int64((request.expiration ?? Date()).timeIntervalSince1970))")
+        case .createChannel:
+            break
+        case .deleteChannel(let channelId):
+            http.method = .DELETE
+            http.headers.add(name: "apns-channel-id", value: channelId)
+        }
+        if !request.payload.isEmpty {
+            http.headers.add(name: "content-type", value: "application/json")
+            http.body = .bytes(ByteBuffer(string: request.payload))
+        }
         do {
             let response = try await client.execute(http, timeout: timeout)
             let body = try await response.body.collect(upTo: 64 << 10)
@@ -86,7 +99,7 @@ public final class APNsTransport: DeliveryTransport, Service {
             return TransportAnswer(
                 status: Int(response.status.code), reason: refusal?.reason, timestamp: refusal?.timestamp,
                 apnsId: response.headers.first(name: "apns-id") ?? response.headers.first(name: "apns-request-id"),
-                latency: .zero
+                channelId: response.headers.first(name: "apns-channel-id"), latency: .zero
             )
         } catch {
             return TransportAnswer(status: nil, latency: .zero, failure: "no answer: \(Self.describe(error))")

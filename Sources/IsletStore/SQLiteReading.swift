@@ -250,7 +250,8 @@ extension SQLiteReading {
     private static func channel(from row: Row) -> BroadcastChannel {
         BroadcastChannel(
             id: row["id"], bundleId: row["bundleId"], storagePolicy: row["storagePolicy"],
-            createdAt: Date(timeIntervalSince1970: row["createdAt"])
+            createdAt: Date(timeIntervalSince1970: row["createdAt"]),
+            environment: (row["environment"] as String?).flatMap(APNsEnvironment.init(rawValue:))
         )
     }
 

@@ -139,8 +139,10 @@ final class SQLiteTransaction: SQLiteReading, Transaction {
 
     func insertChannel(_ channel: BroadcastChannel) throws {
         try db.execute(
-            sql: "INSERT INTO channel (id, bundleId, storagePolicy, createdAt) VALUES (?, ?, ?, ?)",
-            arguments: [channel.id, channel.bundleId, channel.storagePolicy, channel.createdAt.timeIntervalSince1970]
+            sql: "INSERT INTO channel (id, bundleId, storagePolicy, createdAt, environment) VALUES (?, ?, ?, ?, ?)",
+            arguments: [
+                channel.id, channel.bundleId, channel.storagePolicy, channel.createdAt.timeIntervalSince1970, channel.environment?.rawValue,
+            ]
         )
     }
 

@@ -245,6 +245,11 @@ enum Schema {
                 condition: ["pending", "sending"].contains(Column("state"))
             )
         }
+        migrator.registerMigration("v9: channels made at Apple, in an environment") { db in
+            try db.alter(table: "channel") { table in
+                table.add(column: "environment", .text)  // development | production; NULL: Islet's own
+            }
+        }
         return migrator
     }
 }

@@ -83,6 +83,7 @@ import Testing
                 _ = try body.contentState.map { try Shape.parse($0) }
             },
             "createChannel": { _ = try read(CreateChannelBody.self, $0) },
+            "broadcast": { _ = try read(BroadcastBody.self, $0) },
             "putLayout": { _ = try Layout.parse(WireFormat.decoder().decode(JSONValue.self, from: $0)) },
             "createDevice": { _ = try read(CreateDeviceBody.self, $0) },
             "putSettings": { _ = try read(SettingsBody.self, $0) },
@@ -148,6 +149,14 @@ import Testing
             try await tour.send(.GET, "/v1/apps/\(app)/activity-types", key: appKey, 200)
             let channel = try await tour.send(.POST, "/v1/apps/\(app)/channels", key: appKey, example: "stored", 201)
             try await tour.send(.GET, "/v1/apps/\(app)/channels", key: appKey, 200)
+            let channelId = channel.json["id"]?.stringValue ?? ""
+            try await tour.send(.POST, "/v1/apps/\(app)/channels/\(channelId)/broadcast", key: appKey, example: "update", 200)
+            try await tour.send(.POST, "/v1/apps/\(app)/channels/\(channelId)/broadcast", key: appKey, body: #"{"event": "start"}"#, 400)
+            try await tour.send(
+                .POST, "/v1/apps/\(app)/channels/\(channelId)/broadcast", key: appKey, body: #"{"event": "update", "content": {"state": {}}, "bogus": 1}"#,
+                400
+            )
+            try await tour.send(.POST, "/v1/apps/\(app)/channels/nowhere/broadcast", key: appKey, example: "update", 404)
             try await tour.send(.DELETE, "/v1/apps/\(app)/channels/\(channel.json["id"]?.stringValue ?? "")", key: appKey, 204)
 
             try await tour.send(.POST, "/v1/devices", key: admin, example: "phone", 201)

@@ -61,6 +61,9 @@ public struct DeliveryCredential: Codable, Hashable, Sendable {
 
     /// Where pushes go: `url`, or Apple's host for the environment.
     public var pushServer: String { url ?? "https://\(environment.host)" }
+    /// Where channels are created and deleted: the same host as pushes when `url` is set,
+    /// Apple's channel-management host for the environment otherwise.
+    public var channelManagementServer: String { url ?? environment.channelManagement }
 }
 
 /// A token a real phone reported: a push-to-start token for an app and activity type, or an

@@ -66,6 +66,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     // The server's own trouble.
     case internalError
     case unavailable
+    case appleRefused
 }
 
 /// Why an update (or an end's final content, or a push-to-start) was ignored. Ignored updates

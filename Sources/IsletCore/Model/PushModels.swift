@@ -34,13 +34,17 @@ public struct BroadcastChannel: Codable, Hashable, Sendable {
     public var storagePolicy: Int
     /// When it was created.
     public var createdAt: Date
+    /// The APNs environment it was created in at Apple, when the app delivers to real phones
+    /// (docs/delivery.md): its broadcasts are sent there too. `nil`: a channel of Islet's own.
+    public var environment: APNsEnvironment?
 
     /// Creates a channel.
-    public init(id: String, bundleId: BundleID, storagePolicy: Int, createdAt: Date) {
+    public init(id: String, bundleId: BundleID, storagePolicy: Int, createdAt: Date, environment: APNsEnvironment? = nil) {
         self.id = id
         self.bundleId = bundleId
         self.storagePolicy = storagePolicy
         self.createdAt = createdAt
+        self.environment = environment
     }
 
     /// How long a stored message stays deliverable at most.

@@ -165,9 +165,48 @@ public struct ActivityTypeBody: Codable, Hashable, Sendable {
 public struct CreateChannelBody: Codable, Hashable, Sendable {
     /// 0: no message stored; 1: the most recent message kept for 8 hours.
     public var storagePolicy: Int
+    /// For an app that delivers to real phones: the environment the channel is made in at
+    /// Apple (needed only when the app has credentials for both).
+    public var environment: APNsEnvironment?
 
-    public init(storagePolicy: Int) {
+    public init(storagePolicy: Int, environment: APNsEnvironment? = nil) {
         self.storagePolicy = storagePolicy
+        self.environment = environment
+    }
+}
+
+/// `POST /v1/apps/{bundleId}/channels/{channelId}/broadcast`: an update (`"event": "update"`
+/// with an update's members) or an end (`"event": "end"` with an end's members) for every
+/// activity joined to the channel.
+public struct BroadcastBody: Codable, Hashable, Sendable {
+    public var change: Activity.PushedChange
+
+    private enum Keys: String, CodingKey { case event }
+
+    public init(_ change: Activity.PushedChange) {
+        self.change = change
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        switch try container.decode(String.self, forKey: .event) {
+        case "update": change = .update(try ContentUpdate(from: decoder))
+        case "end": change = .end(try EndRequest(from: decoder))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: .event, in: container, debugDescription: "event is update or end")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        switch change {
+        case .update(let update):
+            try container.encode("update", forKey: .event)
+            try update.encode(to: encoder)
+        case .end(let end):
+            try container.encode("end", forKey: .event)
+            try end.encode(to: encoder)
+        }
     }
 }
 

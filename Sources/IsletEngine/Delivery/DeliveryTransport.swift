@@ -9,6 +9,11 @@ public struct OutboundRequest: Sendable {
         case device(token: String)
         /// `POST /4/broadcasts/apps/{bundleId}` with `apns-channel-id`.
         case channel(String)
+        /// `POST /1/apps/{bundleId}/channels` on the channel-management host: a new channel
+        /// with the storage policy (the answer's `channelId`).
+        case createChannel(storagePolicy: Int)
+        /// `DELETE /1/apps/{bundleId}/channels` with `apns-channel-id`.
+        case deleteChannel(String)
     }
 
     public var credential: StoredCredential
@@ -47,6 +52,8 @@ public struct TransportAnswer: Sendable, Hashable {
     public var timestamp: Int64?
     /// The `apns-id` Apple answered with.
     public var apnsId: String?
+    /// The `apns-channel-id` Apple answered a channel's creation with.
+    public var channelId: String?
     /// From the request to the answer.
     public var latency: Duration
     /// What went wrong, when there was no answer.
@@ -56,9 +63,10 @@ public struct TransportAnswer: Sendable, Hashable {
     public var providerTokenRefreshed: Bool
 
     public init(
-        status: Int?, reason: String? = nil, timestamp: Int64? = nil, apnsId: String? = nil, latency: Duration,
-        failure: String? = nil, providerTokenRefreshed: Bool = false
+        status: Int?, reason: String? = nil, timestamp: Int64? = nil, apnsId: String? = nil, channelId: String? = nil,
+        latency: Duration, failure: String? = nil, providerTokenRefreshed: Bool = false
     ) {
+        self.channelId = channelId
         self.status = status
         self.reason = reason
         self.timestamp = timestamp

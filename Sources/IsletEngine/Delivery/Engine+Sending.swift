@@ -59,6 +59,9 @@ extension Engine {
 
     /// Where a delivery goes and how: its token, its credential, its priority.
     private static func resolve(_ delivery: Delivery, rules: LifecycleRules, in tx: any Transaction) throws -> Resolution {
+        if let channelId = delivery.channelId, delivery.activityId == nil {
+            return try resolveBroadcast(delivery, channelId: channelId, in: tx)
+        }
         guard let activityId = delivery.activityId, let phone = try tx.phoneActivity(activityId) else {
             return .failed("the activity is no longer delivered to a phone")
         }
@@ -91,6 +94,27 @@ extension Engine {
             priority: priority, expiration: delivery.expiration, apnsId: delivery.apnsId
         )
         return .ready(request, reason: reason, token.environment, token.kind, target: token.shortened)
+    }
+
+    /// A broadcast goes to the channel, with the credential of the environment it was made in,
+    /// at priority 10: it spends no activity's budget.
+    private static func resolveBroadcast(_ delivery: Delivery, channelId: String, in tx: any Transaction) throws -> Resolution {
+        guard let channel = try tx.channel(channelId, bundleId: delivery.bundleId), let environment = channel.environment else {
+            return .failed("channel \(channelId) was deleted")
+        }
+        guard let credential = try tx.deliveryCredentials(bundleId: delivery.bundleId).first(where: { $0.credential.environment == environment }) else {
+            return .held("no credentials for \(environment.rawValue): PUT /v1/apps/\(delivery.bundleId)/delivery")
+        }
+        if let failure = credential.credential.failure {
+            return .held("Apple refused the provider token (\(failure)): register the credential again")
+        }
+        // A channel that stores nothing takes only apns-expiration 0 (deliver now, store nothing).
+        let expiration = channel.storagePolicy == 0 ? Date(timeIntervalSince1970: 0) : delivery.expiration
+        let request = OutboundRequest(
+            credential: credential, target: .channel(channelId), bundleId: delivery.bundleId, payload: delivery.payload, priority: 10,
+            expiration: expiration, apnsId: delivery.apnsId
+        )
+        return .ready(request, reason: "a broadcast: 10, it spends no activity's budget", environment, nil, target: "channel \(channelId)")
     }
 
     /// Writes down what Apple answered, and what follows from it: delivered; retried later;
@@ -181,6 +205,9 @@ extension Engine {
 
     /// Logs a line on the delivery's activity.
     private static func log(_ report: DeliveryReport, of delivery: Delivery, in tx: any Transaction) throws {
+        if let channelId = delivery.channelId, delivery.activityId == nil {
+            return try tx.reportBroadcast(report, channel: channelId, bundleId: delivery.bundleId)
+        }
         guard let activityId = delivery.activityId, let activity = try tx.activity(activityId) else { return }
         try tx.report(report, of: activity)
     }

@@ -60,12 +60,7 @@ extension Transaction {
             payload = Payloads.update(change.content, timestamp: change.timestamp, alert: update.alert)
         case .end(let end):
             event = "end"
-            let dismissal: Date? =
-                switch end.dismissalPolicy {
-                case .default: nil
-                case .immediate: now
-                case .after: activity.dismissAt ?? activity.dismissedAt ?? now
-                }
+            let dismissal = Deliveries.dismissalDate(end.dismissalPolicy, now: now, decided: activity.dismissAt ?? activity.dismissedAt)
             payload = Payloads.end(activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: dismissal)
         case .userDismissal:
             event = "end"
@@ -141,6 +136,17 @@ extension Transition {
 enum Deliveries {
     /// How long a delivery is worth trying: a Live Activity lives eight hours at most.
     static let lifetime: TimeInterval = 8 * 3600
+
+    /// An end's `dismissal-date`: none for the default policy (the phone keeps it up to four
+    /// hours), now for `immediate`, and for `after` the date the rules `decided` (the policy's
+    /// own date when nothing decided it here, as for a broadcast).
+    static func dismissalDate(_ policy: DismissalPolicy, now: Date, decided: Date?) -> Date? {
+        switch policy {
+        case .default: nil
+        case .immediate: now
+        case .after(let date): decided ?? date
+        }
+    }
     /// How long a sender holds a delivery it took before another may take it.
     static let lease: TimeInterval = 60
 

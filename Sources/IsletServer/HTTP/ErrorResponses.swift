@@ -22,6 +22,7 @@ extension ErrorReason {
         case .payloadTooLarge, .attributesTooLarge: .contentTooLarge
         case .internalError: .internalServerError
         case .unavailable: .serviceUnavailable
+        case .appleRefused: .badGateway
         }
     }
 }

@@ -21,6 +21,7 @@ struct PushRoutes {
         router.post("v1/apps/:bundleId/channels", use: createChannel)
         router.get("v1/apps/:bundleId/channels", use: listChannels)
         router.delete("v1/apps/:bundleId/channels/:channelId", use: deleteChannel)
+        router.post("v1/apps/:bundleId/channels/:channelId/broadcast", use: broadcast)
         router.post("v1/activities/:id/rotate-push-token", use: rotateActivityToken)
         router.post("v1/devices/:id/apps/:bundleId/rotate-push-to-start-token", use: rotatePushToStartToken)
     }
@@ -109,7 +110,9 @@ struct PushRoutes {
         guard [0, 1].contains(body.storagePolicy) else {
             throw IsletError(.invalidRequest, "storagePolicy is 0 (no message stored) or 1 (the most recent message kept 8 h).")
         }
-        let channel = try await engine.createChannel(bundleId: bundleId, storagePolicy: body.storagePolicy, limit: apns.maxChannelsPerApp)
+        let channel = try await engine.createDeliveredChannel(
+            bundleId: bundleId, storagePolicy: body.storagePolicy, limit: apns.maxChannelsPerApp, environment: body.environment
+        )
         return try Response.json(channel, status: .created)
     }
 
@@ -119,10 +122,17 @@ struct PushRoutes {
 
     @Sendable func deleteChannel(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let id = try context.parameters.require("channelId")
-        guard try await engine.deleteChannel(id, bundleId: try app(context)) else {
+        guard try await engine.deleteDeliveredChannel(id, bundleId: try app(context)) else {
             throw IsletError(.channelNotFound, "No channel \(id).")
         }
         return Response(status: .noContent)
+    }
+
+    @Sendable func broadcast(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let id = try context.parameters.require("channelId")
+        let body = try await request.decodeJSON(BroadcastBody.self, limit: maxBodySize)
+        let outcomes = try await engine.broadcast(body.change, channelId: id, bundleId: try app(context))
+        return try Response.json(["activities": outcomes.map(\.activity)])
     }
 
     // MARK: Tokens
