@@ -37,29 +37,53 @@ public struct ProviderTokenSigner: Sendable {
 }
 
 /// A provider token signed once and reused, as Apple asks: signed again only when it is
-/// `refreshAge` old (50 minutes: within Apple's 20 to 60), or when asked to after a refusal.
-/// Signing a new token per request gets `429 TooManyProviderTokenUpdates` from Apple.
+/// `refreshAge` old (50 minutes: within Apple's 20 to 60), or when Apple refused it. Signing a
+/// new token per request gets `429 TooManyProviderTokenUpdates` from Apple.
+///
+/// One token at a time, however many requests ask at once: the first asks for the signing and
+/// the others wait for it (concurrent signings would each carry their own `iat`, and a
+/// connection that sees two is refused). A refused token is replaced once, by whichever request
+/// reports it first; the others take the replacement.
 public final class ReusedProviderToken: Sendable {
     /// How old a token may get before it is signed again.
     public static let refreshAge: TimeInterval = 50 * 60
 
     public let signer: ProviderTokenSigner
-    private let current = Mutex<(token: String, issuedAt: Date)?>(nil)
+
+    private struct Current {
+        var signing: Task<String, any Error>
+        var issuedAt: Date
+        /// The token, once a caller has seen it signed.
+        var token: String?
+    }
+    private let current = Mutex<Current?>(nil)
 
     public init(_ signer: ProviderTokenSigner) {
         self.signer = signer
     }
 
-    /// The current token; a new one when it is `refreshAge` old, or when `forceRefresh` (Apple
-    /// refused the current one).
-    public func token(now: Date = Date(), forceRefresh: Bool = false) async throws -> String {
-        if !forceRefresh, let (token, issuedAt) = current.withLock({ $0 }), now.timeIntervalSince(issuedAt) < Self.refreshAge,
-            issuedAt <= now
-        {
-            return token
+    /// The current token; a new one when it is `refreshAge` old, or when it is `refused` (the
+    /// token Apple just refused).
+    public func token(now: Date = Date(), replacing refused: String? = nil) async throws -> String {
+        let signer = self.signer
+        let signing = current.withLock { current -> Task<String, any Error> in
+            if let held = current, held.issuedAt <= now, now.timeIntervalSince(held.issuedAt) < Self.refreshAge,
+                refused == nil || held.token != refused
+            {
+                return held.signing
+            }
+            let signing = Task { try await signer.token(issuedAt: now) }
+            current = Current(signing: signing, issuedAt: now)
+            return signing
         }
-        let token = try await signer.token(issuedAt: now)
-        current.withLock { $0 = (token, now) }
-        return token
+        do {
+            let token = try await signing.value
+            current.withLock { if $0?.signing == signing { $0?.token = token } }
+            return token
+        } catch {
+            // A signing that failed is not kept: the next request tries again.
+            current.withLock { if $0?.signing == signing { $0 = nil } }
+            throw error
+        }
     }
 }

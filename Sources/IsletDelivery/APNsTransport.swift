@@ -38,25 +38,32 @@ public final class APNsTransport: DeliveryTransport, Service {
 
     public func send(_ request: OutboundRequest) async -> TransportAnswer {
         let started = ContinuousClock.now
-        var answer = await attempt(request, refreshToken: false)
+        var (answer, jwt) = await attempt(request, replacing: nil)
         if answer.status == 403, ["ExpiredProviderToken", "InvalidProviderToken"].contains(answer.reason ?? "") {
-            answer = await attempt(request, refreshToken: true)
+            (answer, _) = await attempt(request, replacing: jwt)
             answer.providerTokenRefreshed = true
         }
         answer.latency = ContinuousClock.now - started
         return answer
     }
 
-    private func attempt(_ request: OutboundRequest, refreshToken: Bool) async -> TransportAnswer {
+    /// Sends the request once, with the credential's current provider token (a new one when it
+    /// is `refused`); returns the answer and the token it carried.
+    private func attempt(_ request: OutboundRequest, replacing refused: String?) async -> (TransportAnswer, String?) {
         let credential = request.credential.credential
         let jwt: String
         let client: HTTPClient
         do {
-            jwt = try await tokens.token(for: request.credential, forceRefresh: refreshToken)
+            jwt = try await tokens.token(for: request.credential, replacing: refused)
             client = try self.client(trusting: credential.caCertificate)
         } catch {
-            return TransportAnswer(status: nil, latency: .zero, failure: "could not prepare the request: \(error)")
+            return (TransportAnswer(status: nil, latency: .zero, failure: "could not prepare the request: \(error)"), nil)
         }
+        return (await exchange(request, jwt: jwt, client: client), jwt)
+    }
+
+    private func exchange(_ request: OutboundRequest, jwt: String, client: HTTPClient) async -> TransportAnswer {
+        let credential = request.credential.credential
         var http: HTTPClientRequest
         switch request.target {
         case .device(let token):
@@ -146,9 +153,9 @@ public final class APNsTransport: DeliveryTransport, Service {
 final class ProviderTokens: Sendable {
     private let tokens = Mutex<[String: ReusedProviderToken]>([:])
 
-    /// The credential's current token; a new one when the current is old enough, or when
-    /// `forceRefresh` (Apple refused the current one).
-    func token(for stored: StoredCredential, forceRefresh: Bool) async throws -> String {
+    /// The credential's current token; a new one when the current is old enough, or when it is
+    /// `refused` (Apple refused it).
+    func token(for stored: StoredCredential, replacing refused: String?) async throws -> String {
         let credential = stored.credential
         let key = "\(credential.teamId) \(credential.keyId) \(stored.privateKey.hashValue)"
         let reused: ReusedProviderToken
@@ -162,6 +169,6 @@ final class ProviderTokens: Sendable {
                 return tokens[key]!
             }
         }
-        return try await reused.token(forceRefresh: forceRefresh)
+        return try await reused.token(replacing: refused)
     }
 }

@@ -28,7 +28,7 @@ struct DeliveryLoopTests {
         var keyOnB = ""
         let bEnvironment: [String: String]
         /// Retries come back within a second or two, so faults cost a test little time.
-        static let aEnvironment = ["ISLET_DELIVERY_MAXBACKOFF": "1s"]
+        static let aEnvironment = ["ISLET_DELIVERY_MAX_BACKOFF": "1s"]
 
         init(b environment: [String: String]) {
             bEnvironment = environment

@@ -58,7 +58,7 @@ struct APNsFailureTests {
     }
 
     @Test func aConnectionsProviderTokenMayChangeOnceEveryTwentyMinutes() async throws {
-        try await withIslet({ $0.apns.providerTokenInterval = 1200 }) { islet in
+        try await withIslet { islet in
             try await islet.withProvider { provider in
                 let token = try #require(try await provider.startWithToken().pushToken)
                 let first = try await provider.jwt()

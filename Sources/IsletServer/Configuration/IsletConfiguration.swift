@@ -128,9 +128,8 @@ public struct APNsSettings: Equatable, Sendable {
     /// documents no number); 0, the default, sets no limit.
     public var tokenRateLimit = 0
     /// How often a connection's provider token may change before `429
-    /// TooManyProviderTokenUpdates` (Apple: once every 20 minutes, so `20m` plays Apple); 0, the
-    /// default for now, never checks (README, "What is not there yet").
-    public var providerTokenInterval: TimeInterval = 0
+    /// TooManyProviderTokenUpdates` (Apple: once every 20 minutes); 0 never checks.
+    public var providerTokenInterval: TimeInterval = 1200
 
     /// The defaults.
     public init() {}
