@@ -77,12 +77,7 @@ extension Engine {
             if channel.storagePolicy == 1 {
                 try tx.storeMessage(change, channelId: channel.id, expires: now.addingTimeInterval(BroadcastChannel.messageLifetime))
             }
-            var outcomes: [Outcome] = []
-            for var activity in try tx.liveActivities(channelId: channel.id, bundleId: bundleId) {
-                let (transition, body) = try tx.change(&activity, .push(change, Activity.PushDelivery(budgetPerHour: nil)), rules: rules)
-                tx.effects.countPush(ignored: transition.ignored)
-                outcomes.append(Outcome(activity: activity, transition: transition, created: false, body: body))
-            }
+            let outcomes = try Self.reach(channel, with: change, rules: rules, in: tx)
             if channel.environment != nil {
                 try tx.deliverBroadcast(change, on: channel)
             }

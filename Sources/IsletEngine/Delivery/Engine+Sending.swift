@@ -79,11 +79,10 @@ extension Engine {
             }
             token = found
         }
-        guard let credential = try tx.deliveryCredentials(bundleId: phone.bundleId).first(where: { $0.credential.environment == token.environment }) else {
-            return .held("no credentials for \(token.environment.rawValue): PUT /v1/apps/\(phone.bundleId)/delivery")
-        }
-        if let failure = credential.credential.failure {
-            return .held("Apple refused the provider token (\(failure)): register the credential again")
+        let credential: StoredCredential
+        switch try usableCredential(bundleId: phone.bundleId, environment: token.environment, in: tx) {
+        case .success(let found): credential = found
+        case .failure(let held): return .held(held.why)
         }
         let frequent = try tx.settings(deviceId: phone.deviceId, bundleId: phone.bundleId).frequentUpdates
         let budget = frequent ? rules.frequentPushBudgetPerHour : rules.pushBudgetPerHour
@@ -96,17 +95,34 @@ extension Engine {
         return .ready(request, reason: reason, token.environment, token.kind, target: token.shortened)
     }
 
+    /// Why a delivery waits for its credential.
+    private struct Held: Error {
+        var why: String
+    }
+
+    /// The app's credential for an environment, unless there is none or Apple refused it.
+    private static func usableCredential(
+        bundleId: BundleID, environment: APNsEnvironment, in tx: any Transaction
+    ) throws -> Result<StoredCredential, Held> {
+        guard let credential = try tx.deliveryCredentials(bundleId: bundleId).first(where: { $0.credential.environment == environment }) else {
+            return .failure(Held(why: "no credentials for \(environment.rawValue): PUT /v1/apps/\(bundleId)/delivery"))
+        }
+        if let failure = credential.credential.failure {
+            return .failure(Held(why: "Apple refused the provider token (\(failure)): register the credential again"))
+        }
+        return .success(credential)
+    }
+
     /// A broadcast goes to the channel, with the credential of the environment it was made in,
     /// at priority 10: it spends no activity's budget.
     private static func resolveBroadcast(_ delivery: Delivery, channelId: String, in tx: any Transaction) throws -> Resolution {
         guard let channel = try tx.channel(channelId, bundleId: delivery.bundleId), let environment = channel.environment else {
             return .failed("channel \(channelId) was deleted")
         }
-        guard let credential = try tx.deliveryCredentials(bundleId: delivery.bundleId).first(where: { $0.credential.environment == environment }) else {
-            return .held("no credentials for \(environment.rawValue): PUT /v1/apps/\(delivery.bundleId)/delivery")
-        }
-        if let failure = credential.credential.failure {
-            return .held("Apple refused the provider token (\(failure)): register the credential again")
+        let credential: StoredCredential
+        switch try usableCredential(bundleId: delivery.bundleId, environment: environment, in: tx) {
+        case .success(let found): credential = found
+        case .failure(let held): return .held(held.why)
         }
         // A channel that stores nothing takes only apns-expiration 0 (deliver now, store nothing).
         let expiration = channel.storagePolicy == 0 ? Date(timeIntervalSince1970: 0) : delivery.expiration

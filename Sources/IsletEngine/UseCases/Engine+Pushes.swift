@@ -206,15 +206,20 @@ extension Engine {
             if let until = channel.storesMessage(expiration: push.expiration, now: tx.now) {
                 try tx.storeMessage(change, channelId: channel.id, expires: until)
             }
-            var outcomes: [Outcome] = []
-            for var activity in try tx.liveActivities(channelId: channel.id, bundleId: channel.bundleId) {
-                let (transition, body) = try tx.change(
-                    &activity, .push(change, Activity.PushDelivery(budgetPerHour: nil)), rules: rules
-                )
-                tx.effects.countPush(ignored: transition.ignored)
-                outcomes.append(Outcome(activity: activity, transition: transition, created: false, body: body))
-            }
-            return outcomes
+            return try Self.reach(channel, with: change, rules: rules, in: tx)
+        }
+    }
+
+    /// Applies a broadcast's change to every live activity started with the channel, as a push
+    /// that spends no budget.
+    static func reach(
+        _ channel: BroadcastChannel, with change: Activity.PushedChange, rules: LifecycleRules, in tx: any Transaction
+    ) throws -> [Outcome] {
+        try tx.liveActivities(channelId: channel.id, bundleId: channel.bundleId).map { activity in
+            var activity = activity
+            let (transition, body) = try tx.change(&activity, .push(change, Activity.PushDelivery(budgetPerHour: nil)), rules: rules)
+            tx.effects.countPush(ignored: transition.ignored)
+            return Outcome(activity: activity, transition: transition, created: false, body: body)
         }
     }
 
