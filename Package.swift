@@ -31,7 +31,10 @@ let package = Package(
         .library(name: "IsletKit", targets: ["IsletKit"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        // One trait: with two, SwiftPM orders their -D flags differently from one planning to
+        // the next and rebuilds Hummingbird whenever the environment changes (a new terminal).
+        // Islet reads its settings itself, so ConfigurationSupport is not needed.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),

@@ -35,6 +35,11 @@ public struct IsletClient: Sendable {
         try await send(.POST, "/v1/apps", body: CreateAppBody(bundleId: bundleId, name: name), expect: CreatedApp.self)
     }
 
+    /// A new API key for an app, replacing its earlier one at once (admin key): for a lost key.
+    public func issueAppKey(bundleId: BundleID) async throws -> CreatedApp {
+        try await send(.POST, "/v1/apps/\(escaped(bundleId))/key", expect: CreatedApp.self)
+    }
+
     /// The apps the key may see.
     public func apps() async throws -> [App] {
         try await send(.GET, "/v1/apps", expect: Listing<App>.self).items

@@ -87,7 +87,7 @@ public final class Engine: Sendable {
         self.settings = settings
         self.logger = logger
         let keys = self.keys
-        fanOut.observe { effects in keys.forget(devices: effects.deviceKeysReplaced) }
+        fanOut.observe { effects in keys.forget(effects.keysReplaced) }
     }
 
     /// Tells `observer` of every committed change's effects that concern caches outside the

@@ -8,7 +8,7 @@ import IsletCore
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create and list apps; register their provider keys; turn strict pushes on or off; set up delivery to real iPhones.",
-        subcommands: [Create.self, ListApps.self, AddKey.self, Strict.self, Delivery.self], defaultSubcommand: ListApps.self
+        subcommands: [Create.self, NewKey.self, ListApps.self, AddKey.self, Strict.self, Delivery.self], defaultSubcommand: ListApps.self
     )
 
     struct Create: AsyncParsableCommand {
@@ -29,14 +29,38 @@ struct Apps: AsyncParsableCommand {
 
         func run() async throws {
             let created = try await options.run { try await $0.createApp(bundleId: bundleId, name: name) }
+            Self.show(created, saying: "Created \(created.app.bundleId).", quiet: quiet, json: options.json)
+        }
+
+        /// Prints an app's new key: alone with `-q`, as JSON with `--json`, or with how to use it.
+        static func show(_ created: CreatedApp, saying what: String, quiet: Bool, json: Bool) {
             if quiet { return print(created.apiKey) }
-            if options.json {
+            if json {
                 struct Created: Encodable { var app: App; var apiKey: String }
                 return Output(json: true).print(Created(app: created.app, apiKey: created.apiKey))
             }
-            print("Created \(created.app.bundleId).")
+            print(what)
             print("API key (shown only now; keep it): \(created.apiKey)")
             print("Use it with: export ISLET_KEY=\(created.apiKey)")
+        }
+    }
+
+    struct NewKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "key", abstract: "Give an app a new API key (the old one stops working) and print it: for a lost key."
+        )
+
+        @Argument(help: "The app's bundle identifier.")
+        var bundleId: String
+
+        @Flag(name: .shortAndLong, help: "Print only the API key.")
+        var quiet = false
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let issued = try await options.preferringAdminKey.run { try await $0.issueAppKey(bundleId: bundleId) }
+            Create.show(issued, saying: "A new key for \(issued.app.bundleId); the earlier one no longer works.", quiet: quiet, json: options.json)
         }
     }
 

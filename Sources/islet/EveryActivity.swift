@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import IsletClient
 import IsletCore
@@ -8,7 +9,7 @@ struct EveryActivityOptions: ParsableArguments {
     @Flag(help: "Every activity the filters select, instead of one id.")
     var all = false
 
-    @Option(help: "With --all: only this app's (an app's key acts on its own only).")
+    @Option(help: "With --all: only this app's (env ISLET_APP; an app's key acts on its own only).")
     var app: String?
 
     @Option(help: "With --all: only this device's.")
@@ -31,7 +32,9 @@ struct EveryActivityOptions: ParsableArguments {
     func forEach(
         in states: Set<ActivityState>, client: IsletClient, output: Output, _ action: (ActivityID) async throws -> Void
     ) async throws -> Int {
-        let filter = ActivityFilter(bundleId: app, deviceId: device, states: states, attributesType: type, limit: 1000)
+        // ISLET_APP names the app the admin key acts as, here as in `islet start`.
+        let bundleId = app ?? ProcessInfo.processInfo.environment["ISLET_APP"].flatMap { $0.isEmpty ? nil : $0 }
+        let filter = ActivityFilter(bundleId: bundleId, deviceId: device, states: states, attributesType: type, limit: 1000)
         var tried: Set<ActivityID> = []
         var done = 0
         while true {

@@ -21,6 +21,35 @@ extension DurabilityTests {
         #expect(apns.stderr.contains("apns.port"))
     }
 
+    @Test func theTourRunsAgainWithANewKeyAndItsCleanSlateKeepsToItsApp() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+        let first = try await runCLI(["apps", "create", "com.example.ci", "-q"], environment: local).stdout
+        // The tour's first line, a second time: the app exists, and the refusal says what to do.
+        let again = try await runCLI(["apps", "create", "com.example.ci", "-q"], environment: local)
+        #expect(again.status == 5)
+        #expect(again.stderr.contains("islet apps key com.example.ci"), "\(again.stderr)")
+        let renewed = try await runCLI(["apps", "key", "com.example.ci", "-q"], environment: local.merging(["ISLET_KEY": "stale"]) { _, new in new })
+        #expect(renewed.status == 0, "\(renewed.stderr)")
+        let key = renewed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(key.hasPrefix("islet_app_") && key != first.trimmingCharacters(in: .whitespacesAndNewlines))
+        let old = local.merging(["ISLET_KEY": first.trimmingCharacters(in: .whitespacesAndNewlines)]) { _, new in new }
+        #expect(try await runCLI(["list"], environment: old).status == 3)
+        let app = local.merging(["ISLET_KEY": key]) { _, new in new }
+        #expect(try await runCLI(["start", "BuildAttributes", "--state", "{}", "-q"], environment: app).status == 0)
+
+        // With the admin key, ISLET_APP keeps `end --all` to that app; another app's activity stays.
+        _ = try await runCLI(["apps", "create", "com.example.bike", "-q"], environment: local)
+        let bike = try await runCLI(["start", "RideAttributes", "--state", "{}", "--app", "com.example.bike", "-q"], environment: local)
+        #expect(bike.status == 0, "\(bike.stderr)")
+        let ended = try await runCLI(["end", "--all"], environment: local.merging(["ISLET_APP": "com.example.ci"]) { _, new in new })
+        #expect(ended.status == 0, "\(ended.stderr)")
+        #expect(ended.stdout.contains("1 activity ended"), "\(ended.stdout)")
+        let bikeId = bike.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await runCLI(["get", bikeId], environment: local).stdout.contains("active"))
+    }
+
     @Test func cliCommandsAndExitCodes() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)

@@ -130,7 +130,12 @@ import Testing
             try await tour.send(.GET, "/metrics", 200)
             try await tour.send(.GET, "/openapi.json", 200)
 
-            let appKey = try await tour.send(.POST, "/v1/apps", key: admin, example: "ci", 201).json["apiKey"]?.stringValue ?? ""
+            let firstKey = try await tour.send(.POST, "/v1/apps", key: admin, example: "ci", 201).json["apiKey"]?.stringValue ?? ""
+            // A lost key is replaced; the earlier one stops working at once.
+            let appKey = try await tour.send(.POST, "/v1/apps/com.example.ci/key", key: admin, 201).json["apiKey"]?.stringValue ?? ""
+            try await tour.send(.GET, "/v1/apps/com.example.ci", key: firstKey, 401)
+            try await tour.send(.POST, "/v1/apps/com.example.ci/key", key: appKey, 403)
+            try await tour.send(.POST, "/v1/apps/com.example.nowhere/key", key: admin, 404)
             try await tour.send(.POST, "/v1/apps", key: admin, example: "ci", 409)
             try await tour.send(.POST, "/v1/apps", key: appKey, example: "ci", 403)
             try await tour.send(.POST, "/v1/apps", key: "islet_admin_unknown", example: "ci", 401)

@@ -64,7 +64,7 @@ final class FanOut: Service, Sendable {
         if commit.effects.deliveriesReady {
             deliveries.notify(deadline: .distantPast)
         }
-        if commit.effects.providerKeysChanged || !commit.effects.deviceKeysReplaced.isEmpty {
+        if commit.effects.providerKeysChanged || !commit.effects.keysReplaced.isEmpty {
             for observer in observers.withLock({ $0 }) { observer(commit.effects) }
         }
         let ready = progress.withLock { progress -> [CheckedContinuation<Void, Never>] in

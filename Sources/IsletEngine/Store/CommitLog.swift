@@ -45,8 +45,8 @@ public struct Effects: Sendable, Hashable {
     public var deadlinesFired = 0
     /// Provider keys were added or removed: cached verifications must be forgotten.
     public var providerKeysChanged = false
-    /// Devices whose display key was replaced: their old keys stop working.
-    public var deviceKeysReplaced: Set<DeviceID> = []
+    /// Apps and devices whose key was replaced: their old keys stop working.
+    public var keysReplaced: Set<KeyOwner> = []
     /// Deliveries were written or may go now: the delivery sender looks again.
     public var deliveriesReady = false
     /// What Apple answered the delivery requests made (for metrics).
@@ -63,7 +63,7 @@ public struct Effects: Sendable, Hashable {
         pushesDropped.merge(other.pushesDropped, uniquingKeysWith: +)
         deadlinesFired += other.deadlinesFired
         providerKeysChanged = providerKeysChanged || other.providerKeysChanged
-        deviceKeysReplaced.formUnion(other.deviceKeysReplaced)
+        keysReplaced.formUnion(other.keysReplaced)
         deliveriesReady = deliveriesReady || other.deliveriesReady
         deliveryAnswers += other.deliveryAnswers
     }

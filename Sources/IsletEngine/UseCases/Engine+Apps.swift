@@ -11,13 +11,26 @@ extension Engine {
         try App.validate(bundleId: app.bundleId)
         try await write { tx in
             guard try tx.app(app.bundleId) == nil else {
-                throw IsletError(.appAlreadyExists, "An app \(app.bundleId) already exists.")
+                throw IsletError(
+                    .appAlreadyExists,
+                    "An app \(app.bundleId) already exists; a new key for it: islet apps key \(app.bundleId) (POST /v1/apps/\(app.bundleId)/key)."
+                )
             }
             try tx.insertApp(app)
             try tx.replaceKeys(of: .app(app.bundleId), hash: keyHash)
             for device in try tx.devices() {
                 try tx.issuePushToStartToken(deviceId: device.id, bundleId: app.bundleId, announce: false)
             }
+        }
+    }
+
+    /// Makes the key with this hash the only key of an app; the earlier one stops working before
+    /// this returns (a lost key is replaced this way).
+    public func replaceAppKey(bundleId: BundleID, hash: String) async throws {
+        try await write { tx in
+            _ = try tx.requireApp(bundleId)
+            try tx.replaceKeys(of: .app(bundleId), hash: hash)
+            tx.effects.keysReplaced.insert(.app(bundleId))
         }
     }
 
@@ -87,7 +100,7 @@ extension Engine {
         try await write { tx in
             _ = try tx.requireDevice(deviceId)
             try tx.replaceKeys(of: .device(deviceId), hash: hash)
-            tx.effects.deviceKeysReplaced.insert(deviceId)
+            tx.effects.keysReplaced.insert(.device(deviceId))
         }
     }
 
@@ -147,13 +160,9 @@ final class KeyCache: Sendable {
         }
     }
 
-    func forget(devices: Set<DeviceID>) {
-        guard !devices.isEmpty else { return }
-        owners.withLock { owners in
-            owners = owners.filter { _, owner in
-                if case .device(let id) = owner { return !devices.contains(id) }
-                return true
-            }
-        }
+    /// Forgets the keys of owners whose key was replaced: the old key stops working at once.
+    func forget(_ replaced: Set<KeyOwner>) {
+        guard !replaced.isEmpty else { return }
+        owners.withLock { owners in owners = owners.filter { !replaced.contains($0.value) } }
     }
 }

@@ -36,6 +36,13 @@ struct KeyRing: Sendable {
         }
     }
 
+    /// A new key for an app, replacing its earlier key at once.
+    func issueAppKey(bundleId: BundleID) async throws -> String {
+        let key = Self.generate(for: .app(bundleId))
+        try await engine.replaceAppKey(bundleId: bundleId, hash: Self.hash(key))
+        return key
+    }
+
     /// A new key for a device's display, replacing its earlier key at once.
     func issueDeviceKey(deviceId: DeviceID) async throws -> String {
         let key = Self.generate(for: .device(deviceId))

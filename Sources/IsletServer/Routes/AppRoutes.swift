@@ -14,6 +14,7 @@ struct AppRoutes {
         router.post("v1/apps", use: createApp)
         router.get("v1/apps", use: listApps)
         router.get("v1/apps/:bundleId", use: getApp)
+        router.post("v1/apps/:bundleId/key", use: issueAppKey)
         router.post("v1/devices", use: createDevice)
         router.get("v1/devices", use: listDevices)
         router.post("v1/devices/:id/key", use: issueDeviceKey)
@@ -59,6 +60,13 @@ struct AppRoutes {
     @Sendable func listDevices(_ request: Request, context: IsletRequestContext) async throws -> Response {
         _ = try context.requireOwner()
         return try Response.json(["devices": try await engine.devices()])
+    }
+
+    @Sendable func issueAppKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let bundleId = try context.parameters.require("bundleId")
+        let key = try await keys.issueAppKey(bundleId: bundleId)
+        return try Response.json(CreatedApp(app: try await engine.app(bundleId), apiKey: key), status: .created)
     }
 
     @Sendable func issueDeviceKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
