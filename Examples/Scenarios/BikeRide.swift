@@ -48,6 +48,7 @@ public struct BikeRide: Demo {
             let schedule = context.schedule()
             for second in 1...length {
                 try await schedule.wait(until: Double(second))
+                try activity.requireShown()
                 ride.advance()
                 // Stale if the updates stop: a crashed bike computer shows it within seconds.
                 await activity.update(ActivityContent(state: ride.state, staleDate: context.date(in: 10)))

@@ -64,6 +64,7 @@ public struct CIBuild: Demo {
             for (index, step) in pipeline.enumerated() {
                 state.step = step.name
                 state.done = Double(index)
+                try activity.requireShown()
                 await activity.update(ActivityContent(state: state, staleDate: nil))
                 context.note("\(index + 1)/\(pipeline.count) \(step.name)…")
                 if fails, step.name == "Test" {

@@ -94,6 +94,21 @@ extension IsletKit.Activity {
     }
 }
 
+extension IsletKit.Activity {
+    /// Throws `DemoStopped` once someone else ended or dismissed the activity (`islet end`, a
+    /// person on the display): a demo stops rather than sending updates nothing applies.
+    func requireShown() throws {
+        let state = activityState
+        guard state == .ended || state == .dismissed else { return }
+        throw DemoStopped(description: "activity \(id.prefix(8)) was \(state.rawValue) elsewhere (islet end or dismiss, or on the display); nothing more to play.")
+    }
+}
+
+/// A demo that stopped because its activity was ended by someone else: not a failure.
+public struct DemoStopped: Error, CustomStringConvertible {
+    public let description: String
+}
+
 /// `mm:ss`, for progress lines.
 func clock(_ seconds: Double) -> String {
     let whole = Int(seconds.rounded(.down))

@@ -41,6 +41,7 @@ public struct WaterCountdown: Demo {
             for minute in 1...minutes {
                 for second in stride(from: 1, through: 60, by: 1) {
                     try await schedule.wait(until: Double((minute - 1) * 60 + second))
+                    try activity.requireShown()
                     context.progress("\(minutes - minute) min \(60 - second) s left")
                 }
                 let left = minutes - minute

@@ -31,18 +31,20 @@ func parseDuration(_ text: String, option: String) throws -> TimeInterval {
     return seconds
 }
 
-/// The content options `start`, `update`, `end` and `by-key` share.
+/// The content options `start`, `update`, `end` and `by-key` share. A content is whole, as
+/// ActivityKit's `ActivityContent` is: what is not given (a stale date, a relevance) is not kept
+/// from the previous one.
 struct ContentOptions: ParsableArguments {
     @Option(help: "The content state as JSON (inline, @file or -).")
     var state: String?
 
-    @Option(help: "Mark the content stale after this long (e.g. 5m).")
+    @Option(help: "Mark the content stale after this long (e.g. 5m); none when left out.")
     var staleIn: String?
 
     @Option(help: "Mark the content stale at this Unix time.")
     var staleDate: Double?
 
-    @Option(help: "The relevance score: the highest leads the Dynamic Island.")
+    @Option(help: "The relevance score: the highest leads the Dynamic Island. 0 when left out: a new content replaces the whole previous one, as ActivityKit's does.")
     var relevance: Double?
 
     /// The content, or `nil` when no state was given.

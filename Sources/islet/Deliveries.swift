@@ -10,7 +10,7 @@ struct Deliveries: AsyncParsableCommand {
         discussion: "How to read it: docs/delivery.md."
     )
 
-    @Argument(help: "The activity's id (or the first characters of it).")
+    @Argument(help: "The activity's id, or its first characters.")
     var id: String
 
     @OptionGroup var options: ClientOptions

@@ -129,6 +129,8 @@ struct DemoCommand: AsyncParsableCommand {
         } catch is CancellationError {
             FileHandle.standardError.write(Data("\nStopped: the demo's activity was ended.\n".utf8))
             throw ExitCode(130)
+        } catch let stopped as DemoStopped {
+            FileHandle.standardError.write(Data("\nStopped: \(stopped)\n".utf8))
         } catch let error as DemoError {
             FileHandle.standardError.write(Data("\nerror: \(error)\n".utf8))
             throw ExitCode(6)

@@ -7,7 +7,7 @@ import IsletCore
 struct Get: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Show one activity.")
 
-    @Argument(help: "The activity's id.")
+    @Argument(help: "The activity's id, or its first characters.")
     var id: String
 
     @OptionGroup var options: ClientOptions

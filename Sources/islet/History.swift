@@ -9,7 +9,7 @@ struct History: AsyncParsableCommand {
         abstract: "Show an activity's history, with the reason for every ignored update."
     )
 
-    @Argument(help: "The activity's id.")
+    @Argument(help: "The activity's id, or its first characters.")
     var id: String
 
     @OptionGroup var options: ClientOptions

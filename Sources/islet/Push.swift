@@ -12,15 +12,15 @@ struct Push: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Send an APNs-format Live Activity push (HTTP/2, JWT from a .p8 key).",
         discussion: """
-            Sends POST /3/device/<token> to Islet's APNs-compatible endpoint (https://127.0.0.1:2197,
-            trusting <data>/tls/ca.pem), or to any APNs-compatible server given with --host. With
+            Sends POST /3/device/<token> to Islet's APNs-compatible endpoint (https://127.0.0.1:2197, \
+            trusting <data>/tls/ca.pem), or to any APNs-compatible server given with --host. With \
             --channel, sends a broadcast to /4/broadcasts/apps/<app> instead.
 
-            The payload is --payload (JSON inline, @file or -), or built from --event, --state and
-            the other payload flags. The provider token is signed from --key-file (a .p8), with
+            The payload is --payload (JSON inline, @file or -), or built from --event, --state and \
+            the other payload flags. The provider token is signed from --key-file (a .p8), with \
             --key-id (default: from the file name AuthKey_<KEYID>.p8) and --team-id.
 
-            Exit codes: 0 accepted (200), 1 refused (4xx; the reason is printed), 6 server error,
+            Exit codes: 0 accepted (200), 1 refused (4xx; the reason is printed), 6 server error, \
             7 unreachable, 64 usage.
             """
     )

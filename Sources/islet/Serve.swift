@@ -13,9 +13,12 @@ struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run an Islet server (embedded SQLite, zero configuration).",
         discussion: """
-            Settings come from these flags, then ISLET_* environment variables (ISLET_SERVER_PORT,
-            ISLET_LIFECYCLE_MAX_ACTIVE_DURATION, …), then the YAML file given with --config.
+            Settings come from these flags, then ISLET_* environment variables (ISLET_SERVER_PORT, \
+            ISLET_LIFECYCLE_MAX_ACTIVE_DURATION, …), then the YAML file given with --config. \
             islet.sample.yaml lists every setting with its default.
+
+            Two listeners: the REST API and the web display (--port, 8080), and the APNs-compatible \
+            endpoint, HTTP/2 over TLS (apns.port, ISLET_APNS_PORT: 2197; docs/apns.md).
             """
     )
 

@@ -8,7 +8,7 @@ struct Start: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Start an activity.",
         discussion: """
-            With --by-key, starts the activity or, if one is live under that key, updates it (one
+            With --by-key, starts the activity or, if one is live under that key, updates it (one \
             call per step of a pipeline); add --end to end it with that content.
             """
     )

@@ -7,7 +7,7 @@ import IsletCore
 struct Update: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Update an activity's content.")
 
-    @Argument(help: "The activity's id.")
+    @Argument(help: "The activity's id, or its first characters.")
     var id: String
 
     @OptionGroup var content: ContentOptions

@@ -22,10 +22,10 @@ extension DurabilityTests {
 
     /// SwiftUI's sizing on the live display: a linear ProgressView in an HStack takes the room
     /// left, text beside the camera is one truncated line, the expanded bottom's progress spans
-    /// the island, and an alert's banner covers the clock.
+    /// the island, an alert's banner covers the clock, and a label beside a long value stays whole.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func viewsAreSizedAsSwiftUISizesThem() async throws {
-        try await Self.runBrowserScript("sizing", steps: 4)
+        try await Self.runBrowserScript("sizing", steps: 5)
     }
 
     /// Listening beyond loopback, the display needs its device's key, given once in the address.

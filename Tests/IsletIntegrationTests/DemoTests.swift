@@ -121,6 +121,23 @@ extension DurabilityTests {
         #expect(try await local.admin.activity(ride.id).state == .dismissed)
     }
 
+    @Test func aDemoWhoseActivityIsEndedElsewhereStops() async throws {
+        let local = try await Local()
+        let playing = Task { try await runCLI(["demo", "bike"], environment: local.environment, timeout: 60) }
+        var riding: Activity?
+        for _ in 0..<200 where riding == nil {
+            riding = try await local.admin.activities(ActivityFilter(bundleId: "com.example.demo.bike", states: [.active])).first
+            if riding == nil { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        let ride = try #require(riding)
+        _ = try await local.admin.end(ride.id, EndRequest(dismissalPolicy: .immediate))
+        let run = try await playing.value
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("Stopped: activity \(ride.id.prefix(8)) was dismissed elsewhere"), "\(run.stderr)")
+        // No update was refused after the end: the demo stopped instead of sending them.
+        #expect(try await local.admin.history(ride.id).filter { $0.type == .updateIgnored }.count <= 1)
+    }
+
     @Test func theCIScriptShowsARealJobByKeyAndExitsAsTheJobDoes() async throws {
         let local = try await Local()
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()

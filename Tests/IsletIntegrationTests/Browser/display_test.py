@@ -454,7 +454,7 @@ def islet_js():
 def sizing():
     """Views sized by SwiftUI's rules on the live display: a linear ProgressView takes the room
     an HStack leaves it; text beside the camera is one line, truncated; an alert's banner covers
-    the clock."""
+    the clock; a label beside a long value stays whole."""
     key = api("POST", "/v1/apps", {"bundleId": "com.example.sizing"})["apiKey"]
     now = int(time.time())
     layout = {
@@ -523,6 +523,22 @@ def sizing():
         # …and it comes back when the banner goes.
         page.until("the banner gone", lambda: not page.banner()["shown"])
         page.until("the clock back", lambda: page.js(seen) > 0)
+
+        run.at("a label beside a long value")
+        # The default card's rows: a label, a spacer, a one-line value. SwiftUI keeps the label
+        # whole and truncates the value; the label does not break between its letters.
+        row = start(key, "Waiting", {}, {"status": "waiting for a runner in the eu-west-2 pool with a very long name indeed"})
+        page.until("the second card", lambda: row in page.ids())
+        label = page.js("""
+            const card = [...document.querySelectorAll('.islet-item')].find(item => item.innerText.includes('waiting for a runner'));
+            const texts = [...card.querySelectorAll('.la-hstack > .la-text')];
+            const label = texts.find(t => t.innerText === 'Status'), value = texts.find(t => t.innerText.startsWith('waiting'));
+            const lineHeight = parseFloat(getComputedStyle(label).lineHeight) || 20;
+            return {labelHeight: label.offsetHeight, lineHeight, labelWhole: label.scrollWidth <= label.clientWidth + 1,
+                    valueHeight: value.offsetHeight, valueClipped: value.scrollHeight > value.clientHeight + 1 || value.scrollWidth > value.clientWidth + 1};""")
+        assert label["labelHeight"] < 1.5 * label["lineHeight"] and label["labelWhole"], label
+        assert label["valueHeight"] < 1.5 * label["lineHeight"] and label["valueClipped"], label
+        print("ok: a label beside a long value stays whole on one line; the value truncates", label)
 
 
 if __name__ == "__main__":
