@@ -93,9 +93,16 @@ extension SQLiteReading {
 
     func deliveryBacklog() throws -> DeliveryBacklog {
         let row = try Row.fetchOne(
-            db, sql: "SELECT COUNT(*) AS depth, MIN(createdAt) AS oldest FROM delivery WHERE state IN \(DeliveryRows.unfinished)"
+            db,
+            sql: """
+                SELECT COUNT(*) AS depth, MIN(createdAt) AS oldest, SUM(state = 'pending' AND attempts > 0) AS retrying
+                FROM delivery WHERE state IN \(DeliveryRows.unfinished)
+                """
         )
-        return DeliveryBacklog(depth: row?["depth"] ?? 0, oldest: (row?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)))
+        return DeliveryBacklog(
+            depth: row?["depth"] ?? 0, oldest: (row?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)),
+            retrying: row?["retrying"] ?? 0
+        )
     }
 }
 

@@ -4,6 +4,7 @@ import Foundation
 import IsletClient
 import IsletCore
 import IsletTestSupport
+import NIOCore
 import Testing
 
 /// The loop of docs/delivery.md, with the real programs: `islet serve` A is the backend and
@@ -26,6 +27,8 @@ struct DeliveryLoopTests {
         let phoneLog = OutputBox()
         var keyOnA = ""
         var keyOnB = ""
+        /// The app's .p8 key: its public half registered on B, the whole on A.
+        let providerKey = P256.Signing.PrivateKey()
         let bEnvironment: [String: String]
         /// Retries come back within a second or two, so faults cost a test little time.
         static let aEnvironment = ["ISLET_DELIVERY_MAX_BACKOFF": "1s"]
@@ -44,22 +47,31 @@ struct DeliveryLoopTests {
             a = try await ServerProcess(data: aData, environment: Self.aEnvironment)
             keyOnA = try await IsletClient(server: a.url, key: aData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
             keyOnB = try await IsletClient(server: b.url, key: bData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
-            let key = P256.Signing.PrivateKey()
-            _ = try await IsletClient(server: b.url, key: bData.adminKey, http: http).addProviderKey(
-                bundleId: bundleId, keyId: "KEY1234567", teamId: "TEAM123456", publicKey: key.publicKey.pemRepresentation
-            )
-            _ = try await IsletClient(server: a.url, key: aData.adminKey, http: http).putDeliveryCredential(
-                bundleId: bundleId,
-                DeliveryCredentialBody(
-                    teamId: "TEAM123456", keyId: "KEY1234567", privateKey: key.pemRepresentation, environment: .development,
-                    url: "https://127.0.0.1:\(b.apnsPort!)",
-                    caCertificate: try String(contentsOf: bData.url.appendingPathComponent("tls/ca.pem"), encoding: .utf8)
-                )
-            )
+            try await registerKeyOnB()
+            try await registerCredentialOnA()
             try startPhoneApp()
             _ = try await eventually("the phone app's push-to-start token reaches A") {
                 try? await self.appOnA.phone(phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }
             }
+        }
+
+        /// "Apple" learns the app's key, as the developer site does when a key is made.
+        func registerKeyOnB(_ key: P256.Signing.PrivateKey? = nil, id keyId: String = "KEY1234567") async throws {
+            _ = try await IsletClient(server: b.url, key: bData.adminKey, http: http).addProviderKey(
+                bundleId: bundleId, keyId: keyId, teamId: "TEAM123456", publicKey: (key ?? providerKey).publicKey.pemRepresentation
+            )
+        }
+
+        /// A's credentials for the app, sending to B.
+        func registerCredentialOnA(_ key: P256.Signing.PrivateKey? = nil, id keyId: String = "KEY1234567") async throws {
+            _ = try await IsletClient(server: a.url, key: aData.adminKey, http: http).putDeliveryCredential(
+                bundleId: bundleId,
+                DeliveryCredentialBody(
+                    teamId: "TEAM123456", keyId: keyId, privateKey: (key ?? providerKey).pemRepresentation, environment: .development,
+                    url: "https://127.0.0.1:\(b.apnsPort!)",
+                    caCertificate: try String(contentsOf: bData.url.appendingPathComponent("tls/ca.pem"), encoding: .utf8)
+                )
+            )
         }
 
         func startPhoneApp() throws {
@@ -117,6 +129,13 @@ struct DeliveryLoopTests {
                 try await self.appOnA.phone(phone).tokens.first { $0.kind == .update && $0.activityId == onA.id && $0.retiredAt == nil }
             }
             return (onA, onB)
+        }
+
+        /// A's `/healthz` delivery member.
+        func deliveryHealth() async throws -> JSONValue {
+            let response = try await http.get(url: a.url + "/healthz").get()
+            let text = response.body.map { String(buffer: $0) } ?? ""
+            return try WireFormat.decoder().decode(JSONValue.self, from: Data(text.utf8))["delivery"] ?? .null
         }
 
         func update(_ id: ActivityID, _ status: String) async throws {
@@ -243,13 +262,43 @@ struct DeliveryLoopTests {
             _ = try await eventually("a retry in A's log") {
                 try await loop.appOnA.deliveries(onA.id).first { $0.report.outcome == .retrying && $0.report.status == nil }
             }
-            let health = try await loop.http.get(url: loop.a.url + "/healthz").get()
-            #expect(health.status == .ok || health.status == .serviceUnavailable)
+            // A keeps taking changes and says delivery is degraded, and why.
+            #expect(try await loop.deliveryHealth()["status"] == "degraded")
+            #expect(try await loop.deliveryHealth()["reason"]?.stringValue?.contains("to be tried again") == true)
             let old = loop.b!
             loop.b = try await ServerProcess(
                 data: loop.bData, port: old.port, environment: ["ISLET_APNS_PORT": "\(old.apnsPort!)"]
             )
             try await loop.waitOnB(onB.id, status: "onTheWay", within: 60)
+            _ = try await eventually("delivery healthy again") { try await loop.deliveryHealth()["status"] == "ok" ? true : nil }
+        }
+    }
+
+    @Test func aProviderTokenRefusedTwiceHoldsDeliveryUntilTheCredentialIsRegisteredAgain() async throws {
+        try await withLoop { loop in
+            let (onA, onB) = try await loop.startActivity(order: "13")
+            // The key is revoked at "Apple": every token it signs is refused from now on.
+            try await IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
+                .deleteProviderKey(bundleId: Self.bundleId, keyId: "KEY1234567")
+            try await loop.update(onA.id, "preparing")
+            let held = try await eventually("the refusal in A's log") {
+                try await loop.appOnA.deliveries(onA.id).first { $0.report.outcome == .held && $0.report.status == 403 }
+            }
+            #expect(held.report.reason == "InvalidProviderToken")
+            #expect(held.report.note?.contains("the provider token was signed again") == true, "\(held.report.note ?? "")")
+            let health = try await loop.deliveryHealth()
+            #expect(health["status"] == "degraded")
+            #expect(health["reason"]?.stringValue?.contains("Apple refused the provider token") == true, "\(health)")
+            // Changes are still taken; they wait.
+            try await loop.update(onA.id, "onTheWay")
+            #expect(try await loop.appOnB.activity(onB.id).content.state["status"] == "confirmed")
+            // A new key, as the developer makes one after a revocation, registered at "Apple" and
+            // as A's credentials: what waited goes.
+            let replacement = P256.Signing.PrivateKey()
+            try await loop.registerKeyOnB(replacement, id: "KEY7654321")
+            try await loop.registerCredentialOnA(replacement, id: "KEY7654321")
+            try await loop.waitOnB(onB.id, status: "onTheWay")
+            #expect(try await loop.deliveryHealth()["status"] == "ok")
         }
     }
 

@@ -175,6 +175,8 @@ extension Engine {
             var degraded: String?
             if !refused.isEmpty {
                 degraded = "Apple refused the provider token of \(refused.joined(separator: "; "))"
+            } else if backlog.retrying > 0 {
+                degraded = "\(backlog.retrying) deliver\(backlog.retrying == 1 ? "y waits" : "ies wait") to be tried again: Apple did not answer, or asked to wait (429, 500, 503)"
             } else if let oldest = backlog.oldest, now.timeIntervalSince(oldest) > 60 {
                 degraded = "the oldest undelivered change is \(DurationText.text(now.timeIntervalSince(oldest))) old (\(backlog.depth) waiting)"
             }

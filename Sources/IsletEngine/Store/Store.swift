@@ -246,14 +246,17 @@ public enum PhoneTokenHolder: Hashable, Sendable {
     case update(activityId: ActivityID)
 }
 
-/// How many deliveries are unfinished, and when the oldest was written.
+/// How many deliveries are unfinished, when the oldest was written, and how many of them wait
+/// to be tried again (Apple did not answer, or answered 429, 500 or 503).
 public struct DeliveryBacklog: Hashable, Sendable {
     public var depth: Int
     public var oldest: Date?
+    public var retrying: Int
 
-    public init(depth: Int, oldest: Date?) {
+    public init(depth: Int, oldest: Date?, retrying: Int = 0) {
         self.depth = depth
         self.oldest = oldest
+        self.retrying = retrying
     }
 }
 
