@@ -187,6 +187,17 @@ struct LayoutTests {
         #expect(card.compactLeading != nil && card.compactTrailing != nil && card.minimal != nil)
     }
 
+    @Test func theDefaultCardLeavesOutIsletsReference() throws {
+        // A push-to-start from an Islet that delivers carries its activity's id as `islet`.
+        let card = Layout.defaultCard(
+            attributesType: "DeliveryAttributes", attributes: ["orderNumber": "42", "islet": "0004912A-1A9D-4497-92C0-067CEF4C3110"],
+            state: ["status": "confirmed"]
+        )
+        let texts = card.lockScreen.map(literalTexts) ?? []
+        #expect(texts.contains("Order number "))
+        #expect(!texts.contains { $0.hasPrefix("Islet") }, "\(texts)")
+    }
+
     private func literalTexts(_ view: LayoutView) -> [String] {
         var texts: [String] = []
         if case .text(.parts(let parts)) = view.content {

@@ -42,8 +42,10 @@ public struct LiveActivityTokens: Sendable {
     public func run() async {
         await withDiscardingTaskGroup { group in
             group.addTask {
-                for await token in Activity<DeliveryAttributes>.pushToStartTokenUpdates {
+                var reported: Data?
+                for await token in Activity<DeliveryAttributes>.pushToStartTokenUpdates where token != reported {
                     await report(pushToStartToken: token)
+                    reported = token
                 }
             }
             // The activities already there (the app was relaunched), then each new one.
@@ -62,8 +64,10 @@ public struct LiveActivityTokens: Sendable {
         // itself is reported by the app when it asks Islet to start it (not shown here).
         guard let islet = activity.attributes.islet else { return }
         log("activity \(islet) started on this phone (order \(activity.attributes.orderNumber))")
-        for await token in activity.pushTokenUpdates {
+        var reported: Data?
+        for await token in activity.pushTokenUpdates where token != reported {
             await put("/v1/activities/\(islet)/push-token", ["token": token.hex, "device": deviceId], what: "update token of \(islet)")
+            reported = token
         }
     }
 

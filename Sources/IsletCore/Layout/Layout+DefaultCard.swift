@@ -6,7 +6,9 @@ extension Layout {
         let title = LayoutView(.text(.parts([.literal(.string(displayName(attributesType)))])), modifiers: [
             .font(.init(style: .headline)), .lineLimit(1),
         ])
-        let attributeNames = (attributes.objectValue?.keys.sorted() ?? []).prefix(3)
+        // `islet` is the reference Islet puts into a push-to-start's attributes (docs/delivery.md):
+        // the app's plumbing, not something to show.
+        let attributeNames = (attributes.objectValue?.keys.sorted() ?? []).filter { $0 != "islet" }.prefix(3)
         let subtitleParts = attributeNames.enumerated().flatMap { index, name -> [LayoutValue] in
             (index > 0 ? [LayoutValue.literal(" · ")] : []) + [.literal(.string("\(words(name).capitalizedFirst) ")), bound(.attributes, name)]
         }
