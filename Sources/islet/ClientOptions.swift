@@ -21,6 +21,11 @@ struct ClientOptions: ParsableArguments {
 
     var environment: [String: String] { ProcessInfo.processInfo.environment }
 
+    /// The app a command acts as: the one named, or `ISLET_APP` (what the admin key acts as).
+    static func app(_ named: String?) -> BundleID? {
+        named ?? ProcessInfo.processInfo.environment["ISLET_APP"].flatMap { $0.isEmpty ? nil : $0 }
+    }
+
     var serverURL: String {
         server ?? environment["ISLET_URL"] ?? "http://127.0.0.1:8080"
     }

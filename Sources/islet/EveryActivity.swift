@@ -1,4 +1,3 @@
-import Foundation
 import ArgumentParser
 import IsletClient
 import IsletCore
@@ -33,7 +32,7 @@ struct EveryActivityOptions: ParsableArguments {
         in states: Set<ActivityState>, client: IsletClient, output: Output, _ action: (ActivityID) async throws -> Void
     ) async throws -> Int {
         // ISLET_APP names the app the admin key acts as, here as in `islet start`.
-        let bundleId = app ?? ProcessInfo.processInfo.environment["ISLET_APP"].flatMap { $0.isEmpty ? nil : $0 }
+        let bundleId = ClientOptions.app(app)
         let filter = ActivityFilter(bundleId: bundleId, deviceId: device, states: states, attributesType: type, limit: 1000)
         var tried: Set<ActivityID> = []
         var done = 0

@@ -20,7 +20,7 @@ struct IsletCommand: AsyncParsableCommand {
         version: Islet.version,
         subcommands: [
             Serve.self, Apps.self, Devices.self, Start.self, Update.self, End.self, Dismiss.self, Get.self,
-            List.self, History.self, Deliveries.self, Watch.self, Push.self, JWT.self, Render.self, DemoCommand.self,
+            List.self, History.self, Deliveries.self, Channels.self, Watch.self, Push.self, JWT.self, Render.self, DemoCommand.self,
         ]
     )
 }

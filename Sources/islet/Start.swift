@@ -31,6 +31,9 @@ struct Start: AsyncParsableCommand {
     @Flag(help: "Give the activity a push token.")
     var pushToken = false
 
+    @Option(help: "Join this broadcast channel (islet channels): its broadcasts update the activity.")
+    var channel: String?
+
     @Flag(help: "A transient activity (expanded Dynamic Island only).")
     var transient = false
 
@@ -55,17 +58,18 @@ struct Start: AsyncParsableCommand {
         if content.state == nil { throw ValidationError("Give the content state with --state '{…}'.") }
         if end && byKey == nil { throw ValidationError("--end works with --by-key; to end an activity, use islet end.") }
         if dismiss != nil && !end { throw ValidationError("--dismiss needs --end.") }
+        if pushToken && channel != nil { throw ValidationError("An activity has a push token or a channel, not both.") }
     }
 
     func run() async throws {
         guard let initial = try content.content() else { return }
         let request = ActivityRequest(
             attributesType: attributesType, attributes: try parseJSON(attributes, option: "--attributes"),
-            content: initial, pushType: pushToken ? .token : nil, style: transient ? .transient : .standard,
+            content: initial, pushType: channel.map { .channel($0) } ?? (pushToken ? .token : nil), style: transient ? .transient : .standard,
             alert: try alert.alert(), start: try startIn.map { Date().addingTimeInterval(try parseDuration($0, option: "--start-in")) },
             deviceId: device ?? .defaultDevice
         )
-        let bundleId = app ?? options.environment["ISLET_APP"]
+        let bundleId = ClientOptions.app(app)
         let ending = try end ? parseDismissal(dismiss ?? "default") : nil
         let activity = try await options.run { client in
             if let byKey {

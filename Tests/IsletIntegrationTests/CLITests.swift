@@ -50,6 +50,35 @@ extension DurabilityTests {
         #expect(try await runCLI(["get", bikeId], environment: local).stdout.contains("active"))
     }
 
+    @Test func channelsAreMadeListedBroadcastToAndDeletedFromTheCLI() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+        let key = try await runCLI(["apps", "create", "com.example.match", "-q"], environment: local).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let app = local.merging(["ISLET_KEY": key]) { _, new in new }
+        let created = try await runCLI(["channels", "create", "--storage-policy", "1", "-q"], environment: app)
+        #expect(created.status == 0, "\(created.stderr)")
+        let channel = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(try await runCLI(["channels"], environment: app).stdout.contains(channel))
+        var ids: [String] = []
+        for _ in 0..<2 {
+            let started = try await runCLI(["start", "MatchAttributes", "--state", #"{"score":"0-0"}"#, "--channel", channel, "-q"], environment: app)
+            #expect(started.status == 0, "\(started.stderr)")
+            ids.append(started.stdout.trimmingCharacters(in: .whitespacesAndNewlines))
+        }
+        let broadcast = try await runCLI(["channels", "broadcast", channel, "--state", #"{"score":"1-0"}"#], environment: app)
+        #expect(broadcast.status == 0, "\(broadcast.stderr)")
+        #expect(broadcast.stdout.contains("2 activities updated here"), "\(broadcast.stdout)")
+        for id in ids { #expect(try await runCLI(["get", id], environment: app).stdout.contains(#"{"score":"1-0"}"#)) }
+        // With the admin key, the app is named; an end reaches both.
+        let ended = try await runCLI(["channels", "broadcast", channel, "--end", "--state", #"{"score":"2-1"}"#, "--app", "com.example.match"], environment: local)
+        #expect(ended.stdout.contains("2 activities ended here"), "\(ended.stdout) \(ended.stderr)")
+        #expect(try await runCLI(["channels", "broadcast", "nowhere", "--state", "{}"], environment: app).status == 4)
+        #expect(try await runCLI(["channels", "delete", channel], environment: app).status == 0)
+        #expect(try await runCLI(["channels", "list"], environment: app).stdout.contains(channel) == false)
+    }
+
     @Test func cliCommandsAndExitCodes() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)
