@@ -248,6 +248,13 @@ let package = Package(
             name: "islet-bench",
             dependencies: [
                 "IsletAPNs",
+                // Islet's own sender, measured on its own (delivery-send).
+                "IsletCore",
+                "IsletDelivery",
+                "IsletEngine",
+                .product(name: "HummingbirdHTTP2", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Logging", package: "swift-log"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),

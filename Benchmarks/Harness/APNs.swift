@@ -197,6 +197,10 @@ struct APNsPushes: AsyncParsableCommand {
 struct Provider {
     var appKey: String
     var jwt: String
+    /// The .p8 key's PEM, its id and team: what a sender of its own (another Islet) signs with.
+    var privateKey: String
+    var keyId: String
+    var teamId: String
 
     /// Creates the app, registers a fresh key (and strict mode, when asked), signs a JWT.
     static func register(on server: ServerUnderTest, bundleId: String, strict: Bool) async throws -> Provider {
@@ -216,7 +220,7 @@ struct Provider {
         }
         await connection.close()
         let jwt = try await ProviderTokenSigner(p8: privateKey, keyId: keyId, teamId: teamId).token()
-        return Provider(appKey: appKey, jwt: jwt)
+        return Provider(appKey: appKey, jwt: jwt, privateKey: privateKey, keyId: keyId, teamId: teamId)
     }
 
     /// Starts `count` activities with `pushType: "token"`; returns their push tokens.

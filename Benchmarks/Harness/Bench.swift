@@ -8,7 +8,10 @@ struct IsletBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "islet-bench",
         abstract: "Load harness: Islet and its peers on loopback, the same workload through the same harness.",
-        subcommands: [All.self, Ingest.self, Latency.self, Fanout.self, Memory.self, Startup.self, APNsPushes.self, Ceiling.self]
+        subcommands: [
+            All.self, Ingest.self, Latency.self, Fanout.self, Memory.self, Startup.self, APNsPushes.self, DeliveryLatency.self, DeliverySend.self, Ceiling.self,
+            Sink.self,
+        ]
     )
 }
 
@@ -44,15 +47,17 @@ struct Systems: ParsableArguments {
     /// - Parameters:
     ///   - directory: A directory an earlier run left (its `data` is reused); default: a fresh one.
     ///   - apns: Whether the APNs endpoint runs (on a free port: `ServerUnderTest.apnsPort`).
-    func startIslet(durability: String, directory: URL? = nil, apns: Bool = false) async throws -> ServerUnderTest {
+    func startIslet(
+        durability: String, directory: URL? = nil, apns: Bool = false, name: String? = nil, environment: [String: String] = [:]
+    ) async throws -> ServerUnderTest {
         let directory = try directory ?? scratch("islet")
         return try await ServerUnderTest(
-            name: "islet (\(durability))", executable: isletPath,
+            name: name ?? "islet (\(durability))", executable: isletPath,
             arguments: ["serve", "--port", "0", "--data", directory.appendingPathComponent("data").path, "--log-level", "warning"],
             environment: [
                 "ISLET_APNS_ENABLED": "\(apns)", "ISLET_APNS_PORT": "0", "ISLET_STORE_DURABILITY": durability,
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "1000000", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "1000000",
-            ],
+            ].merging(environment) { _, new in new },
             directory: directory, waitForAPNs: apns
         )
     }

@@ -142,6 +142,11 @@ public final class APNsTransport: DeliveryTransport, Service {
     /// Runs until shutdown, then closes every connection.
     public func run() async throws {
         try? await gracefulShutdown()
+        await shutdown()
+    }
+
+    /// Closes every connection.
+    public func shutdown() async {
         for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
             try? await client.shutdown()
         }

@@ -1,0 +1,178 @@
+import ArgumentParser
+import Foundation
+import NIOCore
+import NIOHTTP1
+
+/// `islet-bench delivery`: from a change committed on Islet A to Apple's 200 for it — A is the
+/// backend, sending through its outbox over HTTP/2 to Islet B's APNs endpoint, which plays
+/// Apple (strict: a 200 there was applied). Updates go to A's REST API on an open-loop schedule
+/// spread over every phone; the latency of each is read from A's own delivery log: the time its
+/// delivery was queued (the change's commit) to the time Apple's 200 was written down.
+struct DeliveryLatency: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "delivery", abstract: "Commit to APNs 200: Islet A delivering updates to Islet B's APNs endpoint, p50/p99."
+    )
+
+    @OptionGroup var systems: Systems
+
+    @Option(help: "Phones: activities on A, each on a device of its own with an update token of B's.")
+    var phones = 1000
+
+    @Option(help: "Updates per second, over all the phones (each phone gets rate / phones a second).")
+    var rate = 1000.0
+
+    @Option(help: "Seconds measured, after the warm-up.")
+    var seconds = 20.0
+
+    @Option(help: "Seconds of warm-up, not measured.")
+    var warmUp = 5.0
+
+    @Option(help: "Connections sending the updates to A.")
+    var connections = 16
+
+    @OptionGroup var store: StoreChoice
+
+    private static let bundleId = "com.bench.delivery"
+
+    func run() async throws {
+        // B plays Apple: the app, its key, and an activity with a push token per phone.
+        let apple = try await systems.startIslet(durability: store.durability, apns: true, name: "B, playing Apple")
+        defer { apple.stop() }
+        let provider = try await Provider.register(on: apple, bundleId: Self.bundleId, strict: true)
+        let tokens = try await Provider.pushTokens(phones, port: apple.port, key: provider.appKey)
+
+        // A is the backend: the app, its credentials sending to B, and a phone per activity.
+        let backend = try await systems.startIslet(durability: store.durability, name: "A, the backend")
+        defer { backend.stop() }
+        let admin = try backend.adminKey
+        let setup = try await HTTPConnection.connect(port: backend.port)
+        let appKey = try await IsletSetup.app(on: setup, admin: admin, bundleId: Self.bundleId)
+        let ca = try String(contentsOf: apple.directory.appendingPathComponent("data/tls/ca.pem"), encoding: .utf8)
+        let credential = try JSONSerialization.data(withJSONObject: [
+            "teamId": provider.teamId, "keyId": provider.keyId, "privateKey": provider.privateKey, "environment": "development",
+            "url": "https://127.0.0.1:\(apple.apnsPort!)", "caCertificate": ca,
+        ])
+        let (status, answer) = try await setup.send(
+            .PUT, "/v1/apps/\(Self.bundleId)/delivery", headers: [("Authorization", "Bearer \(admin)")], body: ByteBuffer(bytes: credential)
+        )
+        guard status == 200 else { throw HarnessError("registering the credentials: \(status) \(String(buffer: answer))") }
+        await setup.close()
+        try await IsletSetup.devices(phones, port: backend.port, admin: admin)
+        let ids = try await IsletSetup.activities(phones, port: backend.port, key: appKey) { "d\($0)" }
+        let auth = [("Authorization", "Bearer \(appKey)")]
+        _ = try await IsletSetup.inLanes(phones, port: backend.port) { connection, index in
+            // The phone's push-to-start token says its environment; the update token is B's.
+            let pushToStart = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+            for (uri, body) in [
+                ("/v1/devices/d\(index)/push-to-start-tokens/Bench", #"{"token":"\#(pushToStart)","environment":"development"}"#),
+                ("/v1/activities/\(ids[index])/push-token", #"{"token":"\#(tokens[index])","device":"d\#(index)"}"#),
+            ] {
+                let (status, answer) = try await connection.send(.PUT, uri, headers: auth, body: ByteBuffer(string: body))
+                guard status == 200 else { throw HarnessError("registering a token: \(status) \(String(buffer: answer))") }
+            }
+        }
+        print(
+            "delivery: \(grouped(Double(phones))) phones on A (\(backend.name), durability \(store.durability)), each activity's update token"
+                + " one of B's (\(apple.name), strict pushes: a 200 was applied); \(grouped(rate)) updates/s over \(connections) connections"
+                + " for \(Int(warmUp)) s warm-up + \(Int(seconds)) s measured; latency = A's delivery log, queued (the commit) to Apple's 200 recorded"
+        )
+
+        // The open-loop schedule: phone j's k-th update at base + (k + j / phones) × period.
+        let period = Double(phones) / rate
+        let clock = ContinuousClock()
+        let base = clock.now.advanced(by: .milliseconds(200))
+        let measuredFrom = Date().addingTimeInterval(0.2 + warmUp)
+        let end = base.advanced(by: .seconds(warmUp + seconds))
+        let cpuA = Box<CPUMeter?>(nil), cpuB = Box<CPUMeter?>(nil)
+        let (sent, refused, late) = try await withThrowingTaskGroup(of: (Int, Int, Double).self) { group in
+            for lane in 0..<connections {
+                group.addTask {
+                    let connection = try await HTTPConnection.connect(port: backend.port)
+                    let mine = Array(stride(from: lane, to: phones, by: connections))
+                    var (sent, refused, late) = (0, 0, 0.0)
+                    var round = 0
+                    while true {
+                        for phone in mine {
+                            let due = base.advanced(by: .seconds((Double(round) + Double(phone) / Double(phones)) * period))
+                            if due >= end { await connection.close(); return (sent, refused, late) }
+                            if clock.now < due { try await Task.sleep(until: due, clock: clock) }
+                            late = max(late, (clock.now - due) / .seconds(1))
+                            let body = #"{"content":{"state":{"speed":\#(round % 60),"seq":\#(round)}}}"#
+                            let (status, _) = try await connection.send(
+                                .POST, "/v1/activities/\(ids[phone])/update", headers: auth, body: ByteBuffer(string: body)
+                            )
+                            if status == 200 { sent += 1 } else { refused += 1 }
+                        }
+                        round += 1
+                    }
+                }
+            }
+            try await Task.sleep(until: base.advanced(by: .seconds(warmUp)), clock: clock)
+            cpuA.value = CPUMeter(backend)
+            cpuB.value = CPUMeter(apple)
+            return try await group.reduce(into: (0, 0, 0.0)) { $0 = ($0.0 + $1.0, $0.1 + $1.1, max($0.2, $1.2)) }
+        }
+        let (useA, useB) = (cpuA.value!.use(), cpuB.value!.use())
+
+        // Wait for the outbox to empty, then read every phone's delivery log.
+        let reader = try await HTTPConnection.connect(port: backend.port)
+        let drained = Date().addingTimeInterval(60)
+        while Date() < drained {
+            let (_, health) = try await reader.send(.GET, "/healthz")
+            let json = try JSONSerialization.jsonObject(with: Data(health.readableBytesView)) as? [String: Any]
+            if ((json?["delivery"] as? [String: Any])?["outbox"] as? Int) == 0 { break }
+            try await Task.sleep(for: .milliseconds(200))
+        }
+        await reader.close()
+        let logs = try await IsletSetup.inLanes(phones, port: backend.port) { connection, index -> [LogLine] in
+            let (status, body) = try await connection.send(.GET, "/v1/activities/\(ids[index])/deliveries", headers: auth)
+            guard status == 200, let json = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                let lines = json["deliveries"] as? [[String: Any]]
+            else { throw HarnessError("reading a delivery log: \(status)") }
+            return lines.compactMap { line in
+                guard let id = line["delivery"] as? Int, let time = line["time"] as? Double, let outcome = line["outcome"] as? String,
+                    let event = line["event"] as? String
+                else { return nil }
+                return LogLine(delivery: id, time: time, event: event, outcome: outcome, status: line["status"] as? Int)
+            }
+        }
+        var queued: [Int: Double] = [:]
+        var latencies: [UInt64] = []
+        var outcomes: [String: Int] = [:]
+        for line in logs.joined() where line.event == "update" {
+            if line.outcome == "queued" {
+                queued[line.delivery] = line.time
+                continue
+            }
+            guard let committed = queued[line.delivery], committed >= measuredFrom.timeIntervalSince1970 else { continue }
+            outcomes[line.outcome, default: 0] += 1
+            if line.outcome == "delivered", line.status == 200 {
+                latencies.append(UInt64(max(0, line.time - committed) * 1e9))
+            }
+        }
+        latencies.sort()
+        let others = outcomes.filter { $0.key != "delivered" }.sorted { $0.key < $1.key }.map { "\($0.key) \(grouped(Double($0.value)))" }
+        print(
+            "delivery \(grouped(Double(sent))) updates acknowledged (\(refused) refused; sender at most \(String(format: "%.0f", late * 1000)) ms behind schedule),"
+                + " \(grouped(Double(latencies.count))) measured ones delivered with 200"
+                + (others.isEmpty ? "" : " (also: \(others.joined(separator: ", ")))")
+                + ": commit → APNs 200 \(percentiles([0.5, 0.99], of: latencies)), max \(String(format: "%.2f", percentile(1, of: latencies))) ms;"
+                + " A \(useA.text.replacingOccurrences(of: "server ", with: "")), B CPU \(Int(useB.server * 100))%"
+        )
+    }
+}
+
+/// One line of a delivery log, as the benchmark reads it.
+struct LogLine: Sendable {
+    var delivery: Int
+    var time: Double
+    var event: String
+    var outcome: String
+    var status: Int?
+}
+
+/// A value set by one task and read after it is done.
+final class Box<Value>: @unchecked Sendable {
+    var value: Value
+    init(_ value: Value) { self.value = value }
+}
