@@ -113,6 +113,7 @@ struct DeliveryLatency: AsyncParsableCommand {
             return try await group.reduce(into: (0, 0, 0.0)) { $0 = ($0.0 + $1.0, $0.1 + $1.1, max($0.2, $1.2)) }
         }
         let (useA, useB) = (cpuA.value!.use(), cpuB.value!.use())
+        let achieved = Double(sent + refused) / ((clock.now - base) / .seconds(1))
 
         // Wait for the outbox to empty, then read every phone's delivery log.
         let reader = try await HTTPConnection.connect(port: backend.port)
@@ -153,7 +154,8 @@ struct DeliveryLatency: AsyncParsableCommand {
         latencies.sort()
         let others = outcomes.filter { $0.key != "delivered" }.sorted { $0.key < $1.key }.map { "\($0.key) \(grouped(Double($0.value)))" }
         print(
-            "delivery \(grouped(Double(sent))) updates acknowledged (\(refused) refused; sender at most \(String(format: "%.0f", late * 1000)) ms behind schedule),"
+            "delivery \(grouped(Double(sent))) updates acknowledged (\(refused) refused; \(grouped(achieved)) updates/s achieved, the sender at most"
+                + " \(String(format: "%.0f", late * 1000)) ms behind schedule),"
                 + " \(grouped(Double(latencies.count))) measured ones delivered with 200"
                 + (others.isEmpty ? "" : " (also: \(others.joined(separator: ", ")))")
                 + ": commit → APNs 200 \(percentiles([0.5, 0.99], of: latencies)), max \(String(format: "%.2f", percentile(1, of: latencies))) ms;"
