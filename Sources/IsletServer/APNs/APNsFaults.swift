@@ -103,9 +103,13 @@ final class TokenRateLimit: Sendable {
         var level: Double
         var at: Date
     }
-    private let buckets = Mutex<[String: Bucket]>([:])
-    /// Past this many tokens, buckets that have filled up again are forgotten.
-    private static let tracked = 65_536
+    private struct Buckets {
+        var byToken: [String: Bucket] = [:]
+        /// When this many tokens are held, buckets that have filled up again are forgotten; then
+        /// twice as many as are left, so pruning stays rare however many tokens are busy.
+        var pruneAt = 65_536
+    }
+    private let buckets = Mutex(Buckets())
 
     init(perMinute: Int) {
         self.perMinute = perMinute
@@ -116,18 +120,16 @@ final class TokenRateLimit: Sendable {
         guard perMinute > 0 else { return }
         let capacity = Double(perMinute), perSecond = capacity / 60
         let allowed = buckets.withLock { buckets -> Bool in
-            if buckets.count >= Self.tracked {
-                buckets = buckets.filter { min(capacity, $0.value.level + now.timeIntervalSince($0.value.at) * perSecond) < capacity }
+            if buckets.byToken.count >= buckets.pruneAt {
+                buckets.byToken = buckets.byToken.filter { min(capacity, $0.value.level + now.timeIntervalSince($0.value.at) * perSecond) < capacity }
+                buckets.pruneAt = max(65_536, 2 * buckets.byToken.count)
             }
-            var bucket = buckets[token] ?? Bucket(level: capacity, at: now)
+            var bucket = buckets.byToken[token] ?? Bucket(level: capacity, at: now)
             bucket.level = min(capacity, bucket.level + max(0, now.timeIntervalSince(bucket.at)) * perSecond)
             bucket.at = now
-            guard bucket.level >= 1 else {
-                buckets[token] = bucket
-                return false
-            }
+            defer { buckets.byToken[token] = bucket }
+            guard bucket.level >= 1 else { return false }
             bucket.level -= 1
-            buckets[token] = bucket
             return true
         }
         guard allowed else {
