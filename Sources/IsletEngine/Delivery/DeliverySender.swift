@@ -29,14 +29,24 @@ struct DeliverySender: Service {
             try? await engine.releaseAbandonedDeliveries()
         }
         let inFlight = InFlight()
+        // Under load, deliveries are claimed a batch at a time, not one per answer: each claim is
+        // a query over what is due (and a write), so claiming one at a time would cost one of
+        // each per request. A quarter of the concurrency waits at most a quarter of a round trip.
+        let batch = max(1, settings.concurrency / 4)
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 while !Task.isCancelled {
-                    let room = settings.concurrency - inFlight.count
+                    let busy = inFlight.count
+                    let room = settings.concurrency - busy
+                    guard room >= batch || busy == 0 else {
+                        // A completion wakes the loop when a batch has room.
+                        await engine.deliveryWake.sleep(until: nil, on: engine.clock)
+                        continue
+                    }
                     var claimed: [ClaimedDelivery] = []
                     var next: Date?
                     do {
-                        if room > 0 { claimed = try await engine.claimDeliveries(limit: room) }
+                        claimed = try await engine.claimDeliveries(limit: room)
                         if claimed.isEmpty { next = try await engine.nextDeliveryAttempt() }
                     } catch is CancellationError {
                         return
@@ -48,8 +58,9 @@ struct DeliverySender: Service {
                         inFlight.add()
                         group.addTask {
                             defer {
-                                inFlight.remove()
-                                engine.deliveryWake.notify(deadline: .distantPast)
+                                // Wakes the loop when a batch has room (or nothing is left in flight).
+                                let left = inFlight.remove()
+                                if settings.concurrency - left >= batch || left == 0 { engine.deliveryWake.notify(deadline: .distantPast) }
                             }
                             let answer = await transport.send(delivery.request)
                             // Stopping mid-request: the lease gives it back, nothing is written.
@@ -61,8 +72,8 @@ struct DeliverySender: Service {
                             }
                         }
                     }
-                    if claimed.isEmpty || inFlight.count >= settings.concurrency {
-                        await engine.deliveryWake.sleep(until: claimed.isEmpty ? next : nil, on: engine.clock)
+                    if claimed.isEmpty {
+                        await engine.deliveryWake.sleep(until: next, on: engine.clock)
                     }
                 }
             }
@@ -97,5 +108,7 @@ private final class InFlight: Sendable {
     private let value = Mutex(0)
     var count: Int { value.withLock { $0 } }
     func add() { value.withLock { $0 += 1 } }
-    func remove() { value.withLock { $0 -= 1 } }
+    /// Takes one away; returns how many are left.
+    @discardableResult
+    func remove() -> Int { value.withLock { $0 -= 1; return $0 } }
 }
