@@ -114,6 +114,10 @@ struct Serve: AsyncParsableCommand {
             configuration.apns.certificate == nil
             ? "trust \(absolute((configuration.store.tlsDirectory as NSString).appendingPathComponent("ca.pem")))"
             : "certificate \(configuration.apns.certificate!)"
+        // Failures played on purpose are said at start, so nobody takes them for Islet's own.
+        let faults =
+            configuration.apns.faults.total > 0
+            ? "\n  playing Apple's failures on purpose (apns.faults): \(configuration.apns.faults)" : ""
         let displayNote =
             configuration.server.listensOnLoopbackOnly
             ? "(this machine only: no key needed)"
@@ -129,7 +133,7 @@ struct Serve: AsyncParsableCommand {
                   stop with Ctrl-C or SIGTERM
                 """
             case .apns:
-                "APNs-compatible endpoint listening on https://\(apnsHost):\(port) (HTTP/2; \(trust))"
+                "APNs-compatible endpoint listening on https://\(apnsHost):\(port) (HTTP/2; \(trust))" + faults
             }
         }
     }
