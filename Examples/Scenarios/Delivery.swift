@@ -184,7 +184,7 @@ private func headline(_ state: DeliveryState) -> LayoutNode {
                         Text(state.courier)
                         Text("is")
                         Text(state.stopsAway, format: .number(precision: 0))
-                        Text("stops away")
+                        If(state.stopsAway == 1) { Text("stop away") } else: { Text("stops away") }
                     }
                 } else: {
                     HStack(spacing: 4) {
