@@ -379,6 +379,70 @@ struct DeliveryLoopTests {
         }
     }
 
+    @Test func badDeliveryInputIsRefusedWithAReasonAndChangesNothing() async throws {
+        try await withLoop { loop in
+            let admin = IsletClient(server: loop.a.url, key: loop.aData.adminKey, http: loop.http)
+            func reason(_ body: () async throws -> Void) async -> String? {
+                do {
+                    try await body()
+                    return nil
+                } catch ClientError.refused(_, let error) {
+                    return "\(error.reason.rawValue): \(error.message)"
+                } catch {
+                    return "\(error)"
+                }
+            }
+            let before = try await admin.deliveryCredentials(bundleId: Self.bundleId)
+            let base = DeliveryCredentialBody(teamId: "TEAM123456", keyId: "KEY1234567", privateKey: loop.providerKey.pemRepresentation, environment: .development)
+            // A public key where the private one goes, a key that is not PEM, an unknown environment.
+            var publicOnly = base
+            publicOnly.privateKey = loop.providerKey.publicKey.pemRepresentation
+            var notPEM = base
+            notPEM.privateKey = "-----BEGIN PRIVATE KEY-----\nnot a key\n-----END PRIVATE KEY-----"
+            for body in [publicOnly, notPEM] {
+                let refused = await reason { _ = try await admin.putDeliveryCredential(bundleId: Self.bundleId, body) }
+                #expect(refused?.hasPrefix("invalidRequest") == true, "\(refused ?? "accepted")")
+            }
+            var request = HTTPClientRequest(url: loop.a.url + "/v1/apps/\(Self.bundleId)/delivery")
+            request.method = .PUT
+            request.headers.add(name: "Authorization", value: "Bearer \(loop.aData.adminKey)")
+            request.body = .bytes(ByteBuffer(string: #"{"teamId": "TEAM123456", "keyId": "KEY1234567", "privateKey": "x", "environment": "staging"}"#))
+            let staging = try await loop.http.execute(request, timeout: .seconds(10))
+            #expect(staging.status == .badRequest)
+            #expect(try await admin.deliveryCredentials(bundleId: Self.bundleId) == before)
+
+            // Tokens that are not a token.
+            for token in ["xyz", String(repeating: "a", count: 63), String(repeating: "a", count: 62), String(repeating: "ab", count: 101)] {
+                let refused = await reason {
+                    _ = try await loop.appOnA.registerPushToStartToken(token, environment: .development, device: "phone-9", attributesType: "DeliveryAttributes")
+                }
+                #expect(refused?.hasPrefix("invalidRequest") == true, "\(token.count): \(refused ?? "accepted")")
+            }
+            #expect(await reason { _ = try await loop.appOnA.phone("phone-9") }?.hasPrefix("deviceNotFound") == true)
+
+            // Attributes that cannot carry Islet's reference: the start is refused, nothing written.
+            let count = try await loop.appOnA.activities().count
+            let named = await reason {
+                _ = try await loop.appOnA.start(ActivityRequest(
+                    attributesType: "DeliveryAttributes", attributes: ["orderNumber": "1", "islet": "mine"],
+                    content: ActivityContent(state: ["status": "confirmed"]), alert: Alert(title: "1", body: ""), deviceId: Self.phone
+                ))
+            }
+            #expect(named?.hasPrefix("invalidRequest") == true && named?.contains("attributes.islet") == true, "\(named ?? "accepted")")
+            _ = try await loop.appOnA.putActivityType(
+                bundleId: Self.bundleId, name: "DeliveryAttributes", attributes: ["orderNumber": "string", "islet": "number"], contentState: nil
+            )
+            let shaped = await reason {
+                _ = try await loop.appOnA.start(ActivityRequest(
+                    attributesType: "DeliveryAttributes", attributes: ["orderNumber": "2"],
+                    content: ActivityContent(state: ["status": "confirmed"]), alert: Alert(title: "2", body: ""), deviceId: Self.phone
+                ))
+            }
+            #expect(shaped?.hasPrefix("attributesMismatch") == true, "\(shaped ?? "accepted")")
+            #expect(try await loop.appOnA.activities().count == count)
+        }
+    }
+
     @Test func aTokenThatNeverWorkedSaysTheEnvironmentMayBeTheCause() async throws {
         try await withLoop { loop in
             let unknown = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
