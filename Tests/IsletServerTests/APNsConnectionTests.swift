@@ -80,9 +80,11 @@ struct APNsConnectionTests {
     }
 
     @Test func answersAClientTakesNothingOfAreResetAndItsConnectionClosed() async throws {
+        // 3 s, not 1: each stream's 403 must be written before its deadline resets it, and on a
+        // loaded machine (CI building and testing at once) answering 20 streams took over a second.
         try await withIslet({
-            $0.apns.requestTimeout = 1
-            $0.apns.idleTimeout = 1
+            $0.apns.requestTimeout = 3
+            $0.apns.idleTimeout = 3
         }) { islet in
             try await withConnection(islet, preface: false) { connection in
                 // SETTINGS_INITIAL_WINDOW_SIZE = 0: no stream may carry a byte of DATA to the client.
@@ -100,7 +102,7 @@ struct APNsConnectionTests {
                 let started = ContinuousClock.now
                 let (frames, closed) = try await connection.read(seconds: 40)
                 #expect(closed)
-                // Both deadlines are 1 s; a loaded machine took 5 s. Without them it stays open.
+                // Both deadlines are 3 s; a loaded machine took 7 s. Without them it stays open.
                 #expect(ContinuousClock.now - started < .seconds(30))
                 #expect(Set(frames.filter { $0.status == 403 }.map(\.stream)) == Set(streams))
                 let resets = frames.filter { $0.type == RawFrame.rstStream }
