@@ -161,6 +161,9 @@ import Testing
                 .POST, "/v1/apps/\(app)/channels/\(channelId)/broadcast", key: appKey, body: #"{"event": "update", "content": {"state": {}}, "bogus": 1}"#,
                 400
             )
+            try await tour.send(
+                .POST, "/v1/apps/\(app)/channels/\(channelId)/broadcast", key: appKey, body: #"{"event": "end", "content": {"state": [null, null]}}"#, 400
+            )
             try await tour.send(.POST, "/v1/apps/\(app)/channels/nowhere/broadcast", key: appKey, example: "update", 404)
             try await tour.send(.DELETE, "/v1/apps/\(app)/channels/\(channel.json["id"]?.stringValue ?? "")", key: appKey, 204)
 

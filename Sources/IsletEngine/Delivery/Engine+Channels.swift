@@ -67,6 +67,11 @@ extension Engine {
     /// this one for eight hours.
     @discardableResult
     public func broadcast(_ change: Activity.PushedChange, channelId: String, bundleId: BundleID) async throws -> [Outcome] {
+        // The app's own request: content a device would drop is refused here, before anything.
+        switch change {
+        case .update(let update): try update.content.validate()
+        case .end(let end): try end.content?.validate()
+        }
         let rules = self.rules
         return try await write { tx in
             _ = try tx.requireApp(bundleId)
