@@ -25,8 +25,16 @@ public enum WireFormat {
         String(decoding: try encoder().encode(value), as: UTF8.self)
     }
 
+    /// Writes a value that writes itself (`JSONWritable`): the same bytes as the encoder, faster.
+    public static func string<T: JSONWritable>(_ value: T) throws -> String {
+        var json = JSONWriter()
+        try value.write(to: &json)
+        return json.text
+    }
+
     /// The number of bytes `value` takes once encoded: how ActivityKit's size limits are measured.
     public static func encodedSize(_ value: JSONValue) -> Int {
-        (try? encoder().encode(value).count) ?? 0
+        var json = JSONWriter()
+        return (try? value.write(to: &json)).map { json.bytes.count } ?? 0
     }
 }
