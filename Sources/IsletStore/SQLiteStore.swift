@@ -36,6 +36,9 @@ public final class SQLiteStore: Store {
         configuration.busyMode = .timeout(10)
         try Self.createReadableByOwnerOnly(options.location)
         self.pool = try DatabasePool(path: options.location, configuration: configuration)
+        // GRDB sets the writer to `synchronous=NORMAL` when it turns WAL on, after
+        // `prepareDatabase` ran: the durability asked for is set again on the writer itself.
+        try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
         self.health = WriteHealth(changed: options.onWriteHealth)
         let checkpointer = try Checkpointer(path: options.location, configuration: configuration)
         self.checkpointer = checkpointer
