@@ -252,6 +252,9 @@ let package = Package(
                 "IsletCore",
                 "IsletDelivery",
                 "IsletEngine",
+                // SQLite alone running the store's change statements (`islet-bench sqlite`).
+                "IsletStore",
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "Logging", package: "swift-log"),

@@ -3,6 +3,35 @@ import GRDB
 import IsletCore
 import Synchronization
 
+/// The statements every change to an activity runs, in this order: read its body, save it, add
+/// an event. Public so that `islet-bench sqlite` measures SQLite alone running exactly these.
+public enum ChangeStatements {
+    /// The activity's stored body, by id.
+    public static let activityBody = "SELECT body FROM activity WHERE id = ?"
+    /// Inserts or saves an activity: id, bundleId, deviceId, attributesType, state, key,
+    /// deadline, relevanceScore, startTime, createdAt, updatedAt, body, channelId.
+    public static let saveActivity = """
+        INSERT INTO activity
+            (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
+             createdAt, updatedAt, body, channelId)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+        ON CONFLICT(id) DO UPDATE SET
+            state = excluded.state, deadline = excluded.deadline, relevanceScore = excluded.relevanceScore,
+            startTime = excluded.startTime, updatedAt = excluded.updatedAt, body = excluded.body
+        """
+    /// Saves an activity whose state, deadline and start are those stored (most changes: a new
+    /// content): relevanceScore, updatedAt, body, then id, state, deadline, startTime as
+    /// stored. It writes the row only — no index holds the columns it sets — where the upsert
+    /// rewrites every index on state and deadline. Changes no row otherwise (a start, a state
+    /// change), and `saveActivity` then runs.
+    public static let saveContent = """
+        UPDATE activity SET relevanceScore = ?, updatedAt = ?, body = ?
+        WHERE id = ? AND state = ? AND deadline IS ? AND startTime = ?
+        """
+    /// Adds an event: time, type, bundleId, deviceId, activityId, data.
+    public static let insertEvent = "INSERT INTO event (time, type, bundleId, deviceId, activityId, data) VALUES (?, ?, ?, ?, ?, ?)"
+}
+
 /// Reads and writes activities as rows: the whole activity as JSON, plus the columns queries use.
 enum ActivityRow {
     static let liveStates = "('pending', 'active', 'stale')"
@@ -12,23 +41,21 @@ enum ActivityRow {
     static func save(_ activity: Activity, now: Date, in db: Database) throws -> String {
         let body = try WireFormat.string(activity)
         let startTime = (activity.startedAt ?? activity.scheduledStart ?? activity.createdAt).timeIntervalSince1970
-        try db.cachedStatement(
-            sql: """
-                INSERT INTO activity
-                    (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
-                     createdAt, updatedAt, body, channelId)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-                ON CONFLICT(id) DO UPDATE SET
-                    state = excluded.state, deadline = excluded.deadline, relevanceScore = excluded.relevanceScore,
-                    startTime = excluded.startTime, updatedAt = excluded.updatedAt, body = excluded.body
-                """
-        ).execute(
+        let deadline = activity.nextDeadline?.timeIntervalSince1970
+        try db.cachedStatement(sql: ChangeStatements.saveContent).execute(
             arguments: [
-                activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue,
-                activity.key, activity.nextDeadline?.timeIntervalSince1970, activity.content.relevanceScore,
-                startTime, activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970, body, activity.channelId,
+                activity.content.relevanceScore, now.timeIntervalSince1970, body, activity.id, activity.state.rawValue, deadline, startTime,
             ]
         )
+        if db.changesCount != 1 {
+            try db.cachedStatement(sql: ChangeStatements.saveActivity).execute(
+                arguments: [
+                    activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue,
+                    activity.key, deadline, activity.content.relevanceScore,
+                    startTime, activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970, body, activity.channelId,
+                ]
+            )
+        }
         decoded.remember(activity, body: body)
         return body
     }
@@ -53,7 +80,7 @@ enum ActivityRow {
     static func fetch(id: ActivityID, in db: Database) throws -> Activity? {
         // Every change starts here: a cached statement saves parsing the SQL each time, and the
         // memo decoding the body the last change wrote.
-        let body = try String.fetchOne(db.cachedStatement(sql: "SELECT body FROM activity WHERE id = ?"), arguments: [id])
+        let body = try String.fetchOne(db.cachedStatement(sql: ChangeStatements.activityBody), arguments: [id])
         return try body.map { body in try decoded.activity(id, body: body) ?? decode([body])[0] }
     }
 }

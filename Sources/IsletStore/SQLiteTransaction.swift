@@ -30,7 +30,7 @@ final class SQLiteTransaction: SQLiteReading, Transaction {
     @discardableResult
     func append(_ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?) throws -> EncodedEvent {
         let data = payload.encodedData()
-        try db.cachedStatement(sql: "INSERT INTO event (time, type, bundleId, deviceId, activityId, data) VALUES (?, ?, ?, ?, ?, ?)")
+        try db.cachedStatement(sql: ChangeStatements.insertEvent)
             .execute(arguments: [now.timeIntervalSince1970, payload.type.rawValue, bundleId, deviceId, activityId, data])
         let event = EncodedEvent(
             id: db.lastInsertedRowID, type: payload.type, time: now, bundleId: bundleId, deviceId: deviceId,
