@@ -42,6 +42,27 @@ struct Ingest: AsyncParsableCommand {
 
     /// Runs the closed loop and returns the result line.
     func measure(_ target: any Target, size: PayloadSize) async throws -> String {
+        let result = try await Self.closedLoop(target, size: size, connections: connections, activities: activities, seconds: seconds)
+        let (rate, cpu, failed) = (result.rate, result.cpu, result.failed)
+        return "ingest \(target.label) \(size.rawValue), \(grouped(Double(activities))) activities: \(grouped(rate)) updates/s"
+            + " (\(cpu.text); server CPU per update \(grouped(result.serverCPUPerUpdate * 1e6)) µs\(failed > 0 ? ", \(failed) failed" : ""))"
+    }
+
+    /// What a closed loop measured.
+    struct Result {
+        /// Acknowledged updates per second.
+        var rate: Double
+        var cpu: CPUUse
+        var failed: Int
+        /// The server's CPU seconds per acknowledged update.
+        var serverCPUPerUpdate: Double { cpu.server / rate }
+    }
+
+    /// Each connection sends an update, waits for its answer, sends the next, for `seconds`
+    /// after a warm-up of a fifth of it.
+    static func closedLoop(
+        _ target: any Target, size: PayloadSize, connections: Int, activities: Int, seconds: Double
+    ) async throws -> Result {
         let pool = try await target.publishers(connections)
         let warmUp = seconds / 5
         let clock = ContinuousClock()
@@ -69,9 +90,7 @@ struct Ingest: AsyncParsableCommand {
         }
         let cpu = meter!.use()
         for publisher in pool { await publisher.close() }
-        let rate = Double(done) / seconds
-        return "ingest \(target.label) \(size.rawValue), \(grouped(Double(count))) activities: \(grouped(rate)) updates/s"
-            + " (\(cpu.text); server CPU per update \(grouped(cpu.server / rate * 1e6)) µs\(failed > 0 ? ", \(failed) failed" : ""))"
+        return Result(rate: Double(done) / seconds, cpu: cpu, failed: failed)
     }
 }
 

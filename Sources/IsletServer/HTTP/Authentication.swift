@@ -39,15 +39,26 @@ struct Authentication: RouterMiddleware {
     static func key(in request: Request) throws -> String? {
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            guard parts.count == 2, parts[0].utf8.count == 6, parts[0].lowercased() == "bearer" else {
                 throw IsletError(.unauthorized, "Send the API key as \"Authorization: Bearer <key>\".")
             }
-            return String(parts[1]).trimmingCharacters(in: .whitespaces)
+            let key = parts[1]
+            // A key as Islet makes them (ASCII, no blank at either end) is taken as it is;
+            // anything else is trimmed of white space as before.
+            if let first = key.utf8.first, let last = key.utf8.last, Self.isPlainEnd(first), Self.isPlainEnd(last) {
+                return String(key)
+            }
+            return String(key).trimmingCharacters(in: .whitespaces)
         }
         if takesKeyInQuery(request.uri.path) {
             return request.query("key")
         }
         return nil
+    }
+
+    /// An ASCII byte that is not white space: nothing to trim.
+    private static func isPlainEnd(_ byte: UInt8) -> Bool {
+        byte > 0x20 && byte < 0x7F
     }
 
     /// Whether a path takes its key as `?key=` too: the event streams, which a browser's

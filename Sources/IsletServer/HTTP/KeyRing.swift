@@ -52,6 +52,7 @@ struct KeyRing: Sendable {
 
     /// The hash under which a key is stored.
     static func hash(_ key: String) -> String {
-        SHA256.hash(data: Data(key.utf8)).hexEncoded
+        var key = key
+        return key.withUTF8 { utf8 in SHA256.hash(data: UnsafeRawBufferPointer(utf8)) }.hexEncoded
     }
 }

@@ -15,13 +15,18 @@ struct PathParameters<Context: RequestContext>: RouterMiddleware {
         -> Response
     {
         let path = request.uri.path
-        if path != "/", path.hasSuffix("/") || path.contains("//") {
+        if path != "/", path.utf8.last == UInt8(ascii: "/") || Self.hasEmptySegment(path) {
             // As the router's own "no route", so what serves files for paths without one (`/pages/`) still can.
             throw HTTPError(.notFound, message: "No route \(request.method) \(path): a path segment is empty.")
         }
         var context = context
         var decoded = Parameters()
         for (name, value) in context.coreContext.parameters {
+            // Most parameters (ids) hold no escape: Foundation's decoding is then skipped.
+            guard value.utf8.contains(UInt8(ascii: "%")) else {
+                decoded.append(key: name, value: value)
+                continue
+            }
             guard let text = value.removingPercentEncoding else {
                 throw IsletError(.invalidRequest, "The path's \(name) is not valid percent-encoding.")
             }
@@ -29,5 +34,15 @@ struct PathParameters<Context: RequestContext>: RouterMiddleware {
         }
         context.coreContext.parameters = decoded
         return try await next(request, context)
+    }
+
+    /// Whether `path` has two slashes in a row.
+    private static func hasEmptySegment(_ path: String) -> Bool {
+        var previous: UInt8 = 0
+        for byte in path.utf8 {
+            if byte == UInt8(ascii: "/"), previous == byte { return true }
+            previous = byte
+        }
+        return false
     }
 }
