@@ -80,6 +80,7 @@ struct SQLiteAlone: AsyncParsableCommand {
         let read = try db.prepare(ChangeStatements.activityBody)
         let save = try db.prepare(narrowSave ? ChangeStatements.saveContent : ChangeStatements.saveActivity)
         let append = try db.prepare(ChangeStatements.insertEvent)
+        let link = try db.prepare(ChangeStatements.linkEvent)
 
         var changes = 0, transactions = 0
         let cpu = ThreadCPU()
@@ -114,6 +115,8 @@ struct SQLiteAlone: AsyncParsableCommand {
                     .text(#"{"content":{"relevanceScore":0,"state":\#(state)},"timestamp":\#(now)}"#),
                 ])
                 try append.run()
+                try link.bind([.integer(sqlite3_last_insert_rowid(db.handle)), .text(row.id)])
+                try link.run()
                 try release.run()
                 changes += 1
             }
@@ -148,7 +151,7 @@ private struct ThreadCPU {
 /// The few SQLite C calls the measurement needs.
 private final class SQLite {
     enum Value {
-        case text(String), real(Double), null
+        case text(String), real(Double), integer(Int64), null
     }
 
     struct Row {
@@ -178,6 +181,7 @@ private final class SQLite {
                 switch value {
                 case .text(let text): code = sqlite3_bind_text(handle, position, text, -1, SQLite.transient)
                 case .real(let real): code = sqlite3_bind_double(handle, position, real)
+                case .integer(let integer): code = sqlite3_bind_int64(handle, position, integer)
                 case .null: code = sqlite3_bind_null(handle, position)
                 }
                 try db.check(code)

@@ -28,8 +28,16 @@ public enum ChangeStatements {
         UPDATE activity SET relevanceScore = ?, updatedAt = ?, body = ?
         WHERE id = ? AND state = ? AND deadline IS ? AND startTime = ?
         """
-    /// Adds an event: time, type, bundleId, deviceId, activityId, data.
-    public static let insertEvent = "INSERT INTO event (time, type, bundleId, deviceId, activityId, data) VALUES (?, ?, ?, ?, ?, ?)"
+    /// Adds an event: time, type, bundleId, deviceId, activityId, data. An activity's event
+    /// names the activity's previous one (`previous`, the head its row keeps), so its history
+    /// is a walk back along the chain: no index of events by activity, which every change
+    /// inserted into at a random place.
+    public static let insertEvent = """
+        INSERT INTO event (time, type, bundleId, deviceId, activityId, data, previous)
+        VALUES (?1, ?2, ?3, ?4, ?5, ?6, (SELECT lastEventId FROM activity WHERE id = ?5))
+        """
+    /// Makes the event just added its activity's last: eventId, activityId.
+    public static let linkEvent = "UPDATE activity SET lastEventId = ? WHERE id = ?"
 }
 
 /// Reads and writes activities as rows: the whole activity as JSON, plus the columns queries use.

@@ -317,7 +317,20 @@ extension SQLiteReading {
     }
 
     func history(of id: ActivityID) throws -> [EncodedEvent] {
-        try Row.fetchAll(db, sql: "SELECT * FROM event WHERE activityId = ? ORDER BY id", arguments: [id]).compactMap(Self.event(from:))
+        // Back along the chain from the activity's last event (ChangeStatements.insertEvent);
+        // it ends where retention deleted the rest.
+        try Row.fetchAll(
+            db,
+            sql: """
+                WITH RECURSIVE chain(id) AS (
+                    SELECT lastEventId FROM activity WHERE id = ?
+                    UNION ALL
+                    SELECT event.previous FROM event JOIN chain ON event.id = chain.id WHERE event.previous IS NOT NULL
+                )
+                SELECT event.* FROM chain JOIN event ON event.id = chain.id ORDER BY event.id
+                """,
+            arguments: [id]
+        ).compactMap(Self.event(from:))
     }
 
     func lastEventID() throws -> EventID {

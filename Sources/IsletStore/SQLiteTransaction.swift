@@ -32,8 +32,12 @@ final class SQLiteTransaction: SQLiteReading, Transaction {
         let data = payload.encodedData()
         try db.cachedStatement(sql: ChangeStatements.insertEvent)
             .execute(arguments: [now.timeIntervalSince1970, payload.type.rawValue, bundleId, deviceId, activityId, data])
+        let id = db.lastInsertedRowID
+        if let activityId {
+            try db.cachedStatement(sql: ChangeStatements.linkEvent).execute(arguments: [id, activityId])
+        }
         let event = EncodedEvent(
-            id: db.lastInsertedRowID, type: payload.type, time: now, bundleId: bundleId, deviceId: deviceId,
+            id: id, type: payload.type, time: now, bundleId: bundleId, deviceId: deviceId,
             activityId: activityId, dataJSON: data
         )
         events.append(event)

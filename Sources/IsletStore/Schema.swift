@@ -250,6 +250,25 @@ enum Schema {
                 table.add(column: "environment", .text)  // development | production; NULL: Islet's own
             }
         }
+        migrator.registerMigration("v10: an activity's events chained, not indexed") { db in
+            // Each change inserted into `event_activity` at a random place: a page of the log per
+            // change, the largest cost SQLite had left (BENCHMARKS.md, issue 17). An event names
+            // its activity's previous one instead, and the activity keeps the last.
+            try db.alter(table: "event") { table in
+                table.add(column: "previous", .integer)
+            }
+            try db.alter(table: "activity") { table in
+                table.add(column: "lastEventId", .integer)
+            }
+            try db.execute(sql: """
+                UPDATE event SET previous = (
+                    SELECT MAX(earlier.id) FROM event AS earlier
+                    WHERE earlier.activityId = event.activityId AND earlier.id < event.id
+                ) WHERE activityId IS NOT NULL
+                """)
+            try db.execute(sql: "UPDATE activity SET lastEventId = (SELECT MAX(id) FROM event WHERE event.activityId = activity.id)")
+            try db.drop(index: "event_activity")
+        }
         return migrator
     }
 }
