@@ -61,8 +61,8 @@ struct JSONWriterTests {
     }
 
     @Test(arguments: [
-        0.0, -0.0, 1, -1, 0.1, 1.5, -3.25, 999_999_999_999_999, 1e15, 1e16, 1e21, 1e22, 1.2345678901234568e17, 1e-7, 5e-324,
-        1.7976931348623157e308, 9_007_199_254_740_993, 1_764_000_000.123, 12_345_678.9, -1e15, -1e-300,
+        0.0, -0.0, 1, -1, 0.1, 1.5, -3.25, 999_999_999_999_999, 1e15, 1e16, 1e21, 1e22, 1.2345678901234568e17, 1e-7, .leastNonzeroMagnitude,
+        1.7976931348623157e308, 9_007_199_254_740_992, 1_764_000_000.123, 12_345_678.9, -1e15, -1e-300,
     ])
     func numbersAreWrittenAsTheEncoderWritesThem(_ number: Double) throws {
         #expect(try written(JSONValue.number(number)) == encoded(JSONValue.number(number)))

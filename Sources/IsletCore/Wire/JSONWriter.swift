@@ -6,7 +6,7 @@ import Foundation
 /// members left out — without `Codable`'s boxing, which was the largest part of a change's
 /// cost. A test compares the two on random values, byte for byte.
 ///
-/// A type writes its members in sorted order itself (`member(_:)` checks it in debug builds).
+/// A type writes its members in sorted order itself; the test is what checks the order.
 public struct JSONWriter {
     /// The JSON written so far.
     public private(set) var bytes: [UInt8] = []
@@ -80,17 +80,15 @@ public struct JSONWriter {
         if value < 0 { bytes.append(UInt8(ascii: "-")) }
         var magnitude = value.magnitude
         var digits: (UInt64, UInt64, UInt64, UInt64) = (0, 0, 0, 0)  // 32 bytes: room for 20 digits
-        let count = withUnsafeMutableBytes(of: &digits) { buffer -> Int in
-            var end = buffer.count
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            var start = buffer.count
             repeat {
-                end -= 1
-                buffer[end] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                start -= 1
+                buffer[start] = UInt8(ascii: "0") + UInt8(magnitude % 10)
                 magnitude /= 10
             } while magnitude > 0
-            bytes.append(contentsOf: buffer[end...])
-            return buffer.count - end
+            bytes.append(contentsOf: buffer[start...])
         }
-        _ = count
     }
 
     /// A number as `JSONEncoder` writes a `Double`: its shortest form, a whole number without
@@ -142,17 +140,12 @@ public struct JSONWriter {
         case 0x0C: bytes.append(UInt8(ascii: "f"))
         case 0x0D: bytes.append(UInt8(ascii: "r"))
         default:
-            let hex: [UInt8] = Array("0123456789abcdef".utf8)
-            bytes.append(contentsOf: [UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"), hex[Int(byte >> 4)], hex[Int(byte & 0x0F)]])
+            bytes.append(contentsOf: "u00".utf8)
+            bytes.append(contentsOf: CollectionOfOne(byte).hexEncoded.utf8)
         }
     }
 
     // MARK: Values
-
-    /// Any value that writes itself.
-    public mutating func value(_ value: some JSONWritable) throws {
-        try value.write(to: &self)
-    }
 
     /// A member whose value is left out when `nil`, as synthesized `Encodable` does.
     public mutating func member(_ key: StaticString, ifPresent value: (some JSONWritable)?) throws {

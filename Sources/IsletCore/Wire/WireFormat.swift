@@ -35,6 +35,11 @@ public enum WireFormat {
     /// The number of bytes `value` takes once encoded: how ActivityKit's size limits are measured.
     public static func encodedSize(_ value: JSONValue) -> Int {
         var json = JSONWriter()
-        return (try? value.write(to: &json)).map { json.bytes.count } ?? 0
+        do {
+            try value.write(to: &json)
+            return json.bytes.count
+        } catch {
+            return 0
+        }
     }
 }

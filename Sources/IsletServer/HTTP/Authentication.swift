@@ -39,7 +39,7 @@ struct Authentication: RouterMiddleware {
     static func key(in request: Request) throws -> String? {
         if let authorization = request.headers[.authorization] {
             let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].utf8.count == 6, parts[0].lowercased() == "bearer" else {
+            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw IsletError(.unauthorized, "Send the API key as \"Authorization: Bearer <key>\".")
             }
             let key = parts[1]
