@@ -3,7 +3,8 @@ import Foundation
 import Hummingbird
 
 /// `islet-bench ceiling`: Hummingbird with an empty handler — the most any Hummingbird server
-/// can answer on this machine, Islet's HTTP ceiling.
+/// can answer on this machine, Islet's HTTP ceiling — and a bare event stream: the least a
+/// Hummingbird connection holding a streamed response open can cost (its memory floor).
 struct Ceiling: AsyncParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Serve Hummingbird's empty handler (the HTTP ceiling).")
 
@@ -13,6 +14,17 @@ struct Ceiling: AsyncParsableCommand {
     func run() async throws {
         let router = Router()
         router.post("/v1/activities/:id/update") { _, _ in HTTPResponse.Status.ok }
+        // A stream that says it is connected, then holds the response open until the client
+        // leaves — what any server must do for a subscriber, and nothing more.
+        router.get("/v1/events") { request, _ in
+            Response(status: .ok, headers: [.contentType: "text/event-stream"], body: ResponseBody { writer in
+                try await writer.write(ByteBuffer(string: ": connected\n\n"))
+                try? await request.body.consumeWithCancellationOnInboundClose { _ in
+                    try await Task.sleep(for: .seconds(86_400))
+                }
+                try await writer.finish(nil)
+            })
+        }
         let app = Application(
             router: router, configuration: .init(address: .hostname("127.0.0.1", port: port)),
             onServerRunning: { channel in

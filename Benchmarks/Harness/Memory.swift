@@ -6,7 +6,7 @@ import NIOCore
 /// connected SSE subscriber, and its data directory's size on disk per activity.
 struct Memory: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Islet's resident memory: idle, per stored activity, per connected SSE subscriber; disk per activity."
+        abstract: "Islet's resident memory: idle, per stored activity, per connected SSE subscriber (beside a bare Hummingbird stream's); disk per activity."
     )
 
     @OptionGroup var systems: Systems
@@ -76,6 +76,23 @@ struct Memory: AsyncParsableCommand {
         print(
             "memory \(grouped(Double(subscribers))) SSE subscribers (one per device, connected in \(String(format: "%.1f", connectSeconds)) s): \(with.text),"
                 + " \(perItem(with.kilobytes - before.kilobytes, subscribers)) per subscriber"
+        )
+        await connected.close()
+        try await measureFloor()
+    }
+
+    /// The same connections held open by Hummingbird's bare stream (`islet-bench ceiling`): what a
+    /// streaming connection costs this HTTP stack before Islet does anything.
+    private func measureFloor() async throws {
+        let server = try await systems.startCeiling()
+        defer { server.stop() }
+        let reader = ResidentMemory(server: server, settle: settle)
+        let idle = try await reader.read()
+        let connected = try await SubscriberCrowd.connect(subscribers, port: server.port, key: "")
+        let with = try await reader.read()
+        print(
+            "memory floor, \(grouped(Double(subscribers))) streams held open by Hummingbird's bare handler (islet-bench ceiling):"
+                + " idle \(idle.text), then \(with.text), \(perItem(with.kilobytes - idle.kilobytes, subscribers)) per connection"
         )
         await connected.close()
     }
