@@ -34,6 +34,12 @@ struct APNsPushes: AsyncParsableCommand {
     @Flag(inversion: .prefixedNo, help: "Strict pushes: a push the device would drop answers 400 instead of 200, so every 200 was applied.")
     var strict = true
 
+    @Flag(
+        inversion: .prefixedNo,
+        help: "Also push, the same way, to a sink that answers 200 at once (islet-bench sink): the most this client and HTTP/2 over TLS reach here."
+    )
+    var ceiling = true
+
     private static let bundleId = "com.bench.apns"
 
     func validate() throws {
@@ -61,6 +67,21 @@ struct APNsPushes: AsyncParsableCommand {
         let ca = server.directory.appendingPathComponent("data/tls/ca.pem").path
         for count in try countList(connections, option: "--connections") {
             let result = try await measure(server, apnsPort: apnsPort, ca: ca, connections: count, tokens: tokens, jwt: provider.jwt)
+            print(result.line)
+        }
+        guard ceiling else { return }
+        server.stop()
+        try await measureCeiling(tokens: tokens, jwt: provider.jwt)
+    }
+
+    /// The same pushes to a sink that stores nothing and answers 200 at once: what the client,
+    /// HTTP/2 and TLS take on this machine, the APNs endpoint's ceiling.
+    private func measureCeiling(tokens: [String], jwt: String) async throws {
+        let sink = try await systems.startSink()
+        defer { sink.stop() }
+        let ca = sink.directory.appendingPathComponent("cert.pem").path
+        for count in try countList(connections, option: "--connections") {
+            let result = try await measure(sink, apnsPort: sink.port, ca: ca, connections: count, tokens: tokens, jwt: jwt)
             print(result.line)
         }
     }

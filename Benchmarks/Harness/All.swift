@@ -68,6 +68,7 @@ struct All: AsyncParsableCommand {
                 ["memory", "--activities", "20,50", "--devices", "5", "--subscribers", "10", "--settle", "2"],
                 ["startup", "--activities", "50", "--devices", "5", "--runs", "1"],
                 ["apns", "--activities", "20", "--connections", "1,2", "--streams", "10", "--seconds", "0.5"],
+                ["delivery", "--sink", "--phones", "20", "--rate", "40", "--seconds", "1", "--warm-up", "0.5", "--connections", "2"],
             ]
         }
         return [
@@ -85,7 +86,10 @@ struct All: AsyncParsableCommand {
             ["fanout", "--system", islet, "--transport", "ws", "--seconds", "10", "--subscribers", "10000"],
             ["memory", "--activities", "10000,\(largest)"],
             ["startup", "--activities", "\(largest)"],
+            // The APNs endpoint beside a sink that answers 200 at once (the HTTP/2 ceiling); then
+            // Islet sending to that sink, offered more than half the ceiling.
             ["apns", "--seconds", "10"],
+            ["delivery", "--sink", "--phones", "1000", "--rate", "2500", "--seconds", "10", "--warm-up", "3", "--connections", "64"],
         ]
     }
 }

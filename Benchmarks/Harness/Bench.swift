@@ -65,6 +65,13 @@ struct Systems: ParsableArguments {
     func startCeiling() async throws -> ServerUnderTest {
         try await ServerUnderTest(name: "hummingbird (empty handler)", executable: harnessPath, arguments: ["ceiling"], directory: try scratch("ceiling"))
     }
+
+    /// Starts `islet-bench sink` (HTTP/2 over TLS, every push answered 200 at once); its
+    /// certificate is `cert.pem` in its directory.
+    func startSink(name: String = "sink (Hummingbird HTTP/2 over TLS, 200 at once, nothing stored)") async throws -> ServerUnderTest {
+        let directory = try scratch("sink")
+        return try await ServerUnderTest(name: name, executable: harnessPath, arguments: ["sink", "--directory", directory.path], directory: directory)
+    }
 }
 
 /// A thousands-separated whole number.

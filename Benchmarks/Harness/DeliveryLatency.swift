@@ -1,4 +1,5 @@
 import ArgumentParser
+import Crypto
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -32,14 +33,33 @@ struct DeliveryLatency: AsyncParsableCommand {
 
     @OptionGroup var store: StoreChoice
 
+    @Flag(help: "Apple is a sink that answers 200 at once (islet-bench sink) instead of Islet B: A's sending alone, against the ceiling `apns` measures.")
+    var sink = false
+
     private static let bundleId = "com.bench.delivery"
 
     func run() async throws {
-        // B plays Apple: the app, its key, and an activity with a push token per phone.
-        let apple = try await systems.startIslet(durability: store.durability, apns: true, name: "B, playing Apple")
+        // B plays Apple: the app, its key, and an activity with a push token per phone — or a
+        // sink that takes any token, with a key of A's own.
+        let apple: ServerUnderTest
+        let provider: Provider
+        let tokens: [String]
+        let appleCA: URL
+        let applePort: Int
+        if sink {
+            apple = try await systems.startSink(name: "a sink answering 200 at once")
+            provider = Provider(
+                appKey: "", jwt: "", privateKey: P256.Signing.PrivateKey().pemRepresentation, keyId: "BENCHKEY01", teamId: "BENCHTEAM1"
+            )
+            tokens = (0..<phones).map { _ in (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
+            (appleCA, applePort) = (apple.directory.appendingPathComponent("cert.pem"), apple.port)
+        } else {
+            apple = try await systems.startIslet(durability: store.durability, apns: true, name: "B, playing Apple")
+            provider = try await Provider.register(on: apple, bundleId: Self.bundleId, strict: true)
+            tokens = try await Provider.pushTokens(phones, port: apple.port, key: provider.appKey)
+            (appleCA, applePort) = (apple.directory.appendingPathComponent("data/tls/ca.pem"), apple.apnsPort!)
+        }
         defer { apple.stop() }
-        let provider = try await Provider.register(on: apple, bundleId: Self.bundleId, strict: true)
-        let tokens = try await Provider.pushTokens(phones, port: apple.port, key: provider.appKey)
 
         // A is the backend: the app, its credentials sending to B, and a phone per activity.
         let backend = try await systems.startIslet(durability: store.durability, name: "A, the backend")
@@ -47,10 +67,10 @@ struct DeliveryLatency: AsyncParsableCommand {
         let admin = try backend.adminKey
         let setup = try await HTTPConnection.connect(port: backend.port)
         let appKey = try await IsletSetup.app(on: setup, admin: admin, bundleId: Self.bundleId)
-        let ca = try String(contentsOf: apple.directory.appendingPathComponent("data/tls/ca.pem"), encoding: .utf8)
+        let ca = try String(contentsOf: appleCA, encoding: .utf8)
         let credential = try JSONSerialization.data(withJSONObject: [
             "teamId": provider.teamId, "keyId": provider.keyId, "privateKey": provider.privateKey, "environment": "development",
-            "url": "https://127.0.0.1:\(apple.apnsPort!)", "caCertificate": ca,
+            "url": "https://127.0.0.1:\(applePort)", "caCertificate": ca,
         ])
         let (status, answer) = try await setup.send(
             .PUT, "/v1/apps/\(Self.bundleId)/delivery", headers: [("Authorization", "Bearer \(admin)")], body: ByteBuffer(bytes: credential)
@@ -73,7 +93,7 @@ struct DeliveryLatency: AsyncParsableCommand {
         }
         print(
             "delivery: \(grouped(Double(phones))) phones on A (\(backend.name), durability \(store.durability)), each activity's update token"
-                + " one of B's (\(apple.name), strict pushes: a 200 was applied); \(grouped(rate)) updates/s over \(connections) connections"
+                + (sink ? " a token for \(apple.name)" : " one of B's (\(apple.name), strict pushes: a 200 was applied)") + "; \(grouped(rate)) updates/s over \(connections) connections"
                 + " for \(Int(warmUp)) s warm-up + \(Int(seconds)) s measured; latency = A's delivery log, queued (the commit) to Apple's 200 recorded"
         )
 
@@ -140,7 +160,11 @@ struct DeliveryLatency: AsyncParsableCommand {
         var queued: [Int: Double] = [:]
         var latencies: [UInt64] = []
         var outcomes: [String: Int] = [:]
+        // Deliveries answered 200 within the measured window, whatever their commit's time: A's rate of sending.
+        let window = measuredFrom.timeIntervalSince1970...(measuredFrom.timeIntervalSince1970 + seconds)
+        var deliveredInWindow = 0
         for line in logs.joined() where line.event == "update" {
+            if line.outcome == "delivered", line.status == 200, window.contains(line.time) { deliveredInWindow += 1 }
             if line.outcome == "queued" {
                 queued[line.delivery] = line.time
                 continue
@@ -159,7 +183,8 @@ struct DeliveryLatency: AsyncParsableCommand {
                 + " \(grouped(Double(latencies.count))) measured ones delivered with 200"
                 + (others.isEmpty ? "" : " (also: \(others.joined(separator: ", ")))")
                 + ": commit → APNs 200 \(percentiles([0.5, 0.99], of: latencies)), max \(String(format: "%.2f", percentile(1, of: latencies))) ms;"
-                + " A \(useA.text.replacingOccurrences(of: "server ", with: "")), B CPU \(Int(useB.server * 100))%"
+                + " \(grouped(Double(deliveredInWindow) / seconds)) deliveries/s answered 200 while measured;"
+                + " A \(useA.text.replacingOccurrences(of: "server ", with: "")), \(sink ? "sink" : "B") CPU \(Int(useB.server * 100))%"
         )
     }
 }

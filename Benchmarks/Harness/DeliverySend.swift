@@ -33,11 +33,8 @@ struct DeliverySend: AsyncParsableCommand {
     private static let bundleId = "com.bench.send"
 
     func run() async throws {
-        let directory = try systems.scratch("sink")
-        let sink = try await ServerUnderTest(
-            name: "sink (Hummingbird HTTP/2, 200 at once)", executable: systems.harnessPath,
-            arguments: ["sink", "--directory", directory.path], directory: directory
-        )
+        let sink = try await systems.startSink()
+        let directory = sink.directory
         defer { sink.stop() }
         let apple = try await systems.startIslet(durability: "full", apns: true, name: "Islet's APNs endpoint")
         defer { apple.stop() }

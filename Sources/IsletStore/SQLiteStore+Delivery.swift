@@ -63,26 +63,22 @@ extension SQLiteReading {
     }
 
     func dueDeliveries(at date: Date, limit: Int) throws -> [Delivery] {
-        // The oldest unfinished delivery of each order key, when it is pending and due, or its
-        // lease has run out: one at a time per activity keeps its order.
         try Row.fetchAll(
-            db.cachedStatement(sql: """
-                SELECT d.* FROM delivery d
-                WHERE ((d.state = 'pending' AND d.nextAttemptAt <= ?) OR (d.state = 'sending' AND d.leaseUntil <= ?))
-                AND d.id = (SELECT MIN(e.id) FROM delivery e WHERE e.orderKey = d.orderKey AND e.state IN \(DeliveryRows.unfinished))
-                ORDER BY d.nextAttemptAt, d.id LIMIT ?
-                """),
-            arguments: [date.timeIntervalSince1970, date.timeIntervalSince1970, limit]
+            db.cachedStatement(sql: DeliveryRows.dueQuery), arguments: [date.timeIntervalSince1970, limit]
         ).map(DeliveryRows.delivery(from:))
     }
 
     func heldDeliveries(bundleId: BundleID) throws -> [Delivery] {
-        try Row.fetchAll(db, sql: "SELECT * FROM delivery WHERE state = 'held' AND bundleId = ? ORDER BY id", arguments: [bundleId])
+        try Row.fetchAll(
+            db, sql: "SELECT * FROM delivery WHERE state IN \(DeliveryRows.unfinished) AND state = 'held' AND bundleId = ? ORDER BY id",
+            arguments: [bundleId]
+        )
             .map(DeliveryRows.delivery(from:))
     }
 
     func claimedDeliveries() throws -> [Delivery] {
-        try Row.fetchAll(db, sql: "SELECT * FROM delivery WHERE state = 'sending' ORDER BY id").map(DeliveryRows.delivery(from:))
+        try Row.fetchAll(db, sql: "SELECT * FROM delivery WHERE state IN \(DeliveryRows.sendable) AND state = 'sending' ORDER BY id")
+            .map(DeliveryRows.delivery(from:))
     }
 
     func nextDeliveryAttempt() throws -> Date? {
@@ -226,7 +222,37 @@ extension SQLiteTransaction {
 
 /// Delivery rows to values and back.
 enum DeliveryRows {
+    /// The states of the `delivery_unfinished` index's condition, as it is written there: a query
+    /// repeats it for SQLite to use the index.
     static let unfinished = "('pending', 'sending', 'held')"
+    /// The states of the `delivery_due` index's condition, likewise.
+    static let sendable = "('pending', 'sending')"
+
+    /// The deliveries to send now (`?1`: the time, `?2`: how many at most): the oldest unfinished
+    /// delivery of each order key, when it is pending and due, or its lease has run out — one at
+    /// a time per activity keeps its order.
+    ///
+    /// Each state is read from the `delivery_due` index in order, stopping at the limit. SQLite
+    /// uses a partial index only when the query repeats its condition word for word; with an
+    /// `OR` of the two states it scanned every delivery ever made, finished ones included, on
+    /// every claim (10 ms with 60,000 of them; 0.05 ms this way).
+    static let dueQuery: String = {
+        let oldestOfItsKey = "d.id = (SELECT MIN(e.id) FROM delivery e WHERE e.orderKey = d.orderKey AND e.state IN \(unfinished))"
+        return """
+            SELECT * FROM (
+                SELECT d.* FROM delivery d
+                WHERE d.state IN \(sendable) AND d.state = 'pending' AND d.nextAttemptAt <= ?1 AND \(oldestOfItsKey)
+                ORDER BY d.nextAttemptAt, d.id LIMIT ?2
+            )
+            UNION ALL
+            SELECT * FROM (
+                SELECT d.* FROM delivery d
+                WHERE d.state IN \(sendable) AND d.state = 'sending' AND d.leaseUntil <= ?1 AND \(oldestOfItsKey)
+                ORDER BY d.nextAttemptAt, d.id LIMIT ?2
+            )
+            ORDER BY nextAttemptAt, id LIMIT ?2
+            """
+    }()
 
     static func credential(from row: Row) -> StoredCredential {
         StoredCredential(
