@@ -58,10 +58,9 @@ private final class SSEReader: ChannelInboundHandler, @unchecked Sendable {
 
     /// Reads complete messages (up to a blank line) from what has arrived.
     private func scan() {
-        while let end = pending.readableBytesView.firstRange(of: [10, 10]) {
-            let length = end.upperBound - pending.readerIndex
-            let message = pending.readSlice(length: length)!
-            if let connected, message.readableBytesView.firstRange(of: Self.connectedComment) != nil {
+        while let end = pending.offset(of: Self.blankLine) {
+            let message = pending.readSlice(length: end + Self.blankLine.count)!
+            if let connected, message.offset(of: Self.connectedComment) != nil {
                 connected.succeed()
                 self.connected = nil
                 continue
@@ -72,6 +71,7 @@ private final class SSEReader: ChannelInboundHandler, @unchecked Sendable {
     }
 
     private static let connectedComment = Array(": connected".utf8)
+    private static let blankLine: [UInt8] = [10, 10]
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         connected?.fail(error)

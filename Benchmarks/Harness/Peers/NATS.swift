@@ -46,7 +46,7 @@ enum NATS: PeerProtocol {
     /// JetStream's ack (`{"stream":…,"seq":…}`), not an error or a no-responders status.
     static func accepted(_ replies: [Frame]) -> Bool {
         guard case .message(let ack) = replies[0] else { return false }
-        return ack.status == nil && ack.payload.readableBytesView.firstRange(of: Array(#""error""#.utf8)) == nil
+        return ack.status == nil && ack.payload.offset(of: Array(#""error""#.utf8)) == nil
     }
 
     /// An ordered push consumer for updates only: no acks, flow control and heartbeats.
@@ -105,8 +105,8 @@ enum NATS: PeerProtocol {
         typealias InboundOut = Frame
 
         mutating func decode(context: ChannelHandlerContext, buffer: inout ByteBuffer) throws -> DecodingState {
-            guard let end = buffer.readableBytesView.firstRange(of: [13, 10]) else { return .needMoreData }
-            let lineLength = end.lowerBound - buffer.readerIndex
+            guard let end = buffer.offset(of: [13, 10]) else { return .needMoreData }
+            let lineLength = end
             let line = buffer.getString(at: buffer.readerIndex, length: lineLength) ?? ""
             let words = line.split(separator: " ")
             let frame: Frame

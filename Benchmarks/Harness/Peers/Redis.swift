@@ -105,8 +105,8 @@ enum RESP: PeerProtocol {
 
         /// The text up to the next CRLF, consumed with it.
         private static func line(from buffer: inout ByteBuffer) -> String? {
-            guard let end = buffer.readableBytesView.firstRange(of: [13, 10]) else { return nil }
-            let line = buffer.readString(length: end.lowerBound - buffer.readerIndex)
+            guard let end = buffer.offset(of: [13, 10]) else { return nil }
+            let line = buffer.readString(length: end)
             buffer.moveReaderIndex(forwardBy: 2)
             return line
         }

@@ -172,11 +172,16 @@ struct EventRoutes {
     }
 
     static func serverSentEventFrames(_ events: [EncodedEvent]) -> ByteBuffer {
-        var buffer = ByteBuffer()
+        // Sized once, written without interpolation: a fan-out writes this for every subscriber.
+        var buffer = ByteBufferAllocator().buffer(capacity: events.reduce(0) { $0 + $1.json.utf8.count + 64 })
         for event in events {
-            buffer.writeString("id: \(event.id)\nevent: \(event.type.rawValue)\ndata: ")
+            buffer.writeStaticString("id: ")
+            buffer.writeString(String(event.id))
+            buffer.writeStaticString("\nevent: ")
+            buffer.writeString(event.type.rawValue)
+            buffer.writeStaticString("\ndata: ")
             buffer.writeString(event.json)
-            buffer.writeString("\n\n")
+            buffer.writeStaticString("\n\n")
         }
         return buffer
     }
