@@ -132,13 +132,12 @@ public struct Islet: Sendable {
             // `/pages/` is a directory's index, so this comes before the API's path rules.
             router.add(middleware: FileMiddleware(pages, urlBasePath: "/pages", searchForIndexHtml: true, logger: logger))
         }
-        router.add(middleware: PathParameters())
-        router.add(middleware: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]))
         let loopbackOnly = configuration.server.listensOnLoopbackOnly
         let authentication = Authentication(keys: keys, loopbackOnly: loopbackOnly)
-        router.add(middleware: authentication)
+        router.add(middleware: RequestChecks(
+            knownQueries: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]), authentication: authentication
+        ))
         router.add(middleware: MetricsMiddleware())
-        router.add(middleware: RequestLogging())
         let maxBodySize = configuration.server.maxBodySize
         OperationsRoutes(engine: engine, metrics: metrics, startedAt: clock.now()).add(to: router)
         AppRoutes(engine: engine, keys: keys, maxBodySize: maxBodySize).add(to: router)

@@ -7,22 +7,14 @@ import IsletCore
 ///
 /// A request without a key continues unauthenticated, so public routes work; routes that need a
 /// key say so. A key that is present but unknown is refused at once.
-struct Authentication: RouterMiddleware {
+struct Authentication: Sendable {
     let keys: KeyRing
     /// Whether the server listens on loopback only, so requests with no key may act as displays
     /// (when `KeylessAccess` grants it).
     let loopbackOnly: Bool
 
-    func handle(
-        _ request: Request, context: IsletRequestContext, next: (Request, IsletRequestContext) async throws -> Response
-    ) async throws -> Response {
-        var context = context
-        try await authenticate(request, &context)
-        return try await next(request, context)
-    }
-
     /// Records in `context` who the request speaks for: the key's owner, or — without a key —
-    /// what the keyless display allows it. One rule for the middleware and the WebSocket
+    /// what the keyless display allows it. One rule for `RequestChecks` and the WebSocket
     /// upgrade, which answers before any middleware so a refusal can be a close code.
     func authenticate(_ request: Request, _ context: inout IsletRequestContext) async throws {
         if let key = try Self.key(in: request) {

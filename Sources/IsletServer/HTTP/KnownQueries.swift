@@ -8,7 +8,7 @@ import IsletCore
 /// server serves (`GET /openapi.json`), so the document and the check cannot disagree; `key`
 /// is taken where `Authentication` reads it from the query. Only `/v1/` routes
 /// are checked: a page takes whatever a browser or a link adds to its address.
-struct KnownQueries<Context: RequestContext>: RouterMiddleware {
+struct KnownQueries: Sendable {
     /// The query names each operation takes, by `METHOD /path/{parameter}`.
     let names: [String: Set<String>]
 
@@ -16,9 +16,8 @@ struct KnownQueries<Context: RequestContext>: RouterMiddleware {
         names = Self.queryNames(in: document ?? "{}")
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
+    /// Refuses the request if its query names a parameter its operation does not take.
+    func check<Context: RequestContext>(_ request: Request, context: Context) throws {
         let keys = request.uri.queryParameters.map { String($0.key) }
         // The API's routes; a page (the display) takes whatever a browser or a link adds.
         if !keys.isEmpty, let path = context.endpointPath, path.hasPrefix("/v1/") {
@@ -32,7 +31,6 @@ struct KnownQueries<Context: RequestContext>: RouterMiddleware {
                 )
             }
         }
-        return try await next(request, context)
     }
 
     /// Every operation's query parameter names, from an OpenAPI 3.1 document's `paths`

@@ -10,16 +10,14 @@ import IsletCore
 /// parameters over as sent, so a key or type name a client percent-encodes (Islet's own client
 /// does, as every URL library does) was stored encoded: `islet start --by-key "nightly build"`
 /// made the key `nightly%20build`, and a layout for `My Type` never drew activities of that type.
-struct PathParameters<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
+enum PathParameters {
+    /// Refuses a path with an empty segment; puts the percent-decoded parameters in `context`.
+    static func read<Context: RequestContext>(_ request: Request, into context: inout Context) throws {
         let path = request.uri.path
         if path != "/", path.utf8.last == UInt8(ascii: "/") || Self.hasEmptySegment(path) {
             // As the router's own "no route", so what serves files for paths without one (`/pages/`) still can.
             throw HTTPError(.notFound, message: "No route \(request.method) \(path): a path segment is empty.")
         }
-        var context = context
         var decoded = Parameters()
         for (name, value) in context.coreContext.parameters {
             // Most parameters (ids) hold no escape: Foundation's decoding is then skipped.
@@ -33,7 +31,6 @@ struct PathParameters<Context: RequestContext>: RouterMiddleware {
             decoded.append(key: name, value: Substring(text))
         }
         context.coreContext.parameters = decoded
-        return try await next(request, context)
     }
 
     /// Whether `path` has two slashes in a row.

@@ -3,17 +3,13 @@ import Logging
 
 /// Logs each request's method, path and status at debug level. Not the query: event streams
 /// accept `?key=`, and keys must never reach a log.
-struct RequestLogging<Context: RequestContext>: RouterMiddleware {
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws
-        -> Response
-    {
-        let response = try await next(request, context)
+enum RequestLogging {
+    static func log<Context: RequestContext>(_ request: Request, _ response: Response, context: Context) {
         context.logger.debug(
             "Request",
             metadata: [
                 "method": "\(request.method)", "path": "\(request.uri.path)", "status": "\(response.status.code)",
             ]
         )
-        return response
     }
 }
