@@ -35,7 +35,7 @@ def parse(path):
                 rows[kind].append(match.groupdict())
                 break
         else:
-            if re.match(r"^(memory|startup|apns)[ :]", line):
+            if re.match(r"^(memory|startup|apns|delivery)[ :]", line):
                 rows["other"].append(line)
     return rows
 
@@ -112,7 +112,7 @@ def main():
     print("### Ingest\n\n" + ingest_table(rows["ingest"], before))
     print("\n### Update → subscriber latency\n\n" + latency_table(rows["latency"], before))
     print("\n### Fan-out\n\n" + fanout_table(rows["fanout"], before))
-    print("\n### Memory, start-up, APNs\n\n```\n" + "\n".join(rows["other"]) + "\n```")
+    print("\n### Memory, start-up, APNs, delivery\n\n```\n" + "\n".join(rows["other"]) + "\n```")
     if before:
         print("\nBefore (the same steps against the earlier build):\n\n```\n" + "\n".join(before["other"]) + "\n```")
 

@@ -12,16 +12,20 @@ extension LiveActivityPayload {
         // A field given twice is valid JSON that decoders read differently (Foundation keeps the
         // first copy, others the last): APNs passes it on, and a device could show either. Islet
         // drops such a push and says why rather than guess.
+        // Read in the checking pass, as a REST body is; only a payload with a duplicate is read
+        // again by Foundation, to say what a device would have made of it.
         var duplicate: JSONSyntax.Failure?
+        let json: JSONValue
         do throws(JSONSyntax.Failure) {
-            try JSONSyntax.check(body)
+            json = try JSONSyntax.parse(body)
         } catch where error.kind == .duplicateKey {
             duplicate = error
+            guard let decoded = try? WireFormat.decoder().decode(JSONValue.self, from: body) else {
+                throw .badRequestPayload("The payload is not valid JSON.")
+            }
+            json = decoded
         } catch {
             throw .badRequestPayload("The payload is not valid JSON: \(error).")
-        }
-        guard let json = try? WireFormat.decoder().decode(JSONValue.self, from: body) else {
-            throw .badRequestPayload("The payload is not valid JSON.")
         }
         guard let aps = json["aps"]?.objectValue else {
             throw .badRequestPayload("The payload has no \"aps\" dictionary.")

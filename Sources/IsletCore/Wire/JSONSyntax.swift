@@ -72,6 +72,18 @@ public enum JSONSyntax {
         }
         if let failure { throw failure }
     }
+
+    /// Reads `bytes` (an array, `Data`…) as `parse` does.
+    public static func parse(_ bytes: some ContiguousBytes) throws(Failure) -> JSONValue {
+        let result: Result<JSONValue, Failure> = bytes.withUnsafeBytes { buffer in
+            do throws(Failure) {
+                return .success(try parse(buffer))
+            } catch {
+                return .failure(error)
+            }
+        }
+        return try result.get()
+    }
 }
 
 extension JSONSyntax {
