@@ -47,7 +47,7 @@ struct EventChainMigrationTests {
         #expect(before.0.allSatisfy { $0.json.contains(#""data":{"n":"#) })
 
         // A change after the migration extends the chain.
-        try await store.pool.write { db in
+        _ = try await store.pool.write { db in
             try SQLiteTransaction(db: db, now: Date(timeIntervalSince1970: 10))
                 .append(.alert(Alert(title: "t", body: "b")), bundleId: "com.example", deviceId: "d", activityId: "A")
         }
