@@ -37,6 +37,7 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1", traits: ["FullFoundation"]),
         .package(url: "https://github.com/hummingbird-project/hummingbird-websocket.git", from: "2.8.1"),
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-metrics.git", from: "2.13.0"),
@@ -89,6 +90,17 @@ let package = Package(
                 "IsletEngine",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
+            // The store on PostgreSQL, for several nodes on one database (docs/cluster.md).
+            name: "IsletPostgres",
+            dependencies: [
+                "IsletCore",
+                "IsletEngine",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -299,6 +311,7 @@ let package = Package(
                 "IsletCore",
                 "IsletEngine",
                 "IsletStore",
+                "IsletPostgres",
                 "IsletRender",
                 "IsletTestSupport",
                 .product(name: "GRDB", package: "GRDB.swift"),

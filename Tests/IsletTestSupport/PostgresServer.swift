@@ -1,0 +1,128 @@
+import Foundation
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// A PostgreSQL server of a test's own: `initdb` in a temporary directory, `pg_ctl start` on a
+/// free loopback port, `stop()` stops it and deletes the directory. Debian's `postgresql`
+/// package provides the programs (`.ci/run` installs it).
+///
+/// PostgreSQL refuses to run as root; as root (CI's containers), its programs run as the
+/// `postgres` user the package creates, and the directory is given to that user.
+public final class PostgresServer: Sendable {
+    /// The loopback port it listens on.
+    public let port: Int
+    /// The user `initdb` made, trusted without a password on loopback.
+    public let user = "islet"
+    private let directory: URL
+    private let programs: URL
+    private let runAs: String?
+
+    /// Whether tests that need PostgreSQL run: when it is installed, or when
+    /// `ISLET_REQUIRE_POSTGRES` is set (`.ci/run` sets it), which makes its absence a failure
+    /// rather than a skip.
+    public static var available: Bool {
+        (try? programs()) != nil || ProcessInfo.processInfo.environment["ISLET_REQUIRE_POSTGRES"] != nil
+    }
+
+    /// The address a store is given: `postgres://islet@127.0.0.1:<port>/postgres`.
+    public var url: String { "postgres://\(user)@127.0.0.1:\(port)/postgres" }
+
+    /// Makes a database cluster and starts it.
+    ///
+    /// - Throws: `PostgresServerError` saying what is missing or what the server said.
+    public init() throws {
+        programs = try Self.programs()
+        runAs = geteuid() == 0 ? "postgres" : nil
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-postgres-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let runAs { try Self.run("/usr/bin/chown", [runAs, directory.path]) }
+        try Self.run(programs.appendingPathComponent("initdb").path, [
+            "-D", directory.appendingPathComponent("data").path, "-A", "trust", "-U", "islet", "-E", "UTF8", "--no-sync",
+        ], as: runAs)
+        var started: (port: Int, error: (any Error)?) = (0, nil)
+        // A free port can be taken between choosing it and the server binding it: a few tries.
+        for _ in 0..<5 {
+            let candidate = try Self.freePort()
+            do {
+                try Self.run(programs.appendingPathComponent("pg_ctl").path, [
+                    "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path, "-w",
+                    "-o", "-p \(candidate) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
+                ], as: runAs)
+                started = (candidate, nil)
+                break
+            } catch {
+                started.error = error
+            }
+        }
+        guard started.port != 0 else {
+            try? FileManager.default.removeItem(at: directory)
+            throw started.error ?? PostgresServerError("PostgreSQL did not start")
+        }
+        port = started.port
+    }
+
+    /// Stops the server (fast shutdown: open sessions are ended) and deletes its directory.
+    public func stop() {
+        try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
+            "-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop",
+        ], as: runAs)
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// The newest installed PostgreSQL's programs (`/usr/lib/postgresql/<version>/bin`).
+    private static func programs() throws -> URL {
+        let root = URL(fileURLWithPath: "/usr/lib/postgresql")
+        let versions = (try? FileManager.default.contentsOfDirectory(atPath: root.path)) ?? []
+        guard let newest = versions.compactMap(Int.init).max() else {
+            throw PostgresServerError("PostgreSQL is not installed: apt-get install postgresql (.ci/run does)")
+        }
+        return root.appendingPathComponent("\(newest)/bin")
+    }
+
+    /// Runs a program to its end through `/bin/sh` (`system`), what it says in a file.
+    ///
+    /// Not `Foundation.Process`: after `pg_ctl start`, which leaves the server running in the
+    /// background, its wait never returned (the exited child was left unreaped), and a pipe for
+    /// the output would be held open by the server.
+    private static func run(_ program: String, _ arguments: [String], as user: String? = nil) throws {
+        let transcript = FileManager.default.temporaryDirectory.appendingPathComponent("islet-postgres-\(UUID().uuidString).out")
+        defer { try? FileManager.default.removeItem(at: transcript) }
+        let words = (user.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [program] + arguments
+        let command = words.map(quoted).joined(separator: " ") + " > \(quoted(transcript.path)) 2>&1 < /dev/null"
+        let status = system(command)
+        guard status == 0 else {
+            let said = (try? String(contentsOf: transcript, encoding: .utf8)) ?? ""
+            throw PostgresServerError("\(URL(fileURLWithPath: program).lastPathComponent) failed (\(status)): \(said.suffix(2000))")
+        }
+    }
+
+    /// A word for `/bin/sh`, single-quoted.
+    private static func quoted(_ word: String) -> String {
+        "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+    }
+
+    private static func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw PostgresServerError("socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
+                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
+            }
+        }
+        guard bound else { throw PostgresServerError("bind: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
+
+/// Why a test's PostgreSQL could not be made or started.
+public struct PostgresServerError: Error, CustomStringConvertible {
+    public let description: String
+    public init(_ description: String) { self.description = description }
+}
