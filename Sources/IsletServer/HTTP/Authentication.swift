@@ -34,23 +34,12 @@ struct Authentication: Sendable {
             guard parts.count == 2, parts[0].lowercased() == "bearer" else {
                 throw IsletError(.unauthorized, "Send the API key as \"Authorization: Bearer <key>\".")
             }
-            let key = parts[1]
-            // A key as Islet makes them (ASCII, no blank at either end) is taken as it is;
-            // anything else is trimmed of white space as before.
-            if let first = key.utf8.first, let last = key.utf8.last, Self.isPlainEnd(first), Self.isPlainEnd(last) {
-                return String(key)
-            }
-            return String(key).trimmingCharacters(in: .whitespaces)
+            return parts[1].trimmedOfWhitespace()
         }
         if takesKeyInQuery(request.uri.path) {
             return request.query("key")
         }
         return nil
-    }
-
-    /// An ASCII byte that is not white space: nothing to trim.
-    private static func isPlainEnd(_ byte: UInt8) -> Bool {
-        byte > 0x20 && byte < 0x7F
     }
 
     /// Whether a path takes its key as `?key=` too: the event streams, which a browser's
