@@ -35,7 +35,9 @@ public final class PostgresServer: Sendable {
     public init() throws {
         programs = try Self.programs()
         runAs = geteuid() == 0 ? "postgres" : nil
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-postgres-\(UUID().uuidString)")
+        // In /tmp, not `TMPDIR`: the `postgres` user must reach it (a root's TMPDIR may be in
+        // /root, which it cannot enter), and its socket's path must stay under 108 bytes.
+        directory = URL(fileURLWithPath: "/tmp/islet-postgres-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         if let runAs { try Self.run("/usr/bin/chown", [runAs, directory.path]) }
         try Self.run(programs.appendingPathComponent("initdb").path, [
