@@ -2,7 +2,6 @@ import Foundation
 import GRDB
 import IsletCore
 import IsletEngine
-import Synchronization
 
 /// Group commit: changes that arrive while a transaction is open wait for it, then run together
 /// in the next one, each in its own savepoint. A busy server so commits — and waits for the
@@ -24,20 +23,13 @@ final class GroupCommit: Sendable {
         let failure: @Sendable () -> (any Error)?
     }
 
-    private struct Queue {
-        var jobs: [Job] = []
-        var writer: CheckedContinuation<Void, Never>?
-        var stopped = false
-        var transactions = 0
-    }
-
     /// Changes per transaction, at most: keeps one transaction (and the callers it holds) short.
     static let maximumBatch = 256
 
     private let pool: DatabasePool
     private let log: CommitLog
     private let committed: @Sendable () -> Void
-    private let queue = Mutex(Queue())
+    private let queue = WriteQueue<Job>(maximumBatch: maximumBatch)
 
     /// - Parameters:
     ///   - log: Receives each transaction's `Commit`, from the writer, once it has committed.
@@ -51,7 +43,7 @@ final class GroupCommit: Sendable {
     /// Runs `work` in the next transaction and returns its value once that has committed.
     func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Committed<T>, any Error>) in
-            let outcome = Outcome<T>()
+            let outcome = WriteOutcome<T>()
             enqueue(Job(
                 run: { db, commit in
                     let transaction = SQLiteTransaction(db: db, now: now)
@@ -65,42 +57,24 @@ final class GroupCommit: Sendable {
                         outcome.result = .failure(error)
                     }
                 },
-                finish: { transaction in
-                    switch (transaction, outcome.result) {
-                    case (.failure(let error), _), (.success, .failure(let error)?):
-                        continuation.resume(throwing: error)
-                    case (.success(let number), .success(let value)?):
-                        continuation.resume(returning: Committed(value: value, commit: number))
-                    case (.success, nil):
-                        continuation.resume(throwing: IsletError(.internalError, "A change was never run."))
-                    }
-                },
-                failure: {
-                    if case .failure(let error) = outcome.result { error } else { nil }
-                }
+                finish: { transaction in outcome.answer(continuation, transaction: transaction) },
+                failure: { outcome.failure }
             ))
         }
     }
 
     /// Transactions run so far (each holding one or more changes).
-    var transactions: Int { queue.withLock { $0.transactions } }
+    var transactions: Int { queue.batches }
 
     private func enqueue(_ job: Job) {
-        let (accepted, writer) = queue.withLock { queue -> (Bool, CheckedContinuation<Void, Never>?) in
-            guard !queue.stopped else { return (false, nil) }
-            queue.jobs.append(job)
-            defer { queue.writer = nil }
-            return (true, queue.writer)
-        }
-        guard accepted else {
+        guard queue.enqueue(job) else {
             return job.finish(.failure(IsletError(.unavailable, "The server is shutting down; nothing was changed.")))
         }
-        writer?.resume()
     }
 
     /// Runs batches until `stop()`, then those still waiting, and returns.
     func run() async {
-        while let batch = await nextBatch() {
+        while let batch = await queue.nextBatch() {
             do {
                 let commit = try await pool.write { db in
                     var commit = Commit()
@@ -114,7 +88,7 @@ final class GroupCommit: Sendable {
                 // Some failures (a full disk, an I/O error) make SQLite roll the whole transaction
                 // back, and the commit then fails as "aborted": every change in the batch is
                 // told the cause, the change that met it first.
-                let cause = batch.lazy.compactMap { $0.failure() }.first { WriteHealth.storageFailure($0) != nil } ?? error
+                let cause = batch.lazy.compactMap { $0.failure() }.first { SQLiteFailure.storageFailure($0) != nil } ?? error
                 for job in batch { job.finish(.failure(cause)) }
             }
         }
@@ -122,41 +96,6 @@ final class GroupCommit: Sendable {
 
     /// Ends `run` once the changes already waiting have run; later ones are refused as `unavailable`.
     func stop() {
-        let writer = queue.withLock { queue in
-            queue.stopped = true
-            defer { queue.writer = nil }
-            return queue.writer
-        }
-        writer?.resume()
+        queue.stop()
     }
-
-    /// The changes waiting (up to `maximumBatch`), waiting for one; `nil` once stopped and drained.
-    private func nextBatch() async -> [Job]? {
-        while true {
-            let batch = queue.withLock { queue -> [Job]?? in
-                if !queue.jobs.isEmpty {
-                    let batch = Array(queue.jobs.prefix(Self.maximumBatch))
-                    queue.jobs.removeFirst(batch.count)
-                    queue.transactions += 1
-                    return .some(batch)
-                }
-                return queue.stopped ? .some(nil) : .none
-            }
-            if let batch { return batch }
-            await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-                let ready = queue.withLock { queue -> Bool in
-                    if !queue.jobs.isEmpty || queue.stopped { return true }
-                    queue.writer = continuation
-                    return false
-                }
-                if ready { continuation.resume() }
-            }
-        }
-    }
-}
-
-/// A change's result, set on the writer and read after its transaction: the transaction's end
-/// orders the two.
-private final class Outcome<T>: @unchecked Sendable {
-    var result: Result<T, any Error>?
 }

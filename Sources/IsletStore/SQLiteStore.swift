@@ -39,7 +39,7 @@ public final class SQLiteStore: Store {
         // GRDB sets the writer to `synchronous=NORMAL` when it turns WAL on, after
         // `prepareDatabase` ran: the durability asked for is set again on the writer itself.
         try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = \(synchronous)") }
-        self.health = WriteHealth(changed: options.onWriteHealth)
+        self.health = WriteHealth(storageFailure: SQLiteFailure.storageFailure, changed: options.onWriteHealth)
         let checkpointer = try Checkpointer(path: options.location, configuration: configuration)
         self.checkpointer = checkpointer
         self.groupCommit = GroupCommit(pool: pool, log: commits, committed: { checkpointer.committed() })
@@ -99,7 +99,7 @@ public final class SQLiteStore: Store {
             return value
         } catch {
             health.failed(error)
-            if let failure = WriteHealth.storageFailure(error) {
+            if let failure = SQLiteFailure.storageFailure(error) {
                 throw IsletError(.unavailable, "The store cannot take writes now: \(failure). Nothing was changed.")
             }
             throw error

@@ -27,8 +27,7 @@ final class SQLiteTransaction: SQLiteReading, Transaction {
         return try ActivityRow.save(activity, now: now, in: db)
     }
 
-    @discardableResult
-    func append(_ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?) throws -> EncodedEvent {
+    func append(_ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?) throws {
         let data = payload.encodedData()
         try db.cachedStatement(sql: ChangeStatements.insertEvent)
             .execute(arguments: [now.timeIntervalSince1970, payload.type.rawValue, bundleId, deviceId, activityId, data])
@@ -41,7 +40,6 @@ final class SQLiteTransaction: SQLiteReading, Transaction {
             activityId: activityId, dataJSON: data
         )
         events.append(event)
-        return event
     }
 
     // MARK: Apps, devices, settings, keys

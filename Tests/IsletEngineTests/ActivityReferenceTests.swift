@@ -41,7 +41,7 @@ struct ActivityReferenceTests {
 
     @Test func aPrefixNamesTheOneActivityItStarts() async throws {
         try await EngineFixture.with(apps: ["com.example.bike", "com.example.ci"]) { fixture in
-            let (engine, store) = (fixture.engine, fixture.store)
+            let (engine, store) = (fixture.engine, fixture.sqlite)
             let id = try await fixture.start(ride(0)).id
             #expect(try await engine.resolve(.prefix(String(id.prefix(8))), owner: nil) == id)
             #expect(try await engine.resolve(.prefix(String(id.prefix(8))), owner: "com.example.bike") == id)

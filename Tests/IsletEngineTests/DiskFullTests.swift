@@ -35,7 +35,7 @@ struct DiskFullTests {
             let activity = try await fixture.start(ride(0))
             #expect(await engine.writeFailure() == nil)
 
-            try await cap(fixture.store, extraPages: 4)
+            try await cap(fixture.sqlite, extraPages: 4)
             let filler = String(repeating: "x", count: 3000)
             let results = await withTaskGroup(of: (Int64, Bool, ErrorReason?).self) { group in
                 for speed in Int64(1)...80 {
@@ -65,7 +65,7 @@ struct DiskFullTests {
                 .compactMap { value -> Int64? in if case .integer(let speed) = value { speed } else { nil } }
             #expect(Set(applied) == acknowledged)
             #expect(applied.count == acknowledged.count)
-            #expect(try await fixture.store.pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
+            #expect(try await fixture.sqlite.pool.read { db in try String.fetchOne(db, sql: "PRAGMA integrity_check") } == "ok")
         }
     }
 
@@ -73,7 +73,7 @@ struct DiskFullTests {
         try await EngineFixture.with { fixture in
             let engine = fixture.engine
             let activity = try await fixture.start(ride(0))
-            try await cap(fixture.store, extraPages: 0)
+            try await cap(fixture.sqlite, extraPages: 0)
             var refusals = 0
             for second in 1...20 {
                 fixture.clock.set(at(Double(second)))
@@ -88,7 +88,7 @@ struct DiskFullTests {
             let failure = await engine.writeFailure()
             #expect(failure?.message.contains("disk is full") == true)
             #expect(await engine.writeFailure() != nil, "still full: the probe write fails too")
-            try await cap(fixture.store, extraPages: nil)
+            try await cap(fixture.sqlite, extraPages: nil)
             #expect(await engine.writeFailure() == nil)
         }
     }
@@ -97,14 +97,14 @@ struct DiskFullTests {
         try await EngineFixture.with { fixture in
             let engine = fixture.engine
             try await fixture.start(ride(0))
-            try await cap(fixture.store, extraPages: 0)
+            try await cap(fixture.sqlite, extraPages: 0)
             // No change has failed; a write just succeeded, so a health check trusts it…
             #expect(await engine.writeFailure() == nil)
             // …until the store has been quiet for the interval: then the probe finds the full disk.
             let failure = await engine.writeFailure(quietInterval: .zero)
             #expect(failure?.message.contains("disk is full") == true)
             #expect(await engine.writeFailure() != nil, "a failure lasts until a write succeeds")
-            try await cap(fixture.store, extraPages: nil)
+            try await cap(fixture.sqlite, extraPages: nil)
             #expect(await engine.writeFailure() == nil)
         }
     }

@@ -1,8 +1,10 @@
 import Foundation
 import IsletCore
 @testable import IsletEngine
+import IsletPostgres
 import IsletRender
-import IsletStore
+@testable import IsletStore
+import IsletTestSupport
 import Logging
 import ServiceLifecycle
 import Synchronization
@@ -27,38 +29,77 @@ final class RecordedCommits: EngineMetrics {
     func subscriberOverflowed() {}
 }
 
-/// An engine over a real SQLite file in a fresh temporary directory, with a hand-moved clock,
-/// running its essentials (the store's writer, the fan-out, the bus) — and its timers only when
-/// asked, so a test decides when deadlines fire.
+/// Which store an engine test runs on: the use-case tests run on both (docs/cluster.md).
+enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// The stores this machine can run: PostgreSQL when installed (or required).
+    static var available: [StoreKind] { PostgresServer.available ? allCases : [.sqlite] }
+}
+
+/// One PostgreSQL server for the whole test run, started when a test first needs it and stopped
+/// once the process has ended (`PostgresServer` watches it); each fixture has a database of its
+/// own on it.
+enum SharedPostgres {
+    private static let server = Result { try PostgresServer() }
+
+    static func get() throws -> PostgresServer { try server.get() }
+
+    /// A new, empty database on the shared server; returns its address.
+    static func database() async throws -> String {
+        let server = try get()
+        let name = "engine_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        try await server.execute("CREATE DATABASE \(name)")
+        return "postgres://\(server.user)@127.0.0.1:\(server.port)/\(name)"
+    }
+}
+
+/// An engine over a real store — an SQLite file in a fresh temporary directory, or a fresh
+/// database on a real PostgreSQL — with a hand-moved clock, running its essentials (the store's
+/// writer, the fan-out, the bus) — and its timers only when asked, so a test decides when
+/// deadlines fire.
 final class EngineFixture: Sendable {
     private struct Running: Sendable {
         var engine: Engine
-        var store: SQLiteStore
+        var store: any Store
         var group: ServiceGroup
         var task: Task<Void, any Error>
     }
 
+    let kind: StoreKind
     let directory: URL
     let clock = ManualClock(now: t0)
     let recorded = RecordedCommits()
     let settings: EngineSettings
     let timers: Bool
+    private let database: String?
     private let running = Mutex<Running?>(nil)
 
     var engine: Engine { running.withLock { $0!.engine } }
-    var store: SQLiteStore { running.withLock { $0!.store } }
+    var store: any Store { running.withLock { $0!.store } }
+    /// The SQLite store, for tests of SQLite itself.
+    var sqlite: SQLiteStore { running.withLock { $0!.store as! SQLiteStore } }
     var path: String { directory.appendingPathComponent("islet.sqlite").path }
 
-    private init(settings: EngineSettings, timers: Bool) throws {
+    private init(kind: StoreKind, settings: EngineSettings, timers: Bool) async throws {
+        self.kind = kind
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-engine-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        database = kind == .postgres ? try await SharedPostgres.database() : nil
         self.settings = settings
         self.timers = timers
     }
 
     /// Opens the store (again, after `stop`) and runs the engine, as a starting server would.
-    func start(storeOptions: (String) -> StoreOptions = { StoreOptions(location: $0) }) throws {
-        let store = try SQLiteStore(storeOptions(path))
+    func start(storeOptions: (String) -> StoreOptions = { StoreOptions(location: $0) }) async throws {
+        let store: any Store = if let database {
+            try await PostgresStore.open(storeOptions(database))
+        } else {
+            try SQLiteStore(storeOptions(path))
+        }
         var logger = Logger(label: "islet-engine-test")
         logger.logLevel = .warning
         let renderer = Renderer()
@@ -82,21 +123,21 @@ final class EngineFixture: Sendable {
     /// Stops and starts again on the same data.
     func restart() async throws {
         try await stop()
-        try start()
+        try await start()
     }
 
     /// Runs `body` with a started engine holding the `default` device and `apps`, then stops it
     /// and deletes its data.
     static func with<T: Sendable>(
-        rules: LifecycleRules = LifecycleRules(), apps: [BundleID] = ["com.example.bike"], timers: Bool = false,
-        storeOptions: @escaping (String) -> StoreOptions = { StoreOptions(location: $0) },
+        _ kind: StoreKind = .sqlite, rules: LifecycleRules = LifecycleRules(), apps: [BundleID] = ["com.example.bike"],
+        timers: Bool = false, storeOptions: @escaping (String) -> StoreOptions = { StoreOptions(location: $0) },
         _ body: (EngineFixture) async throws -> T
     ) async throws -> T {
         var settings = EngineSettings()
         settings.rules = rules
-        let fixture = try EngineFixture(settings: settings, timers: timers)
+        let fixture = try await EngineFixture(kind: kind, settings: settings, timers: timers)
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        try fixture.start(storeOptions: storeOptions)
+        try await fixture.start(storeOptions: storeOptions)
         do {
             try await fixture.engine.ensureDefaultDevice()
             for app in apps {

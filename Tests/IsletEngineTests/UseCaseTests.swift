@@ -9,8 +9,8 @@ import Testing
 /// The engine's use cases, without HTTP, on a real SQLite file: one test per rule.
 @Suite("Use cases")
 struct UseCaseTests {
-    @Test func startedActivityAndItsEventsAreStored() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func startedActivityAndItsEventsAreStored(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let outcome = try await fixture.engine.start(ride(10), bundleId: "com.example.bike")
             #expect(outcome.created)
             let stored = try await fixture.engine.activity(outcome.activity.id, owner: nil)
@@ -20,8 +20,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func eventIdsIncreaseAndArePublishedInCommitOrder() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func eventIdsIncreaseAndArePublishedInCommitOrder(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let engine = fixture.engine
             let id = try await fixture.start(ride(0)).id
             try await withThrowingTaskGroup(of: Void.self) { group in
@@ -37,8 +37,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func anAnswerMeansTheChangeIsPublished() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func anAnswerMeansTheChangeIsPublished(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let subscription = fixture.engine.bus.subscribe(filter: EventFilter())
             let id = try await fixture.start(ride(0)).id
             // Nothing awaited between the answer and the look: the fan-out ran before the answer.
@@ -47,8 +47,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func anotherAppsActivityIsNotFound() async throws {
-        try await EngineFixture.with(apps: ["com.example.bike", "com.example.ci"]) { fixture in
+    @Test(arguments: StoreKind.available) func anotherAppsActivityIsNotFound(store: StoreKind) async throws {
+        try await EngineFixture.with(store, apps: ["com.example.bike", "com.example.ci"]) { fixture in
             let id = try await fixture.start(ride(1)).id
             #expect(await reason { _ = try await fixture.engine.activity(id, owner: "com.example.ci") } == .activityNotFound)
             #expect(await reason { _ = try await fixture.apply(.end(EndRequest()), to: id, owner: "com.example.ci", at: t0) } == .activityNotFound)
@@ -57,11 +57,11 @@ struct UseCaseTests {
         }
     }
 
-    @Test func limitsCountOnlyLiveActivitiesOfTheAppOnTheDevice() async throws {
+    @Test(arguments: StoreKind.available) func limitsCountOnlyLiveActivitiesOfTheAppOnTheDevice(store: StoreKind) async throws {
         var rules = LifecycleRules()
         rules.maxActivitiesPerApp = 2
         rules.maxActivitiesPerDevice = 3
-        try await EngineFixture.with(rules: rules, apps: ["com.example.bike", "com.example.ci"]) { fixture in
+        try await EngineFixture.with(store, rules: rules, apps: ["com.example.bike", "com.example.ci"]) { fixture in
             try await fixture.engine.createDevice(Device(id: "phone-2", name: "Phone 2", createdAt: t0))
             let first = try await fixture.start(ride(1))
             try await fixture.start(ride(2))
@@ -76,15 +76,15 @@ struct UseCaseTests {
         }
     }
 
-    @Test func unknownAppAndDeviceAreRefused() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func unknownAppAndDeviceAreRefused(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             #expect(await reason { try await fixture.start(ride(1), bundleId: "com.example.none") } == .appNotFound)
             #expect(await reason { try await fixture.start(ride(1, device: "nowhere")) } == .deviceNotFound)
         }
     }
 
-    @Test func turningAppOffEndsItsActivitiesOnThatDeviceAndRefusesNewOnes() async throws {
-        try await EngineFixture.with(apps: ["com.example.bike", "com.example.ci"]) { fixture in
+    @Test(arguments: StoreKind.available) func turningAppOffEndsItsActivitiesOnThatDeviceAndRefusesNewOnes(store: StoreKind) async throws {
+        try await EngineFixture.with(store, apps: ["com.example.bike", "com.example.ci"]) { fixture in
             let engine = fixture.engine
             let bike = try await fixture.start(ride(1))
             let ci = try await fixture.start(ride(1), bundleId: "com.example.ci")
@@ -107,8 +107,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func unchangedSettingsRecordNothing() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func unchangedSettingsRecordNothing(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             _ = try await fixture.engine.updateSettings(
                 deviceId: .defaultDevice, bundleId: "com.example.bike", activitiesEnabled: true, frequentUpdates: false
             )
@@ -116,8 +116,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func deadlinesFireAfterRestartAtTheirOwnTimes() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func deadlinesFireAfterRestartAtTheirOwnTimes(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let staleSoon = try await fixture.start(ride(1, staleDate: at(60)))
             var scheduled = ride(2)
             scheduled.start = at(2 * hour)
@@ -130,7 +130,7 @@ struct UseCaseTests {
             // The server stops; nine hours pass; it starts again.
             try await fixture.stop()
             fixture.clock.set(at(9 * hour))
-            try fixture.start()
+            try await fixture.start()
             let engine = fixture.engine
             #expect(try await engine.fireDueDeadlines() == 3)
 
@@ -153,8 +153,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func theSchedulerFiresADeadlineACommitBringsNearer() async throws {
-        try await EngineFixture.with(timers: true) { fixture in
+    @Test(arguments: StoreKind.available) func theSchedulerFiresADeadlineACommitBringsNearer(store: StoreKind) async throws {
+        try await EngineFixture.with(store, timers: true) { fixture in
             let id = try await fixture.start(ride(1, staleDate: at(600))).id
             let stale = fixture.engine.bus.subscribe(filter: EventFilter(activityId: id))
             // The scheduler sleeps towards 8 h; the update's nearer stale date must wake it.
@@ -174,11 +174,11 @@ struct UseCaseTests {
         }
     }
 
-    @Test func listingOrderIsTheDevicesRelevanceOrder() async throws {
+    @Test(arguments: StoreKind.available) func listingOrderIsTheDevicesRelevanceOrder(store: StoreKind) async throws {
         var rules = LifecycleRules()
         rules.maxActivitiesPerApp = 100
         rules.maxActivitiesPerDevice = 100
-        try await EngineFixture.with(rules: rules) { fixture in
+        try await EngineFixture.with(store, rules: rules) { fixture in
             var generator = SystemRandomNumberGenerator()
             for index in 0..<30 {
                 let score = Double([0, 10, 50, 100].randomElement(using: &generator)!)
@@ -191,8 +191,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func listingFilters() async throws {
-        try await EngineFixture.with(apps: ["com.example.bike", "com.example.ci"]) { fixture in
+    @Test(arguments: StoreKind.available) func listingFilters(store: StoreKind) async throws {
+        try await EngineFixture.with(store, apps: ["com.example.bike", "com.example.ci"]) { fixture in
             let engine = fixture.engine
             let bike = try await fixture.start(ride(1))
             var build = ride(1)
@@ -206,8 +206,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func startOrUpdateByKeyStartsThenUpdatesThenEnds() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func startOrUpdateByKeyStartsThenUpdatesThenEnds(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let engine = fixture.engine
             func step(_ speed: Int64, end: DismissalPolicy? = nil, at time: Date) async throws -> Outcome {
                 fixture.clock.set(time)
@@ -231,8 +231,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func ignoredUpdateIsRecordedAndChangesNothingElse() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func ignoredUpdateIsRecordedAndChangesNothingElse(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let id = try await fixture.start(ride(1)).id
             try await fixture.apply(update(["speed": 5], timestamp: at(100)), to: id, at: at(100))
             let ignored = try await fixture.apply(update(["speed": 3], timestamp: at(50)), to: id, at: at(101))
@@ -246,8 +246,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func refusedChangeRollsBackEverything() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func refusedChangeRollsBackEverything(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let id = try await fixture.start(ride(1)).id
             let big = ActivityContent(state: ["note": .string(String(repeating: "x", count: 5000))])
             #expect(await reason { try await fixture.apply(.update(ContentUpdate(content: big)), to: id, at: at(1)) } == .attributesTooLarge)
@@ -260,7 +260,7 @@ struct UseCaseTests {
         try await EngineFixture.with { fixture in
             let engine = fixture.engine
             let id = try await fixture.start(ride(0)).id
-            let transactionsBefore = fixture.store.groupCommit.transactions
+            let transactionsBefore = fixture.sqlite.groupCommit.transactions
             let big = String(repeating: "x", count: 5000)
             // Every third change is refused (its state is too large); the others must all land.
             let refused = try await withThrowingTaskGroup(of: ErrorReason?.self) { group in
@@ -278,7 +278,7 @@ struct UseCaseTests {
             #expect(history.count == 41)
             #expect(history.map(\.id) == Array(1...41).map(EventID.init))
             #expect(fixture.recorded.events.map(\.id) == history.map(\.id))
-            #expect(fixture.store.groupCommit.transactions - transactionsBefore < 60)
+            #expect(fixture.sqlite.groupCommit.transactions - transactionsBefore < 60)
         }
     }
 
@@ -286,7 +286,7 @@ struct UseCaseTests {
         try await EngineFixture.with { fixture in
             // What SQLite would do for the counts a start makes: each must search one index by the
             // device, never scan the app's activities (that made starts slower as the fleet grew).
-            let plans = try await fixture.store.pool.read { db in
+            let plans = try await fixture.sqlite.pool.read { db in
                 try [
                     "SELECT COUNT(*) FROM activity WHERE deviceId = 'd' AND bundleId = 'b' AND state IN ('pending', 'active', 'stale')",
                     "SELECT COUNT(*) FROM activity WHERE deviceId = 'd' AND state IN ('pending', 'active', 'stale')",
@@ -298,8 +298,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func eventsAfterAnIdPassTheFilter() async throws {
-        try await EngineFixture.with(apps: ["com.example.bike", "com.example.ci"]) { fixture in
+    @Test(arguments: StoreKind.available) func eventsAfterAnIdPassTheFilter(store: StoreKind) async throws {
+        try await EngineFixture.with(store, apps: ["com.example.bike", "com.example.ci"]) { fixture in
             let engine = fixture.engine
             let bike = try await fixture.start(ride(1)).id
             try await fixture.start(ride(1), bundleId: "com.example.ci")
@@ -310,8 +310,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func purgeDeletesOldDismissedActivitiesAndEvents() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func purgeDeletesOldDismissedActivitiesAndEvents(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let engine = fixture.engine
             let old = try await fixture.start(ride(1)).id
             try await fixture.apply(.end(EndRequest(dismissalPolicy: .immediate)), to: old, at: at(1))
@@ -338,8 +338,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func appsAndKeys() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func appsAndKeys(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let engine = fixture.engine
             #expect(await reason {
                 try await engine.createApp(App(bundleId: "com.example.bike", name: "", createdAt: t0), keyHash: "x")
@@ -353,8 +353,8 @@ struct UseCaseTests {
         }
     }
 
-    @Test func aReplacedDeviceKeyStopsWorkingBeforeTheReplacementIsAcknowledged() async throws {
-        try await EngineFixture.with { fixture in
+    @Test(arguments: StoreKind.available) func aReplacedDeviceKeyStopsWorkingBeforeTheReplacementIsAcknowledged(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
             let engine = fixture.engine
             try await engine.replaceDeviceKey(deviceId: .defaultDevice, hash: "device-1")
             #expect(try await engine.keyOwner(hash: "device-1") == .device(.defaultDevice))  // now cached

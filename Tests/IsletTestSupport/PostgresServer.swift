@@ -63,6 +63,27 @@ public final class PostgresServer: Sendable {
             throw started.error ?? PostgresServerError("PostgreSQL did not start")
         }
         port = started.port
+        try watch()
+    }
+
+    /// Stops the server when this process ends, however it ends (a crash, kill -9, an exit that
+    /// skips the test's own cleanup): a shell in the background waits for the process to be
+    /// gone, then stops the server and deletes its directory.
+    private func watch() throws {
+        let stop = ((runAs.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [
+            programs.appendingPathComponent("pg_ctl").path, "-D", directory.appendingPathComponent("data").path, "-m", "immediate", "stop",
+        ]).map(Self.quoted).joined(separator: " ")
+        let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf \(Self.quoted(directory.path))"
+        guard system("nohup /bin/sh -c \(Self.quoted(script)) > /dev/null 2>&1 < /dev/null &") == 0 else {
+            throw PostgresServerError("could not start the watcher that stops PostgreSQL after the tests")
+        }
+    }
+
+    /// Runs SQL on the `postgres` database with `psql`, failing on the first error.
+    public func execute(_ sql: String) async throws {
+        try Self.run(programs.appendingPathComponent("psql").path, [
+            "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres", "-c", sql,
+        ])
     }
 
     /// Stops the server (fast shutdown: open sessions are ended) and deletes its directory.

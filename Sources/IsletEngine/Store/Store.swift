@@ -175,10 +175,10 @@ public protocol Transaction: StoreReading, AnyObject {
 
     /// Writes an activity; returns it in wire format, as written.
     @discardableResult func save(_ activity: Activity) throws -> String
-    /// Appends an event at `now`, numbered after every committed one.
-    @discardableResult func append(
-        _ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?
-    ) throws -> EncodedEvent
+    /// Appends an event at `now`. It is numbered after every committed event — by the time its
+    /// transaction commits, which is when a store of several nodes gives ids out (docs/cluster.md)
+    /// — so a use case never learns or relies on its id.
+    func append(_ payload: EventPayload, bundleId: BundleID, deviceId: DeviceID, activityId: ActivityID?) throws
 
     /// Inserts an app (it must not exist).
     func insertApp(_ app: App) throws

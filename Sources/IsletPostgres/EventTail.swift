@@ -1,0 +1,170 @@
+import Foundation
+import IsletCore
+import IsletEngine
+import Logging
+import PostgresNIO
+import Synchronization
+
+/// Brings every node's committed events to this node's engine, in id order: it reads the events
+/// after the last it read and appends them to the commit log, which the engine publishes.
+///
+/// It reads when woken — by a local commit that waits for its events (`published(through:)`),
+/// by PostgreSQL's NOTIFY from another node's commit (`listen`), or by a timer every
+/// `pollInterval`, so a missed notification (a listener reconnecting, say) delays events by at
+/// most that, and loses none. Ids become visible in increasing order (`PostgresWriter`), so
+/// reading "after the last id read" never passes over one that commits later.
+final class EventTail: Sendable {
+    private struct State {
+        var position: EventID = 0
+        var waiters: [(id: EventID, continuation: CheckedContinuation<Void, Never>)] = []
+        var wake: CheckedContinuation<Void, Never>?
+        var woken = false
+        var stopped = false
+    }
+
+    /// The longest an event from another node waits when no notification comes.
+    static let pollInterval: Duration = .seconds(1)
+    /// Events read at a time.
+    static let page = 1_000
+
+    private let log: CommitLog
+    private let logger: Logger
+    private let state = Mutex(State())
+
+    init(log: CommitLog, logger: Logger) {
+        self.log = log
+        self.logger = logger
+    }
+
+    /// Starts after `id`: events up to it were committed before this node opened the store.
+    func start(after id: EventID) {
+        state.withLock { $0.position = id }
+    }
+
+    /// Returns once every event up to `id` has been appended to the log (at once for 0).
+    func published(through id: EventID) async {
+        guard id > 0 else { return }
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let (done, wake) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
+                if state.position >= id || state.stopped { return (true, nil) }
+                state.waiters.append((id, continuation))
+                return (false, takeWake(&state))
+            }
+            wake?.resume()
+            if done { continuation.resume() }
+        }
+    }
+
+    /// Wakes the reader (a notification came, or a listener reconnected).
+    func wake() {
+        let wake = state.withLock { takeWake(&$0) }
+        wake?.resume()
+    }
+
+    /// Stops reading; waiters return.
+    func stop() {
+        let (waiters, wake) = state.withLock { state in
+            state.stopped = true
+            defer { state.waiters = [] }
+            return (state.waiters.map(\.continuation), takeWake(&state))
+        }
+        wake?.resume()
+        for waiter in waiters { waiter.resume() }
+    }
+
+    private func takeWake(_ state: inout State) -> CheckedContinuation<Void, Never>? {
+        state.woken = true
+        defer { state.wake = nil }
+        return state.wake
+    }
+
+    /// Reads until `stop()`, listening for other nodes' commits meanwhile.
+    func run(store: PostgresStore) async {
+        await withDiscardingTaskGroup { group in
+            group.addTask { await self.listen(store: store) }
+            group.addTask { await self.tick() }
+            await self.read(store: store)
+            group.cancelAll()
+        }
+    }
+
+    private func read(store: PostgresStore) async {
+        while !state.withLock({ $0.stopped }) {
+            let position = state.withLock { state in
+                state.woken = false
+                return state.position
+            }
+            var full = false
+            do {
+                let rows = try await store.withConnection { connection in
+                    try await connection.query(
+                        "SELECT * FROM event WHERE id > \(position) ORDER BY id LIMIT \(Self.page)", logger: store.logger
+                    ).get().rows
+                }
+                full = rows.count == Self.page
+                if let last = rows.last {
+                    // An event of a type this version does not know is passed over, not published.
+                    log.append(Commit(events: try rows.compactMap { row in try Rows.event(Columns(row)) }))
+                    advance(to: try Columns(last)["id", as: Int64.self])
+                }
+            } catch {
+                logger.warning("Reading events from PostgreSQL failed; trying again", metadata: ["error": "\(error)"])
+                try? await Task.sleep(for: .milliseconds(200))
+                continue
+            }
+            if !full { await sleep() }
+        }
+    }
+
+    private func advance(to id: EventID) {
+        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+            state.position = max(state.position, id)
+            var ready: [CheckedContinuation<Void, Never>] = []
+            state.waiters.removeAll { waiter in
+                guard waiter.id <= state.position else { return false }
+                ready.append(waiter.continuation)
+                return true
+            }
+            return ready
+        }
+        for continuation in ready { continuation.resume() }
+    }
+
+    private func sleep() async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            let now = state.withLock { state -> Bool in
+                if state.woken || state.stopped || !state.waiters.isEmpty { return true }
+                state.wake = continuation
+                return false
+            }
+            if now { continuation.resume() }
+        }
+    }
+
+    /// Wakes the reader every `pollInterval`: the fallback for a notification missed.
+    private func tick() async {
+        while !Task.isCancelled {
+            try? await Task.sleep(for: Self.pollInterval)
+            wake()
+        }
+    }
+
+    /// LISTENs for other nodes' commits on a connection of its own, reconnecting after a
+    /// failure; a (re)connection wakes the reader, in case a notification was missed meanwhile.
+    private func listen(store: PostgresStore) async {
+        while !Task.isCancelled {
+            do {
+                try await store.client.withConnection { connection in
+                    try await connection.listen(on: PostgresWriter.channel) { notifications in
+                        self.wake()
+                        for try await _ in notifications { self.wake() }
+                    }
+                }
+            } catch {
+                if Task.isCancelled { return }
+                logger.debug("Listening for events failed; listening again", metadata: ["error": "\(error)"])
+            }
+            try? await Task.sleep(for: .seconds(1))
+        }
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import IsletCore
+import Logging
+import PostgresNIO
+
+/// Brings a database's schema up to date: `islet migrate`, and every node as it opens the store.
+///
+/// It holds an advisory lock while it works, so nodes starting together migrate one at a time
+/// (the second finds nothing left to do); each migration commits with its row in
+/// `islet_migration`, so one that fails leaves the database as it was before it.
+public enum PostgresMigrator {
+    /// The newest schema version this build knows.
+    public static var latest: Int { PostgresSchema.migrations.map(\.version).max() ?? 0 }
+
+    /// Applies the migrations the database lacks; returns the versions applied.
+    ///
+    /// - Throws: `unavailable` when the database cannot be reached; `invalidRequest` when it was
+    ///   migrated by a newer Islet (this one would misread it).
+    @discardableResult
+    public static func migrate(_ address: PostgresAddress, logger: Logger) async throws -> [Int] {
+        let connection: PostgresConnection
+        do {
+            var configuration = PostgresConnection.Configuration(
+                host: address.host, port: address.port, username: address.username, password: address.password,
+                database: address.database, tls: .disable
+            )
+            configuration.options.connectTimeout = .seconds(10)
+            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+        } catch {
+            throw IsletError(.unavailable, "Cannot reach PostgreSQL at \(address.redacted): \(Self.describe(error)).")
+        }
+        do {
+            // Closing the connection releases the lock.
+            let done = try await migrate(on: connection, address: address, logger: logger)
+            try? await connection.close()
+            return done
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+    }
+
+    private static func migrate(on connection: PostgresConnection, address: PostgresAddress, logger: Logger) async throws -> [Int] {
+        try await connection.query("SELECT pg_advisory_lock(\(PostgresSchema.migrationLock))", logger: logger)
+        try await connection.query(
+            "CREATE TABLE IF NOT EXISTS islet_migration (version integer PRIMARY KEY, name text NOT NULL, appliedAt timestamptz NOT NULL DEFAULT now())",
+            logger: logger
+        )
+        var applied = Set<Int>()
+        for try await version in try await connection.query("SELECT version FROM islet_migration", logger: logger).decode(Int.self) {
+            applied.insert(version)
+        }
+        if let newest = applied.max(), newest > latest {
+            throw IsletError(
+                .invalidRequest,
+                "The database at \(address.redacted) has schema version \(newest); this Islet knows up to \(latest). Run a newer Islet."
+            )
+        }
+        var done: [Int] = []
+        for migration in PostgresSchema.migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
+            do {
+                try await connection.query("BEGIN", logger: logger)
+                for statement in migration.statements {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                }
+                try await connection.query(
+                    "INSERT INTO islet_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger
+                )
+                try await connection.query("COMMIT", logger: logger)
+            } catch {
+                _ = try? await connection.query("ROLLBACK", logger: logger)
+                throw IsletError(.internalError, "Migration \(migration.version) (\(migration.name)) failed: \(Self.describe(error)).")
+            }
+            logger.info("Migrated the database", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+            done.append(migration.version)
+        }
+        return done
+    }
+
+    /// An error as a person reads it: the server's message when it sent one.
+    static func describe(_ error: any Error) -> String {
+        if let error = error as? PSQLError {
+            if let message = error.serverInfo?[.message] { return message }
+            if let underlying = error.underlying { return "\(error.code): \(underlying)" }
+            return "\(error.code)"
+        }
+        return "\(error)"
+    }
+}

@@ -1,0 +1,201 @@
+import Foundation
+
+/// The PostgreSQL store's schema, as numbered migrations: a migration, once released, never
+/// changes. The tables are SQLite's (`IsletStore`'s `Schema`) as its ten migrations left them,
+/// written once for PostgreSQL, with two differences:
+///
+/// - An event's id is given at commit from the `event_id` sequence, under a lock every writer
+///   takes just before committing (docs/cluster.md, "Event ids"): ids become visible in
+///   increasing order, so a reader that has seen id n never later meets one below it.
+/// - An activity's history is read through an index of events by activity, not SQLite's chain
+///   of `previous` ids (which saved SQLite a random-place index insert per change).
+///
+/// Identifiers are written unquoted, so PostgreSQL keeps them lower case: rows are read by
+/// lower-case names.
+enum PostgresSchema {
+    struct Migration {
+        let version: Int
+        let name: String
+        let sql: String
+
+        /// Its statements, one by one (a statement's own text holds no `;`).
+        var statements: [String] {
+            sql.split(separator: ";").map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.filter { !$0.isEmpty }
+        }
+    }
+
+    /// The lock `migrate` holds while it works: nodes starting together migrate one at a time.
+    static let migrationLock: Int64 = 0x1515_7E70_0001
+
+    static let migrations: [Migration] = [
+        Migration(version: 1, name: "the tables of SQLite's v10, events numbered at commit", sql: """
+            CREATE TABLE app (
+                bundleId text PRIMARY KEY,
+                name text NOT NULL,
+                createdAt double precision NOT NULL,
+                strictPushes boolean NOT NULL DEFAULT false
+            );
+            CREATE TABLE device (
+                id text PRIMARY KEY,
+                name text NOT NULL,
+                createdAt double precision NOT NULL
+            );
+            CREATE TABLE apiKey (
+                hash text PRIMARY KEY,
+                bundleId text REFERENCES app ON DELETE CASCADE,
+                deviceId text REFERENCES device ON DELETE CASCADE,
+                createdAt double precision NOT NULL
+            );
+            CREATE UNIQUE INDEX apiKey_deviceId ON apiKey (deviceId);
+            CREATE TABLE appSettings (
+                deviceId text NOT NULL REFERENCES device ON DELETE CASCADE,
+                bundleId text NOT NULL REFERENCES app ON DELETE CASCADE,
+                activitiesEnabled boolean NOT NULL,
+                frequentUpdates boolean NOT NULL,
+                PRIMARY KEY (deviceId, bundleId)
+            );
+            CREATE TABLE activity (
+                id text PRIMARY KEY,
+                bundleId text NOT NULL REFERENCES app,
+                deviceId text NOT NULL REFERENCES device,
+                attributesType text NOT NULL,
+                state text NOT NULL,
+                key text,
+                deadline double precision,
+                relevanceScore double precision NOT NULL,
+                startTime double precision NOT NULL,
+                createdAt double precision NOT NULL,
+                updatedAt double precision NOT NULL,
+                body text NOT NULL,
+                channelId text
+            );
+            CREATE INDEX activity_deadline ON activity (deadline) WHERE deadline IS NOT NULL;
+            CREATE INDEX activity_device_app_state ON activity (deviceId, bundleId, state);
+            CREATE INDEX activity_app_state ON activity (bundleId, state);
+            CREATE INDEX activity_key ON activity (bundleId, key) WHERE key IS NOT NULL;
+            CREATE INDEX activity_channel ON activity (channelId) WHERE channelId IS NOT NULL;
+            CREATE SEQUENCE event_id;
+            CREATE TABLE event (
+                id bigint PRIMARY KEY,
+                time double precision NOT NULL,
+                type text NOT NULL,
+                bundleId text NOT NULL,
+                deviceId text NOT NULL,
+                activityId text,
+                data text NOT NULL
+            );
+            CREATE INDEX event_activity ON event (activityId, id) WHERE activityId IS NOT NULL;
+            CREATE INDEX event_time ON event (time);
+            CREATE TABLE pushToken (
+                token text PRIMARY KEY,
+                kind text NOT NULL,
+                activityId text,
+                deviceId text NOT NULL,
+                bundleId text NOT NULL,
+                createdAt double precision NOT NULL,
+                retiredAt double precision,
+                retiredReason text
+            );
+            CREATE INDEX pushToken_current ON pushToken (kind, deviceId, bundleId, activityId) WHERE retiredAt IS NULL;
+            CREATE TABLE providerKey (
+                keyId text NOT NULL,
+                teamId text NOT NULL,
+                bundleId text NOT NULL REFERENCES app ON DELETE CASCADE,
+                publicKey text NOT NULL,
+                createdAt double precision NOT NULL,
+                PRIMARY KEY (keyId, bundleId)
+            );
+            CREATE TABLE activityType (
+                bundleId text NOT NULL REFERENCES app ON DELETE CASCADE,
+                name text NOT NULL,
+                body text NOT NULL,
+                PRIMARY KEY (bundleId, name)
+            );
+            CREATE TABLE channel (
+                id text PRIMARY KEY,
+                bundleId text NOT NULL REFERENCES app ON DELETE CASCADE,
+                storagePolicy bigint NOT NULL,
+                createdAt double precision NOT NULL,
+                message text,
+                messageAt double precision,
+                messageExpiresAt double precision,
+                environment text
+            );
+            CREATE INDEX channel_app ON channel (bundleId);
+            CREATE TABLE layout (
+                bundleId text NOT NULL REFERENCES app ON DELETE CASCADE,
+                attributesType text NOT NULL,
+                body text NOT NULL,
+                revision bigint NOT NULL,
+                updatedAt double precision NOT NULL,
+                PRIMARY KEY (bundleId, attributesType)
+            );
+            CREATE TABLE writeProbe (
+                node text PRIMARY KEY,
+                at double precision NOT NULL
+            );
+            CREATE TABLE deliveryCredential (
+                bundleId text NOT NULL REFERENCES app ON DELETE CASCADE,
+                environment text NOT NULL,
+                teamId text NOT NULL,
+                keyId text NOT NULL,
+                privateKey text NOT NULL,
+                url text,
+                caCertificate text,
+                createdAt double precision NOT NULL,
+                failure text,
+                PRIMARY KEY (bundleId, environment)
+            );
+            CREATE TABLE phoneToken (
+                token text PRIMARY KEY,
+                kind text NOT NULL,
+                bundleId text NOT NULL,
+                deviceId text NOT NULL,
+                attributesType text,
+                activityId text,
+                environment text NOT NULL,
+                createdAt double precision NOT NULL,
+                retiredAt double precision,
+                retiredReason text,
+                appleTimestamp double precision,
+                lastAt double precision,
+                lastStatus bigint,
+                lastReason text
+            );
+            CREATE INDEX phoneToken_pushToStart ON phoneToken (deviceId, bundleId, attributesType)
+                WHERE kind = 'pushToStart' AND retiredAt IS NULL;
+            CREATE INDEX phoneToken_update ON phoneToken (activityId) WHERE kind = 'update' AND retiredAt IS NULL;
+            CREATE INDEX phoneToken_device ON phoneToken (deviceId);
+            CREATE TABLE phoneActivity (
+                activityId text PRIMARY KEY,
+                bundleId text NOT NULL,
+                deviceId text NOT NULL,
+                environment text NOT NULL,
+                channelId text,
+                state text NOT NULL,
+                budgeted text NOT NULL
+            );
+            CREATE TABLE delivery (
+                id bigserial PRIMARY KEY,
+                orderKey text NOT NULL,
+                activityId text,
+                bundleId text NOT NULL,
+                deviceId text,
+                channelId text,
+                event text NOT NULL,
+                payload text NOT NULL,
+                alert boolean NOT NULL,
+                expiration double precision,
+                state text NOT NULL,
+                attempts bigint NOT NULL,
+                nextAttemptAt double precision NOT NULL,
+                leaseUntil double precision,
+                createdAt double precision NOT NULL,
+                finishedAt double precision,
+                apnsId text NOT NULL
+            );
+            CREATE INDEX delivery_unfinished ON delivery (orderKey, id) WHERE state IN ('pending', 'sending', 'held');
+            CREATE INDEX delivery_due ON delivery (state, nextAttemptAt) WHERE state IN ('pending', 'sending');
+            """),
+    ]
+}

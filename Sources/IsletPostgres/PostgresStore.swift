@@ -1,0 +1,183 @@
+import Foundation
+import IsletCore
+import IsletEngine
+import Logging
+import NIOPosix
+import PostgresNIO
+import ServiceLifecycle
+import Synchronization
+
+/// The engine's `Store` on PostgreSQL, for several Islet nodes sharing one database
+/// (docs/cluster.md).
+///
+/// - Changes run as SERIALIZABLE transactions, several changes to one, each in its own
+///   savepoint, on threads of the store's own (the use cases are synchronous); a transaction
+///   PostgreSQL aborts to keep the rules serializable is run again (`PostgresWriter`).
+/// - Events are numbered at commit, so ids become visible in increasing order, and every
+///   node's events reach this node's engine through its tail (`EventTail`), in id order.
+/// - Commits wait for the disk (`synchronous_commit = on`): an acknowledged change survives the
+///   node that took it.
+public final class PostgresStore: Store {
+    public let commits = CommitLog()
+    /// Several nodes write to the database: claims are given back when their lease runs out.
+    public let isShared = true
+    /// Where the database is, without its password.
+    public let address: String
+
+    let client: PostgresClient
+    let threads: NIOThreadPool
+    let logger: Logger
+    private let writer: PostgresWriter
+    let tail: EventTail
+    private let health: WriteHealth
+    private let node = UUID().uuidString.lowercased()
+
+    /// How long a change or a read waits for a connection when the database cannot be reached,
+    /// before it is answered `unavailable`.
+    static let connectionWait: Duration = .seconds(5)
+    /// Write transactions a node runs at once.
+    static let writerLanes = 2
+    /// Reads a node runs at once (each holds a connection and a thread while it runs).
+    static let readers = 8
+
+    private init(address: PostgresAddress, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger) {
+        var configuration = address.clientConfiguration
+        // An acknowledged change is on the server's disk (the default; said, not assumed).
+        configuration.options.additionalStartupParameters = [("synchronous_commit", "on"), ("application_name", "islet")]
+        configuration.options.maximumConnections = Self.writerLanes + Self.readers + 2
+        configuration.options.connectTimeout = Self.connectionWait
+        self.address = address.redacted
+        self.logger = logger
+        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.threads = NIOThreadPool(numberOfThreads: Self.writerLanes + Self.readers)
+        self.health = WriteHealth(storageFailure: PostgresFailure.storageFailure, changed: onWriteHealth)
+        self.tail = EventTail(log: commits, logger: logger)
+        self.writer = PostgresWriter()
+    }
+
+    /// Opens the store: reaches the database, brings its schema up to date (`migrate`), and
+    /// starts reading events from the newest.
+    ///
+    /// - Throws: `unavailable` when the database cannot be reached; `invalidRequest` for a bad
+    ///   address or a database migrated by a newer Islet.
+    public static func open(_ options: StoreOptions, logger: Logger = Logger(label: "islet.postgres")) async throws -> PostgresStore {
+        let address = try PostgresAddress(options.location)
+        try await PostgresMigrator.migrate(address, logger: logger)
+        let store = PostgresStore(address: address, onWriteHealth: options.onWriteHealth, logger: logger)
+        store.threads.start()
+        store.clientTask.withLock { $0 = Task { await store.client.run() } }
+        do {
+            let last = try await store.withConnection { connection in
+                try await connection.query("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).decode(Int64.self).first { _ in true } ?? 0
+            }
+            store.tail.start(after: last)
+        } catch {
+            await store.close()
+            throw error
+        }
+        return store
+    }
+
+    private let clientTask = Mutex<Task<Void, Never>?>(nil)
+
+    /// Stops the connections and the threads (after `run` returned, or instead of it).
+    func close() async {
+        clientTask.withLock { $0?.cancel() }
+        try? await threads.shutdownGracefully()
+    }
+
+    // MARK: Store
+
+    public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
+        do {
+            let committed = try await writer.write(now: now, work)
+            health.succeeded()
+            return committed
+        } catch {
+            health.failed(error)
+            throw Self.answer(error)
+        }
+    }
+
+    public func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T {
+        do {
+            return try await withConnection { connection in
+                let logger = self.logger
+                return try await self.threads.runIfActive {
+                    try work(PostgresSnapshot(session: PostgresSession(connection: connection, logger: logger)))
+                }
+            }
+        } catch {
+            throw Self.answer(error)
+        }
+    }
+
+    public func checkWrites(quietInterval: Duration) async -> WriteFailure? {
+        guard health.current != nil || health.quiet(for: quietInterval) else { return nil }
+        do {
+            try await withConnection { connection in
+                try await connection.query(
+                    """
+                    INSERT INTO writeProbe (node, at) VALUES (\(self.node), \(Date().timeIntervalSince1970))
+                    ON CONFLICT (node) DO UPDATE SET at = excluded.at
+                    """,
+                    logger: self.logger
+                )
+            }
+            health.succeeded()
+            return nil
+        } catch {
+            health.failed(error)
+            return health.current ?? WriteFailure(since: Date(), message: "\(error)")
+        }
+    }
+
+    public func run() async throws {
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                await withDiscardingTaskGroup { group in
+                    group.addTask { await self.tail.run(store: self) }
+                    await withDiscardingTaskGroup { lanes in
+                        for _ in 0..<Self.writerLanes {
+                            lanes.addTask { await self.writer.runLane(store: self) }
+                        }
+                    }
+                    // The writers finished what was queued; what they committed is published.
+                    self.tail.stop()
+                }
+            } onCancel: {
+                self.writer.stop()
+            }
+        } onGracefulShutdown: {
+            self.writer.stop()
+        }
+        await close()
+    }
+
+    // MARK: Connections
+
+    /// Runs `body` with a pooled connection, waiting at most `connectionWait` for one.
+    func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
+            group.addTask { try await self.client.withConnection(body) }
+            group.addTask {
+                try await Task.sleep(for: Self.connectionWait)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let value = first else {
+                throw PostgresUnavailable(reason: "PostgreSQL at \(self.address) did not give a connection within \(Self.connectionWait)")
+            }
+            return value
+        }
+    }
+
+    /// A failure of the database itself reaches the caller as `unavailable` — the request was
+    /// fine, the server cannot serve it now — and the rest as they were thrown.
+    static func answer(_ error: any Error) -> any Error {
+        if let failure = PostgresFailure.storageFailure(error) {
+            return IsletError(.unavailable, "The store cannot be reached now: \(failure). Nothing was changed; try again.")
+        }
+        return error
+    }
+}
