@@ -240,6 +240,7 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "IsletServer",
                 "IsletStore",
+                "IsletPostgres",
                 "IsletClient",
                 "IsletRender",
                 "IsletKit",

@@ -39,14 +39,21 @@ public final class ProviderTokenVerifier: Sendable {
     /// Verified tokens by their SHA-256, and a generation that `forget()` advances so a check
     /// that raced with a key's removal is not remembered.
     private struct Cache {
-        var identities: [SHA256Digest: ProviderIdentity] = [:]
+        var identities: [SHA256Digest: (identity: ProviderIdentity, at: ContinuousClock.Instant)] = [:]
         var generation = 0
     }
 
     private let cache = Mutex(Cache())
+    private let cacheLifetime: Duration?
 
     /// Creates a verifier.
-    public init() {}
+    ///
+    /// - Parameter cacheLifetime: How long a verified token is trusted without checking it
+    ///   again; `nil`, until `forget()`. Nodes sharing a store do not hear of each other's key
+    ///   changes, so they give it a lifetime.
+    public init(cacheLifetime: Duration? = nil) {
+        self.cacheLifetime = cacheLifetime
+    }
 
     /// Forgets verified tokens: keys changed.
     public func forget() {
@@ -78,7 +85,12 @@ public final class ProviderTokenVerifier: Sendable {
             throw APNsError.invalidProviderToken("The provider token is over \(Self.maxTokenLength) bytes.")
         }
         let digest = SHA256.hash(data: Data(token.utf8))
-        let (known, generation) = cache.withLock { ($0.identities[digest], $0.generation) }
+        let (known, generation) = cache.withLock { cache -> (ProviderIdentity?, Int) in
+            guard let entry = cache.identities[digest], cacheLifetime.map({ ContinuousClock.now - entry.at <= $0 }) ?? true else {
+                return (nil, cache.generation)
+            }
+            return (entry.identity, cache.generation)
+        }
         let identity: ProviderIdentity
         if let known {
             identity = known
@@ -87,7 +99,7 @@ public final class ProviderTokenVerifier: Sendable {
             cache.withLock { cache in
                 guard cache.generation == generation else { return }
                 if cache.identities.count >= 10_000 { cache.identities.removeAll() }
-                cache.identities[digest] = identity
+                cache.identities[digest] = (identity, .now)
             }
         }
         let age = now.timeIntervalSince(identity.issuedAt)

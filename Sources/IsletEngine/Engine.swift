@@ -59,7 +59,7 @@ public final class Engine: Sendable {
     let deliveryWake = WakeSignal()
     let transport: (any DeliveryTransport)?
     let presentations: Presentations
-    let keys = KeyCache()
+    let keys: KeyCache
     let settings: EngineSettings
     let logger: Logger
 
@@ -78,6 +78,7 @@ public final class Engine: Sendable {
         draw: @escaping Drawing, transport: (any DeliveryTransport)? = nil, logger: Logger
     ) {
         self.store = store
+        self.keys = KeyCache(lifetime: store.isShared ? Self.sharedStaleness : nil)
         self.transport = transport
         self.clock = clock
         self.rules = settings.rules
@@ -88,6 +89,19 @@ public final class Engine: Sendable {
         self.logger = logger
         let keys = self.keys
         fanOut.observe { effects in keys.forget(effects.keysReplaced) }
+    }
+
+    /// How stale what a node keeps of shared data may be when other nodes write it (docs/cluster.md):
+    /// a node learns of another's deadlines, deliveries and key changes by looking again this
+    /// often, not by being told.
+    public static let sharedStaleness: Duration = .seconds(1)
+
+    /// When a timer that sleeps towards `next` looks again: at `next`, or sooner when other
+    /// nodes may have brought work nearer (a shared store).
+    func wakeTime(_ next: Date?) -> Date? {
+        guard store.isShared else { return next }
+        let soon = clock.now().addingTimeInterval(Double(Self.sharedStaleness.components.seconds))
+        return min(next ?? soon, soon)
     }
 
     /// Tells `observer` of every committed change's effects that concern caches outside the

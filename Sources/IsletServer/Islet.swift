@@ -92,7 +92,7 @@ public struct Islet: Sendable {
 
         let metrics = ServerMetrics()
         let storeOptions = StoreOptions(
-            location: settings.databasePath, durability: settings.durability,
+            location: settings.location, durability: settings.durability,
             onWriteHealth: { failure in
                 if let failure {
                     logger.error("Writes to the store are failing; changes are refused with 503 unavailable until they succeed", metadata: ["reason": "\(failure.message)"])
@@ -110,8 +110,16 @@ public struct Islet: Sendable {
         let renderer = Renderer { name in
             logger.notice("A layout names an icon Islet does not have; drawing a placeholder", metadata: ["systemName": "\(name)"])
         }
+        if settings.database != nil, configuration.server.adminKey == nil {
+            throw ConfigurationError(
+                key: "server.adminKey",
+                problem: "several nodes share the database, so each must be given the same admin key (ISLET_SERVER_ADMIN_KEY); "
+                    + "a key of its own in each data directory would replace the others' at every start."
+            )
+        }
+        let store = try await openStore(storeOptions)
         let engine = Engine(
-            store: try openStore(storeOptions), settings: engineSettings, clock: clock, metrics: metrics,
+            store: store, settings: engineSettings, clock: clock, metrics: metrics,
             draw: { layout, scope, now in renderer.render(layout, scope: scope, now: now) },
             transport: APNsTransport(logger: logger), logger: logger
         )
@@ -148,7 +156,7 @@ public struct Islet: Sendable {
         DisplayRoutes(engine: engine).add(to: router)
 
         var services = engine.services
-        let verifier = ProviderTokenVerifier()
+        let verifier = ProviderTokenVerifier(cacheLifetime: store.isShared ? Engine.sharedStaleness : nil)
         engine.observeEffects { effects in
             if effects.providerKeysChanged { verifier.forget() }
         }

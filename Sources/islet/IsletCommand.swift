@@ -19,7 +19,7 @@ struct IsletCommand: AsyncParsableCommand {
             """,
         version: Islet.version,
         subcommands: [
-            Serve.self, Apps.self, Devices.self, Start.self, Update.self, End.self, Dismiss.self, Get.self,
+            Serve.self, Migrate.self, Apps.self, Devices.self, Start.self, Update.self, End.self, Dismiss.self, Get.self,
             List.self, History.self, Deliveries.self, Channels.self, Watch.self, Push.self, JWT.self, Render.self, DemoCommand.self,
         ]
     )

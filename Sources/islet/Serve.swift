@@ -1,6 +1,8 @@
 import ArgumentParser
 import Configuration
 import Foundation
+import IsletEngine
+import IsletPostgres
 import IsletServer
 import IsletStore
 import Logging
@@ -31,6 +33,9 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("data"), help: "The data directory (default ./.islet).")
     var dataDirectory: String?
 
+    @Option(help: "The store: sqlite (the default, in the data directory) or postgres://user@host:port/database, shared by several nodes (env ISLET_STORE; docs/cluster.md).")
+    var store: String?
+
     @Option(help: "A directory of your own web pages, served at /pages/ (pages that use /islet.js).")
     var pages: String?
 
@@ -57,7 +62,7 @@ struct Serve: AsyncParsableCommand {
         let banner = Banner(announcement: Self.announcement(for: configuration))
         let islet: Islet
         do {
-            islet = try await Islet(configuration: configuration, logger: logger, openStore: { try SQLiteStore($0) }) { endpoint, port in
+            islet = try await Islet(configuration: configuration, logger: logger, openStore: Self.openStore) { endpoint, port in
                 await banner.listening(endpoint, port: port)
             }
         } catch {
@@ -75,6 +80,15 @@ struct Serve: AsyncParsableCommand {
         logger.notice("Stopped", metadata: ["data": "\(configuration.store.dataDirectory)"])
     }
 
+    /// Opens the store the configuration names: SQLite in the data directory, or PostgreSQL.
+    @Sendable static func openStore(_ options: StoreOptions) async throws -> any Store {
+        // The configuration took only these two forms (store.database).
+        if options.location.hasPrefix("postgres://") || options.location.hasPrefix("postgresql://") {
+            return try await PostgresStore.open(options, logger: Logger(label: "islet.postgres"))
+        }
+        return try SQLiteStore(options)
+    }
+
     /// The settings, from flags first, then the environment, then the YAML file.
     private func reader() async throws -> ConfigReader {
         var flags: [AbsoluteConfigKey: ConfigValue] = [:]
@@ -84,6 +98,8 @@ struct Serve: AsyncParsableCommand {
         set("server.host", host)
         set("server.port", port.map(String.init))
         set("store.dataDirectory", dataDirectory)
+        // ISLET_STORE, the short spelling of ISLET_STORE_DATABASE.
+        set("store.database", store ?? ProcessInfo.processInfo.environment["ISLET_STORE"])
         set("server.pages", pages)
         set("log.level", logLevel)
         var providers: [any ConfigProvider] = [

@@ -73,7 +73,8 @@ struct DeliverySender: Service {
                         }
                     }
                     if claimed.isEmpty {
-                        await engine.deliveryWake.sleep(until: next, on: engine.clock)
+                        // On a shared store, other nodes' deliveries are found by looking again.
+                        await engine.deliveryWake.sleep(until: engine.wakeTime(next), on: engine.clock)
                     }
                 }
             }

@@ -5,7 +5,9 @@ import ServiceLifecycle
 /// Makes deadlines happen: sleeps until the earliest stored deadline, lets every due one take
 /// effect, and repeats. Deadlines are data in the store, so at start-up it first fires those
 /// that passed while the server was down. A commit that brings a nearer deadline wakes it
-/// (`FanOut`), whichever use case made it.
+/// (`FanOut`), whichever use case made it; on a store shared by several nodes, which does not
+/// hear of the others' deadlines, it also looks again every second (`Engine.wakeTime`), and
+/// each due deadline is claimed by one node (`dueActivities` in a write transaction).
 struct DeadlineScheduler: Service {
     let engine: Engine
     let logger: Logger
@@ -28,7 +30,7 @@ struct DeadlineScheduler: Service {
                     logger.error("Deadline scheduler failed; retrying in 1s", metadata: ["error": "\(error)"])
                     next = engine.clock.now().addingTimeInterval(1)
                 }
-                await engine.deadlines.sleep(until: next, on: engine.clock)
+                await engine.deadlines.sleep(until: engine.wakeTime(next), on: engine.clock)
             }
         }
     }

@@ -378,7 +378,7 @@ public enum Durability: String, Sendable, CaseIterable {
 
 /// Where and how a store keeps its data: what a store is opened with.
 public struct StoreOptions: Sendable {
-    /// The database: a file path for SQLite.
+    /// The database: a file path for SQLite, a `postgres://` address for PostgreSQL.
     public var location: String
     /// How hard commits wait for the disk.
     public var durability: Durability
@@ -395,4 +395,4 @@ public struct StoreOptions: Sendable {
 
 /// Opens a store: what the composition root (the `islet` command, a test) hands the server, so
 /// the server itself never names a store type.
-public typealias StoreOpener = @Sendable (StoreOptions) throws -> any Store
+public typealias StoreOpener = @Sendable (StoreOptions) async throws -> any Store

@@ -146,23 +146,36 @@ extension Engine {
 }
 
 /// Who API keys speak for, by hash: a key never changes owner, so answers stay valid until a
-/// device's key is replaced, which evicts that device's.
+/// device's key is replaced, which evicts that device's. When other nodes share the store, a
+/// key they replace is not heard of here, so an answer is kept for `lifetime` only.
 final class KeyCache: Sendable {
-    private let owners = Mutex<[String: KeyOwner]>([:])
+    private let owners = Mutex<[String: (owner: KeyOwner, at: ContinuousClock.Instant)]>([:])
+    private let lifetime: Duration?
 
-    func owner(of hash: String) -> KeyOwner? { owners.withLock { $0[hash] } }
+    /// - Parameter lifetime: How long an answer is used; `nil`, until its owner's key is replaced.
+    init(lifetime: Duration? = nil) {
+        self.lifetime = lifetime
+    }
+
+    func owner(of hash: String) -> KeyOwner? {
+        owners.withLock { owners in
+            guard let entry = owners[hash] else { return nil }
+            if let lifetime, ContinuousClock.now - entry.at > lifetime { return nil }
+            return entry.owner
+        }
+    }
 
     func remember(_ owner: KeyOwner, for hash: String) {
         owners.withLock { owners in
             // Bounded: a flood of distinct valid keys cannot grow it without limit.
             if owners.count >= 10_000 { owners.removeAll(keepingCapacity: true) }
-            owners[hash] = owner
+            owners[hash] = (owner, .now)
         }
     }
 
     /// Forgets the keys of owners whose key was replaced: the old key stops working at once.
     func forget(_ replaced: Set<KeyOwner>) {
         guard !replaced.isEmpty else { return }
-        owners.withLock { owners in owners = owners.filter { !replaced.contains($0.value) } }
+        owners.withLock { owners in owners = owners.filter { !replaced.contains($0.value.owner) } }
     }
 }

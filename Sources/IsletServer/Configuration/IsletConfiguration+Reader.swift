@@ -25,6 +25,10 @@ extension IsletConfiguration {
         server.writeTimeout = try settings.timeout("server.writeTimeout") ?? server.writeTimeout
         server.shutdownTimeout = try settings.timeout("server.shutdownTimeout") ?? server.shutdownTimeout
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
+        store.database = try settings.string("store.database", secret: true).flatMap { $0 == "sqlite" ? nil : $0 }
+        if let database = store.database, !(database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")) {
+            throw ConfigurationError(key: "store.database", problem: "a store is sqlite, or postgres://user@host:port/database.")
+        }
         store.durability = try settings.choice("store.durability", Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention
         lifecycle.maxActiveDuration = try settings.duration("lifecycle.maxActiveDuration") ?? lifecycle.maxActiveDuration

@@ -76,6 +76,9 @@ public struct ServerSettings: Equatable, Sendable {
 public struct StoreSettings: Equatable, Sendable {
     /// The data directory: the SQLite database, the admin key and the lock file.
     public var dataDirectory = ".islet"
+    /// A PostgreSQL database shared by several nodes (`postgres://user@host:port/database`),
+    /// instead of SQLite in the data directory; `nil` for SQLite (docs/cluster.md).
+    public var database: String?
     /// How hard each commit waits for the disk.
     public var durability = Durability.full
     /// How long dismissed activities and events are kept.
@@ -84,6 +87,8 @@ public struct StoreSettings: Equatable, Sendable {
     /// The defaults.
     public init() {}
 
+    /// Where the store is: the PostgreSQL address when one is set, else the SQLite file.
+    public var location: String { database ?? databasePath }
     /// The database file inside the data directory.
     public var databasePath: String { (dataDirectory as NSString).appendingPathComponent("islet.sqlite") }
     /// The admin key file inside the data directory.
