@@ -47,6 +47,9 @@ public struct ProviderTokenSigner: Sendable {
 public final class ReusedProviderToken: Sendable {
     /// How old a token may get before it is signed again.
     public static let refreshAge: TimeInterval = 50 * 60
+    /// How far after a caller's time a token may have been issued and still be used: concurrent
+    /// callers' clocks disagree by this much at most (APNs itself accepts far more skew).
+    public static let allowedLead: TimeInterval = 60
 
     public let signer: ProviderTokenSigner
 
@@ -67,8 +70,11 @@ public final class ReusedProviderToken: Sendable {
     public func token(now: Date = Date(), replacing refused: String? = nil) async throws -> String {
         let signer = self.signer
         let signing = current.withLock { current -> Task<String, any Error> in
-            if let held = current, held.issuedAt <= now, now.timeIntervalSince(held.issuedAt) < Self.refreshAge,
-                refused == nil || held.token != refused
+            // Callers asking at once see slightly different times, in any order: a token issued
+            // a little after a caller's `now` is still current for it (CI once saw a second
+            // replacement signed this way, by a caller whose `now` preceded the first's).
+            if let held = current, held.issuedAt.timeIntervalSince(now) <= Self.allowedLead,
+                now.timeIntervalSince(held.issuedAt) < Self.refreshAge, refused == nil || held.token != refused
             {
                 return held.signing
             }

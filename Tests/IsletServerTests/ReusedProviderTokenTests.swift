@@ -38,4 +38,16 @@ struct ReusedProviderTokenTests {
         // Reporting the old one again, late, does not replace the replacement.
         #expect(try await tokens.token(now: now.addingTimeInterval(10), replacing: refused) == replacements.first)
     }
+
+    @Test func aCallerWhoseClockIsBehindUsesTheReplacementAlreadyMade() async throws {
+        // Concurrent callers' times arrive in any order: the one that replaces the refused
+        // token may be later than one that reports it after. CI once saw a second replacement.
+        let tokens = try await reused()
+        let now = Date(timeIntervalSince1970: 1_800_000_000)
+        let refused = try await tokens.token(now: now)
+        let replacement = try await tokens.token(now: now.addingTimeInterval(2), replacing: refused)
+        #expect(replacement != refused)
+        #expect(try await tokens.token(now: now.addingTimeInterval(1), replacing: refused) == replacement)
+        #expect(try await tokens.token(now: now.addingTimeInterval(1)) == replacement)
+    }
 }
