@@ -63,7 +63,8 @@ extension PostgresReading {
     // MARK: Activities
 
     func activity(_ id: ActivityID) throws -> Activity? {
-        try activities("SELECT body FROM activity WHERE id = $1", [id]).first
+        session.contended.insert("activity:\(id)")
+        return try activities("SELECT body FROM activity WHERE id = $1", [id]).first
     }
 
     /// The activities a query selects; it must select `body` first.
@@ -108,13 +109,15 @@ extension PostgresReading {
     }
 
     func liveActivity(key: String, bundleId: BundleID) throws -> Activity? {
-        try activities(
+        session.contended.insert("key:\(bundleId):\(key)")
+        return try activities(
             "SELECT body FROM activity WHERE bundleId = $1 AND key = $2 AND state IN \(liveStates) ORDER BY createdAt DESC LIMIT 1",
             [bundleId, key]
         ).first
     }
 
     func liveActivityCount(deviceId: DeviceID, bundleId: BundleID?) throws -> Int {
+        session.contended.insert("device:\(deviceId)")
         if let bundleId {
             return try session.value(
                 "SELECT COUNT(*) FROM activity WHERE deviceId = $1 AND bundleId = $2 AND state IN \(liveStates)", [deviceId, bundleId], as: Int.self

@@ -12,6 +12,10 @@ import PostgresNIO
 final class PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
+    /// What the transaction's rules read that other changes contend for (an activity, a
+    /// device's count, an app's key): what the writer locks first when it runs the change again
+    /// after a collision (`PostgresWriter`).
+    var contended: Set<String> = []
 
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection

@@ -178,6 +178,16 @@ public final class PostgresStore: Store {
         if let failure = PostgresFailure.storageFailure(error) {
             return IsletError(.unavailable, "The store cannot be reached now: \(failure). Nothing was changed; try again.")
         }
+        // postgres-nio hides what the server said from a plain description; the log needs it.
+        if let error = error as? PSQLError {
+            return PostgresStatementError(description: "PostgreSQL: \(PostgresMigrator.describe(error)) (\(error.serverInfo?[.sqlState] ?? "\(error.code)"))")
+        }
         return error
     }
+}
+
+/// A statement PostgreSQL refused, as the server said it: a bug to see in the log (the client
+/// is answered 500 without it).
+struct PostgresStatementError: Error, CustomStringConvertible {
+    let description: String
 }

@@ -34,8 +34,8 @@ final class PostgresWriter: Sendable {
         var effects: Effects
     }
 
-    /// Runs of one transaction before its changes are told it could not be made.
-    static let attempts = 10
+    /// Runs of one change's transaction before it is told it could not be made.
+    static let attempts = 20
     /// The lock every transaction holds from drawing its events' ids until it commits.
     static let eventsLock: Int64 = 0x1515_7E70_0002
     /// The channel a commit with events notifies (`EventTail` listens).
@@ -84,30 +84,61 @@ final class PostgresWriter: Sendable {
     /// One lane: batches until `stop()`.
     func runLane(store: PostgresStore) async {
         while let batch = await queue.nextBatch() {
+            let outcomes: [(jobs: [Job], result: Result<(Commit, EventID), any Error>)]
             do {
-                let (commit, lastEvent) = try await store.withConnection { connection in
+                outcomes = try await store.withConnection { connection in
                     let logger = store.logger
                     return try await store.threads.runIfActive {
-                        try Self.transaction(batch, session: PostgresSession(connection: connection, logger: logger))
+                        Self.commit(batch, session: PostgresSession(connection: connection, logger: logger))
                     }
                 }
-                await store.tail.published(through: lastEvent)
-                let number = store.commits.append(commit)
-                for job in batch { job.finish(.success(number)) }
             } catch {
-                // A change that met the cause first says it; the others are told it too.
-                let cause = batch.lazy.compactMap { $0.failure() }.first { PostgresFailure.storageFailure($0) != nil } ?? error
-                for job in batch { job.finish(.failure(cause)) }
+                outcomes = [(batch, .failure(error))]
+            }
+            for (jobs, result) in outcomes {
+                switch result {
+                case .success(let (commit, lastEvent)):
+                    await store.tail.published(through: lastEvent)
+                    let number = store.commits.append(commit)
+                    for job in jobs { job.finish(.success(number)) }
+                case .failure(let error):
+                    // A change that met the cause first says it; the others are told it too.
+                    let cause = jobs.lazy.compactMap { $0.failure() }.first { PostgresFailure.storageFailure($0) != nil } ?? error
+                    for job in jobs { job.finish(.failure(cause)) }
+                }
             }
         }
     }
 
-    /// Runs a batch's changes in one transaction until it commits; returns what the changes did
-    /// and the last event id it drew (0 for none).
-    private static func transaction(_ batch: [Job], session: PostgresSession) throws -> (Commit, EventID) {
+    /// Commits a batch: in one transaction, or — when PostgreSQL aborted it to keep the rules
+    /// serializable — each change in a transaction of its own, so one contended change does not
+    /// hold back the others (a batch is aborted whenever any of its changes collides, and runs
+    /// again as whole would collide again).
+    private static func commit(_ batch: [Job], session: PostgresSession) -> [(jobs: [Job], result: Result<(Commit, EventID), any Error>)] {
+        let first = Result { try transaction(batch, session: session, attempts: batch.count == 1 ? attempts : 1) }
+        guard batch.count > 1, case .failure(let error) = first, PostgresFailure.isRetryable(error) else {
+            return [(batch, first)]
+        }
+        return batch.map { job in ([job], Result { try transaction([job], session: session, attempts: attempts) }) }
+    }
+
+    /// Runs changes in one transaction until it commits, up to `attempts` times; returns what
+    /// the changes did and the last event id it drew (0 for none).
+    ///
+    /// After a collision the change runs again holding, before its transaction begins, a lock
+    /// on each thing it read that changes contend for (`PostgresSession.contended`): writers
+    /// hammering one activity from several nodes then take turns instead of aborting each
+    /// other over and over. The lock is taken outside the transaction, so its snapshot is
+    /// taken after the last holder committed, and SERIALIZABLE still decides what is allowed.
+    private static func transaction(_ batch: [Job], session: PostgresSession, attempts: Int) throws -> (Commit, EventID) {
         var attempt = 1
+        var locks: [Int64] = []
+        defer { if !locks.isEmpty { _ = try? session.execute("SELECT pg_advisory_unlock_all()") } }
         while true {
+            session.contended = []
             do {
+                // Sorted, so two changes that lock the same things never wait for each other.
+                for lock in locks { try session.execute("SELECT pg_advisory_lock($1)", [lock]) }
                 try session.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
                 var commit = Commit()
                 var events: [PostgresTransaction.PendingEvent] = []
@@ -123,13 +154,30 @@ final class PostgresWriter: Sendable {
                 try session.execute("COMMIT")
                 return (commit, last)
             } catch {
-                try? session.execute("ROLLBACK")
+                _ = try? session.execute("ROLLBACK")
                 guard PostgresFailure.isRetryable(error), attempt < attempts else { throw error }
+                let wanted = Array(Set(locks + session.contended.map(lockKey))).sorted()
+                if wanted != locks {
+                    if !locks.isEmpty { try session.execute("SELECT pg_advisory_unlock_all()") }
+                    locks = wanted
+                } else {
+                    // Apart, and further apart each time, so the transactions that collided do
+                    // not collide again: up to 1, 2, 4… ms, at most 64.
+                    Thread.sleep(forTimeInterval: Double.random(in: 0...1) * Double(1 << min(attempt, 6)) / 1000)
+                }
                 attempt += 1
-                // A little apart, so the transactions that collided do not collide again.
-                Thread.sleep(forTimeInterval: Double.random(in: 0...0.002) * Double(attempt))
             }
         }
+    }
+
+    /// The advisory lock for a contended thing: FNV-1a of its name (stable across nodes and
+    /// builds, unlike Swift's `hashValue`), kept clear of the store's own locks' range.
+    static func lockKey(_ name: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash | (1 << 62))
     }
 
     /// Writes the transaction's events, numbered from the sequence under the events lock, and

@@ -40,23 +40,6 @@ enum StoreKind: String, CaseIterable, Sendable, CustomTestStringConvertible {
     static var available: [StoreKind] { PostgresServer.available ? allCases : [.sqlite] }
 }
 
-/// One PostgreSQL server for the whole test run, started when a test first needs it and stopped
-/// once the process has ended (`PostgresServer` watches it); each fixture has a database of its
-/// own on it.
-enum SharedPostgres {
-    private static let server = Result { try PostgresServer() }
-
-    static func get() throws -> PostgresServer { try server.get() }
-
-    /// A new, empty database on the shared server; returns its address.
-    static func database() async throws -> String {
-        let server = try get()
-        let name = "engine_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
-        try await server.execute("CREATE DATABASE \(name)")
-        return "postgres://\(server.user)@127.0.0.1:\(server.port)/\(name)"
-    }
-}
-
 /// An engine over a real store — an SQLite file in a fresh temporary directory, or a fresh
 /// database on a real PostgreSQL — with a hand-moved clock, running its essentials (the store's
 /// writer, the fan-out, the bus) — and its timers only when asked, so a test decides when
@@ -88,7 +71,7 @@ final class EngineFixture: Sendable {
         self.kind = kind
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-engine-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = kind == .postgres ? try await SharedPostgres.database() : nil
+        database = kind == .postgres ? try await PostgresServer.newDatabase() : nil
         self.settings = settings
         self.timers = timers
     }

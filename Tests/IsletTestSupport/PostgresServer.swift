@@ -26,6 +26,22 @@ public final class PostgresServer: Sendable {
         (try? programs()) != nil || ProcessInfo.processInfo.environment["ISLET_REQUIRE_POSTGRES"] != nil
     }
 
+    /// One server for the whole test run, started when a test first needs it and stopped once
+    /// the process has ended (`watch`); tests take a database of their own on it.
+    public static let shared = Result { try PostgresServer() }
+
+    /// A new, empty database on the shared server; returns its address.
+    public static func newDatabase() async throws -> String {
+        try await shared.get().newDatabase()
+    }
+
+    /// A new, empty database on this server; returns its address.
+    public func newDatabase() async throws -> String {
+        let name = "test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
+        try await execute("CREATE DATABASE \(name)")
+        return "postgres://\(user)@127.0.0.1:\(port)/\(name)"
+    }
+
     /// The address a store is given: `postgres://islet@127.0.0.1:<port>/postgres`.
     public var url: String { "postgres://\(user)@127.0.0.1:\(port)/postgres" }
 
@@ -84,6 +100,21 @@ public final class PostgresServer: Sendable {
         try Self.run(programs.appendingPathComponent("psql").path, [
             "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres", "-c", sql,
         ])
+    }
+
+    /// Stops the server as an outage would (open sessions are ended), keeping its data.
+    public func pause() {
+        try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
+            "-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop",
+        ], as: runAs)
+    }
+
+    /// Starts the server again after `pause()`, on the same port.
+    public func resume() throws {
+        try Self.run(programs.appendingPathComponent("pg_ctl").path, [
+            "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path, "-w",
+            "-o", "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
+        ], as: runAs)
     }
 
     /// Stops the server (fast shutdown: open sessions are ended) and deletes its directory.

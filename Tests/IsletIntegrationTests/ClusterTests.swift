@@ -1,0 +1,282 @@
+import AsyncHTTPClient
+import Foundation
+import IsletClient
+import IsletCore
+import IsletTestSupport
+import Synchronization
+import Testing
+
+/// Several `islet serve` processes on one PostgreSQL database (docs/cluster.md), as issue 18's
+/// "done when" says: one order of events everywhere, limits that hold under races, a node
+/// killed under load, the database stopped under load.
+@Suite(
+    "Several nodes on PostgreSQL", .serialized,
+    .enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)")
+)
+struct ClusterTests {
+    static let adminKey = "islet-cluster-test-admin-key-0001"
+
+    /// Nodes on one database, each with a data directory of its own.
+    struct Cluster {
+        let data: [DataDirectory]
+        var nodes: [ServerProcess]
+
+        init(_ count: Int, database: String, environment: [String: String] = [:]) async throws {
+            data = (0..<count).map { _ in DataDirectory() }
+            var nodes: [ServerProcess] = []
+            for directory in data {
+                nodes.append(try await ServerProcess(data: directory, environment: environment.merging([
+                    "ISLET_STORE": database, "ISLET_SERVER_ADMIN_KEY": ClusterTests.adminKey, "ISLET_APNS_ENABLED": "false",
+                ]) { mine, _ in mine }))
+            }
+            self.nodes = nodes
+        }
+
+        func client(_ node: Int, key: String, http: HTTPClient) -> IsletClient {
+            IsletClient(server: nodes[node].url, key: key, http: http)
+        }
+
+        func stop() async {
+            for node in nodes where node.process.isRunning { await node.stop(signal: SIGTERM) }
+        }
+
+        /// What the nodes logged at error level.
+        var errors: [String] {
+            nodes.flatMap { node in node.log.output.withLock { $0 }.split(separator: "\n").filter { $0.contains(" error ") }.map(String.init) }
+        }
+    }
+
+    /// A subscriber on each node from the first event: every node shows every event once, in one
+    /// order; 50 starts racing on three nodes for one device never pass its limit.
+    @Test func threeNodesShowOneOrderAndLimitsHoldUnderRaces() async throws {
+        try await withHTTPClient { http in
+            let cluster = try await Cluster(3, database: try await PostgresServer.newDatabase(), environment: [
+                "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "5", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "1000",
+            ])
+            defer { print(cluster.errors.joined(separator: "\n")) }
+            let admin = cluster.client(0, key: Self.adminKey, http: http)
+            let app = try await admin.createApp(bundleId: "com.example.rides")
+            let clients = (0..<3).map { cluster.client($0, key: app.apiKey, http: http) }
+            let received = (0..<3).map { _ in Received() }
+            let readers = try await Array(0..<3).asyncMap { node in
+                let stream = try await clients[node].events(.init(since: 0, coalesce: false))
+                return Task { do { for try await event in stream { received[node].append(event) } } catch {} }
+            }
+
+            // Starts, updates and ends, spread over the nodes and made at once.
+            let activities = try await withThrowingTaskGroup(of: ActivityID.self) { group in
+                for index in 0..<4 {
+                    group.addTask {
+                        let client = clients[index % 3]
+                        let id = try await client.start(ride(index)).id
+                        for step in 1...6 {
+                            _ = try await clients[(index + step) % 3].update(id, ContentUpdate(content: ActivityContent(state: ["step": .integer(Int64(step))])))
+                        }
+                        _ = try await clients[(index + 1) % 3].end(id)
+                        return id
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(activities.count == 4)
+
+            // 50 starts for one device, racing on the three nodes: exactly its limit succeed.
+            _ = try await admin.createDevice(id: "racer")
+            let started = try await withThrowingTaskGroup(of: Bool.self) { group in
+                for index in 0..<50 {
+                    group.addTask {
+                        do {
+                            _ = try await clients[index % 3].start(ride(index, device: "racer"))
+                            return true
+                        } catch ClientError.refused(_, let error) where error.reason == .globalMaximumExceeded {
+                            return false
+                        }
+                    }
+                }
+                return try await group.reduce(0) { $0 + ($1 ? 1 : 0) }
+            }
+            #expect(started == 5)
+            let live = try await clients[1].activities(ActivityFilter(deviceId: "racer", states: [.active, .pending, .stale]))
+            #expect(live.count == 5)
+
+            // Every node's subscriber has every stored event, once, in the stored order.
+            let last = try await storedLastEventID(clients[2])
+            let stored = try await readStream(clients[0].events(.init(since: 0, coalesce: false)), through: last)
+            #expect(stored.count == 4 * 8 + 5, "4 × (start, 6 updates, end) and 5 starts")
+            try await within(30) {
+                while received.contains(where: { ($0.lastID ?? 0) < last }) { try await Task.sleep(for: .milliseconds(20)) }
+            }
+            for (node, events) in received.enumerated() {
+                #expect(events.events.withLock { $0 } == stored, "node \(node)'s subscriber")
+            }
+            for reader in readers { reader.cancel() }
+            await cluster.stop()
+        }
+    }
+
+    /// kill -9 of one node while three take updates: every acknowledged update is stored, the
+    /// others go on, and the deadlines the dead node set fire once, on the others.
+    @Test func aNodeKilledUnderLoadLosesNothingAndItsDeadlinesFireOnce() async throws {
+        try await withHTTPClient { http in
+            var cluster = try await Cluster(3, database: try await PostgresServer.newDatabase(), environment: [
+                "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "100", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "1000",
+            ])
+            let admin = cluster.client(0, key: Self.adminKey, http: http)
+            let app = try await admin.createApp(bundleId: "com.example.rides")
+            let clients = (0..<3).map { cluster.client($0, key: app.apiKey, http: http) }
+            var activities: [ActivityID] = []
+            for index in 0..<6 { activities.append(try await clients[index % 3].start(ride(index)).id) }
+            // Activities the node about to die starts, stale in three seconds.
+            var staling: [ActivityID] = []
+            for index in 0..<4 {
+                var request = ride(100 + index)
+                request.content.staleDate = Date().addingTimeInterval(3)
+                staling.append(try await clients[2].start(request).id)
+            }
+
+            let acknowledged = Acknowledgements()
+            let writers = (0..<6).map { writer in
+                Task { [activities] in
+                    while !Task.isCancelled {
+                        let seq = acknowledged.nextSequence()
+                        let id = activities[Int(seq) % activities.count]
+                        // Writers of the dead node stop at their first failure; the others go on.
+                        do {
+                            _ = try await clients[writer % 3].update(id, ContentUpdate(content: ActivityContent(state: ["seq": .integer(seq)])))
+                            acknowledged.record(seq, for: id)
+                        } catch {
+                            if writer % 3 == 2 { return }
+                        }
+                    }
+                }
+            }
+            while acknowledged.count < 150 { try await Task.sleep(for: .milliseconds(10)) }
+            #expect(await cluster.nodes[2].stop(signal: SIGKILL) == SIGKILL)
+            let atKill = acknowledged.count
+            while acknowledged.count < atKill + 150 { try await Task.sleep(for: .milliseconds(10)) }
+            for writer in writers { writer.cancel() }
+            for writer in writers { await writer.value }
+
+            let acked = acknowledged.byActivity.withLock { $0 }
+            for id in activities {
+                let applied = Set(try await clients[0].history(id).compactMap { event -> Int64? in
+                    guard event.type == .contentUpdated, case .integer(let seq) = event.data["content"]?["state"]?["seq"] else { return nil }
+                    return seq
+                })
+                let missing = acked[id, default: []].subtracting(applied)
+                #expect(missing.isEmpty, "acknowledged but lost with the node: \(missing.sorted())")
+            }
+
+            // The dead node's deadlines: each activity goes stale once, on a node still alive.
+            let stalingIds = staling
+            try await within(20) {
+                while true {
+                    let states = try await stalingIds.asyncMap { try await clients[1].activity($0).state }
+                    if states.allSatisfy({ $0 == .stale }) { break }
+                    try await Task.sleep(for: .milliseconds(100))
+                }
+            }
+            for id in staling {
+                let history = try await clients[0].history(id)
+                let staled = history.filter { $0.type == .stateChanged && $0.data["to"] == "stale" }
+                #expect(staled.count == 1, "\(id) went stale \(staled.count) times")
+            }
+            cluster.nodes.removeLast()
+            await cluster.stop()
+        }
+    }
+
+    /// PostgreSQL stopped for ten seconds while two nodes take updates: they answer 503 with a
+    /// reason meanwhile — never hang — report it on /healthz, and recover by themselves once it
+    /// is back; nothing acknowledged is lost.
+    @Test func theDatabaseStoppedUnderLoadMeans503ThenRecoveryWithNothingLost() async throws {
+        // A server of its own: stopping the shared one would stop the other suites' tests.
+        let server = try PostgresServer()
+        defer { server.stop() }
+        try await withHTTPClient { http in
+            let cluster = try await Cluster(2, database: try await server.newDatabase())
+            defer { print(cluster.errors.prefix(40).joined(separator: "\n")) }
+            let admin = cluster.client(0, key: Self.adminKey, http: http)
+            let app = try await admin.createApp(bundleId: "com.example.rides")
+            let clients = (0..<2).map { cluster.client($0, key: app.apiKey, http: http) }
+            let id = try await clients[0].start(ride(0)).id
+
+            let acknowledged = Acknowledgements()
+            let outcomes = Outcomes()
+            let writers = (0..<4).map { writer in
+                Task {
+                    while !Task.isCancelled {
+                        let seq = acknowledged.nextSequence()
+                        let began = ContinuousClock.now
+                        do {
+                            _ = try await clients[writer % 2].update(id, ContentUpdate(content: ActivityContent(state: ["seq": .integer(seq)])))
+                            acknowledged.record(seq, for: id)
+                        } catch ClientError.refused(let status, let error) {
+                            outcomes.refusals.withLock { $0["\(status) \(error.reason.rawValue)", default: 0] += 1 }
+                            try? await Task.sleep(for: .milliseconds(50))
+                        } catch {
+                            // Cancelled at the end of the test mid-request: not the server's answer.
+                            if !Task.isCancelled { outcomes.refusals.withLock { $0["\(error)", default: 0] += 1 } }
+                        }
+                        let took = ContinuousClock.now - began
+                        outcomes.slowest.withLock { $0 = max($0, took) }
+                    }
+                }
+            }
+            while acknowledged.count < 100 { try await Task.sleep(for: .milliseconds(10)) }
+            server.pause()
+            let pausedAt = ContinuousClock.now
+            // While it is down: /healthz says so.
+            try await within(15) {
+                while try await healthStatus(cluster.nodes[1], http: http) != 503 { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            let remaining = Duration.seconds(10) - (ContinuousClock.now - pausedAt)
+            if remaining > .zero { try await Task.sleep(for: remaining) }
+            let duringOutage = acknowledged.count
+            try server.resume()
+            let resumedAt = ContinuousClock.now
+            // Back: both nodes take updates again without a restart.
+            try await within(30) {
+                while acknowledged.count < duringOutage + 100 { try await Task.sleep(for: .milliseconds(50)) }
+            }
+            try await within(15) {
+                while try await healthStatus(cluster.nodes[0], http: http) != 200 { try await Task.sleep(for: .milliseconds(200)) }
+            }
+            print("outage: \(resumedAt - pausedAt) down; recovered \(ContinuousClock.now - resumedAt) after PostgreSQL was back")
+            for writer in writers { writer.cancel() }
+            for writer in writers { await writer.value }
+
+            let seen = outcomes.refusals.withLock { $0 }
+            #expect(seen.keys.contains { $0.hasPrefix("503 unavailable") }, "refusals while down: \(seen)")
+            #expect(seen.keys.allSatisfy { $0.hasPrefix("503 unavailable") }, "only 503 while down: \(seen)")
+            #expect(outcomes.slowest.withLock { $0 } < .seconds(15), "a request waited \(outcomes.slowest.withLock { $0 })")
+            let applied = Set(try await clients[1].history(id).compactMap { event -> Int64? in
+                guard event.type == .contentUpdated, case .integer(let seq) = event.data["content"]?["state"]?["seq"] else { return nil }
+                return seq
+            })
+            let missing = acknowledged.byActivity.withLock { $0[id, default: []] }.subtracting(applied)
+            #expect(missing.isEmpty, "acknowledged but lost in the outage: \(missing.sorted())")
+            await cluster.stop()
+        }
+    }
+}
+
+/// What requests met, from several writers.
+private final class Outcomes: Sendable {
+    let refusals = Mutex<[String: Int]>([:])
+    let slowest = Mutex<Duration>(.zero)
+}
+
+/// A ride on a device, numbered.
+private func ride(_ index: Int, device: DeviceID = "default") -> ActivityRequest {
+    ActivityRequest(
+        attributesType: "RideAttributes", attributes: ["rider": .integer(Int64(index))], content: ActivityContent(state: ["step": 0]),
+        deviceId: device
+    )
+}
+
+/// The status `/healthz` answers.
+private func healthStatus(_ node: ServerProcess, http: HTTPClient) async throws -> UInt {
+    let response = try await http.execute(HTTPClientRequest(url: node.url + "/healthz"), timeout: .seconds(10))
+    return response.status.code
+}
