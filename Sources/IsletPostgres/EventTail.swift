@@ -155,9 +155,15 @@ final class EventTail: Sendable {
         while !Task.isCancelled {
             do {
                 try await store.client.withConnection { connection in
-                    try await connection.listen(on: PostgresWriter.channel) { notifications in
-                        self.wake()
-                        for try await _ in notifications { self.wake() }
+                    // A waiting notification sequence does not end when its task is cancelled:
+                    // closing the connection ends it, and the pool makes another.
+                    try await withTaskCancellationHandler {
+                        try await connection.listen(on: PostgresWriter.channel) { notifications in
+                            self.wake()
+                            for try await _ in notifications { self.wake() }
+                        }
+                    } onCancel: {
+                        _ = connection.close() as EventLoopFuture<Void>
                     }
                 }
             } catch {

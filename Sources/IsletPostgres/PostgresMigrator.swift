@@ -5,9 +5,9 @@ import PostgresNIO
 
 /// Brings a database's schema up to date: `islet migrate`, and every node as it opens the store.
 ///
-/// It holds an advisory lock while it works, so nodes starting together migrate one at a time
-/// (the second finds nothing left to do); each migration commits with its row in
-/// `islet_migration`, so one that fails leaves the database as it was before it.
+/// Each migration runs in a transaction holding an advisory lock, so nodes starting together
+/// migrate one at a time (the second finds nothing left to do), and commits with its row in
+/// `islet_migration`: one that fails leaves the database as it was before it.
 public enum PostgresMigrator {
     /// The newest schema version this build knows.
     public static var latest: Int { PostgresSchema.migrations.map(\.version).max() ?? 0 }
@@ -30,7 +30,6 @@ public enum PostgresMigrator {
             throw IsletError(.unavailable, "Cannot reach PostgreSQL at \(address.redacted): \(Self.describe(error)).")
         }
         do {
-            // Closing the connection releases the lock.
             let done = try await migrate(on: connection, address: address, logger: logger)
             try? await connection.close()
             return done
@@ -40,41 +39,55 @@ public enum PostgresMigrator {
         }
     }
 
+    /// One transaction per migration, each holding the migration lock from its start: the lock
+    /// is the transaction's (`pg_advisory_xact_lock`), so it goes with the commit or rollback
+    /// whatever happens to the connection afterwards.
     private static func migrate(on connection: PostgresConnection, address: PostgresAddress, logger: Logger) async throws -> [Int] {
-        try await connection.query("SELECT pg_advisory_lock(\(PostgresSchema.migrationLock))", logger: logger)
-        try await connection.query(
-            "CREATE TABLE IF NOT EXISTS islet_migration (version integer PRIMARY KEY, name text NOT NULL, appliedAt timestamptz NOT NULL DEFAULT now())",
-            logger: logger
-        )
-        var applied = Set<Int>()
-        for try await version in try await connection.query("SELECT version FROM islet_migration", logger: logger).decode(Int.self) {
-            applied.insert(version)
-        }
-        if let newest = applied.max(), newest > latest {
-            throw IsletError(
-                .invalidRequest,
-                "The database at \(address.redacted) has schema version \(newest); this Islet knows up to \(latest). Run a newer Islet."
-            )
-        }
         var done: [Int] = []
-        for migration in PostgresSchema.migrations.sorted(by: { $0.version < $1.version }) where !applied.contains(migration.version) {
+        while true {
+            try await connection.query("BEGIN", logger: logger)
             do {
-                try await connection.query("BEGIN", logger: logger)
-                for statement in migration.statements {
-                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
-                }
+                try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
                 try await connection.query(
-                    "INSERT INTO islet_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger
+                    """
+                    CREATE TABLE IF NOT EXISTS islet_migration (
+                        version integer PRIMARY KEY, name text NOT NULL, appliedAt timestamptz NOT NULL DEFAULT now())
+                    """,
+                    logger: logger
                 )
-                try await connection.query("COMMIT", logger: logger)
+                var applied = Set<Int>()
+                for try await version in try await connection.query("SELECT version FROM islet_migration", logger: logger).decode(Int.self) {
+                    applied.insert(version)
+                }
+                if let newest = applied.max(), newest > latest {
+                    throw IsletError(
+                        .invalidRequest,
+                        "The database at \(address.redacted) has schema version \(newest); this Islet knows up to \(latest). Run a newer Islet."
+                    )
+                }
+                guard let migration = PostgresSchema.migrations.sorted(by: { $0.version < $1.version }).first(where: { !applied.contains($0.version) })
+                else {
+                    try await connection.query("COMMIT", logger: logger)
+                    return done
+                }
+                do {
+                    for statement in migration.statements {
+                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                    }
+                    try await connection.query(
+                        "INSERT INTO islet_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger
+                    )
+                    try await connection.query("COMMIT", logger: logger)
+                } catch {
+                    throw IsletError(.internalError, "Migration \(migration.version) (\(migration.name)) failed: \(Self.describe(error)).")
+                }
+                logger.info("Migrated the database", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
+                done.append(migration.version)
             } catch {
                 _ = try? await connection.query("ROLLBACK", logger: logger)
-                throw IsletError(.internalError, "Migration \(migration.version) (\(migration.name)) failed: \(Self.describe(error)).")
+                throw error
             }
-            logger.info("Migrated the database", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
-            done.append(migration.version)
         }
-        return done
     }
 
     /// An error as a person reads it: the server's message when it sent one.

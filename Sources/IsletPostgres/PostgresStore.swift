@@ -34,7 +34,7 @@ public final class PostgresStore: Store {
 
     /// How long a change or a read waits for a connection when the database cannot be reached,
     /// before it is answered `unavailable`.
-    static let connectionWait: Duration = .seconds(5)
+    static let connectionWait: Duration = .seconds(3)
     /// Write transactions a node runs at once.
     static let writerLanes = 2
     /// Reads a node runs at once (each holds a connection and a thread while it runs).

@@ -105,6 +105,11 @@ final class PostgresWriter: Sendable {
                     // A change that met the cause first says it; the others are told it too.
                     let cause = jobs.lazy.compactMap { $0.failure() }.first { PostgresFailure.storageFailure($0) != nil } ?? error
                     for job in jobs { job.finish(.failure(cause)) }
+                    // The database is gone: the changes that queued meanwhile would each wait
+                    // for a connection in turn; they are answered now, as these were.
+                    if PostgresFailure.storageFailure(cause) != nil {
+                        for job in queue.drain() { job.finish(.failure(cause)) }
+                    }
                 }
             }
         }

@@ -121,7 +121,9 @@ struct Serve: AsyncParsableCommand {
         func bracketed(_ host: String) -> String { host.contains(":") ? "[\(host)]" : host }
         let host = bracketed(configuration.server.host)
         let apnsHost = bracketed(configuration.apns.host ?? configuration.server.host)
-        let data = absolute(configuration.store.dataDirectory)
+        let data =
+            absolute(configuration.store.dataDirectory)
+            + ((try? PostgresAddress(configuration.store.database ?? "")).map { ", store \($0.redacted) (shared)" } ?? "")
         let key =
             configuration.server.adminKey == nil
             ? "\(absolute(configuration.store.adminKeyPath)) (the islet CLI on this machine reads it)"

@@ -121,7 +121,7 @@ struct OperationsTests {
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
             "requestTimeout", "shutdownTimeout", "pages", "concurrency", "maxBackoff", "faults", "tokenRateLimit",
-            "providerTokenInterval",
+            "providerTokenInterval", "database",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -155,7 +155,8 @@ struct OperationsTests {
             ("server.requestBodyTimeout", "0"), ("apns.idleTimeout", "30d"), ("server.maxConnections", "0"),
             ("streams.keepAlive", "0"), ("streams.keepAlive", "0.5s"), ("streams.writeTimeout", "0"),
             ("server.pages", "/nonexistent/pages"), ("apns.faults", "500=0.7, 503=0.7"), ("apns.faults", "418=0.1"),
-            ("apns.tokenRateLimit", "-1"), ("apns.providerTokenInterval", "soon"),
+            ("apns.tokenRateLimit", "-1"), ("apns.providerTokenInterval", "soon"), ("store.database", "mysql://u@h/d"),
+            ("store.database", "islet.sqlite"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {
@@ -164,5 +165,17 @@ struct OperationsTests {
                 (error as? ConfigurationError)?.key == key
             }
         }
+    }
+
+    @Test func theStoreIsSQLiteUnlessAPostgreSQLAddressIsGiven() throws {
+        func read(_ value: String?) throws -> StoreSettings {
+            let values: [AbsoluteConfigKey: ConfigValue] = value.map { [["store", "database"]: .init(.string($0), isSecret: true)] } ?? [:]
+            return try IsletConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: values))).store
+        }
+        #expect(try read(nil).database == nil)
+        #expect(try read("sqlite").database == nil)
+        #expect(try read("sqlite").location.hasSuffix("islet.sqlite"))
+        let shared = try read("postgres://islet:secret@db:5432/islet")
+        #expect(shared.database == "postgres://islet:secret@db:5432/islet" && shared.location == shared.database)
     }
 }

@@ -90,7 +90,8 @@ public final class PostgresServer: Sendable {
             programs.appendingPathComponent("pg_ctl").path, "-D", directory.appendingPathComponent("data").path, "-m", "immediate", "stop",
         ]).map(Self.quoted).joined(separator: " ")
         let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf \(Self.quoted(directory.path))"
-        guard system("nohup /bin/sh -c \(Self.quoted(script)) > /dev/null 2>&1 < /dev/null &") == 0 else {
+        // In a session of its own (setsid): a signal to the test's process group must not end it.
+        guard system("setsid nohup /bin/sh -c \(Self.quoted(script)) > /dev/null 2>&1 < /dev/null &") == 0 else {
             throw PostgresServerError("could not start the watcher that stops PostgreSQL after the tests")
         }
     }

@@ -34,6 +34,15 @@ public final class WriteQueue<Job: Sendable>: Sendable {
         return accepted
     }
 
+    /// Takes every change waiting, for a writer that cannot run them (the storage is gone) to
+    /// answer them at once rather than one batch at a time.
+    public func drain() -> [Job] {
+        state.withLock { state in
+            defer { state.jobs = [] }
+            return state.jobs
+        }
+    }
+
     /// Takes no more changes; writers finish those waiting, then `nextBatch` returns `nil`.
     public func stop() {
         let writers = state.withLock { state in
