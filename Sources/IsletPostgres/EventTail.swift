@@ -16,14 +16,26 @@ import Synchronization
 final class EventTail: Sendable {
     private struct State {
         var position: EventID = 0
-        var waiters: [(id: EventID, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [Waiter] = []
         var wake: CheckedContinuation<Void, Never>?
         var woken = false
         var stopped = false
     }
 
+    /// A local commit waiting for its events to be read.
+    private struct Waiter {
+        let id: EventID
+        let since: ContinuousClock.Instant
+        let continuation: CheckedContinuation<Bool, Never>
+    }
+
     /// The longest an event from another node waits when no notification comes.
     static let pollInterval: Duration = .seconds(1)
+    /// The longest a local commit waits for the tail to read its events (give or take
+    /// `pollInterval`): the tail cannot read while the database is gone, and a change already
+    /// committed is answered rather than held through the outage — its events reach the
+    /// streams when the tail reads again.
+    static let publicationWait: Duration = .seconds(2)
     /// Events read at a time.
     static let page = 1_000
 
@@ -41,18 +53,38 @@ final class EventTail: Sendable {
         state.withLock { $0.position = id }
     }
 
-    /// Returns once every event up to `id` has been appended to the log (at once for 0).
-    func published(through id: EventID) async {
-        guard id > 0 else { return }
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+    /// Returns once every event up to `id` has been appended to the log (at once for 0): true;
+    /// or false once it waited `publicationWait` for them.
+    @discardableResult
+    func published(through id: EventID) async -> Bool {
+        guard id > 0 else { return true }
+        return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let (done, wake) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
                 if state.position >= id || state.stopped { return (true, nil) }
-                state.waiters.append((id, continuation))
+                state.waiters.append(Waiter(id: id, since: .now, continuation: continuation))
                 return (false, takeWake(&state))
             }
             wake?.resume()
-            if done { continuation.resume() }
+            if done { continuation.resume(returning: true) }
         }
+    }
+
+    /// Lets go of the local commits that waited `publicationWait` for their events.
+    private func expireWaiters() {
+        let expired = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            let now = ContinuousClock.now
+            var expired: [CheckedContinuation<Bool, Never>] = []
+            state.waiters.removeAll { waiter in
+                guard now - waiter.since >= Self.publicationWait else { return false }
+                expired.append(waiter.continuation)
+                return true
+            }
+            return expired
+        }
+        if !expired.isEmpty {
+            logger.warning("Committed changes answered before their events could be read; they reach the streams when the database answers again", metadata: ["changes": "\(expired.count)"])
+        }
+        for continuation in expired { continuation.resume(returning: false) }
     }
 
     /// Wakes the reader (a notification came, or a listener reconnected).
@@ -69,7 +101,7 @@ final class EventTail: Sendable {
             return (state.waiters.map(\.continuation), takeWake(&state))
         }
         wake?.resume()
-        for waiter in waiters { waiter.resume() }
+        for waiter in waiters { waiter.resume(returning: true) }
     }
 
     private func takeWake(_ state: inout State) -> CheckedContinuation<Void, Never>? {
@@ -97,7 +129,7 @@ final class EventTail: Sendable {
             var full = false
             do {
                 let rows = try await store.withConnection { connection in
-                    try await connection.query(
+                    try await connection.run(
                         "SELECT * FROM event WHERE id > \(position) ORDER BY id LIMIT \(Self.page)", logger: store.logger
                     ).get().rows
                 }
@@ -117,9 +149,9 @@ final class EventTail: Sendable {
     }
 
     private func advance(to id: EventID) {
-        let ready = state.withLock { state -> [CheckedContinuation<Void, Never>] in
+        let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             state.position = max(state.position, id)
-            var ready: [CheckedContinuation<Void, Never>] = []
+            var ready: [CheckedContinuation<Bool, Never>] = []
             state.waiters.removeAll { waiter in
                 guard waiter.id <= state.position else { return false }
                 ready.append(waiter.continuation)
@@ -127,7 +159,7 @@ final class EventTail: Sendable {
             }
             return ready
         }
-        for continuation in ready { continuation.resume() }
+        for continuation in ready { continuation.resume(returning: true) }
     }
 
     private func sleep() async {
@@ -141,10 +173,12 @@ final class EventTail: Sendable {
         }
     }
 
-    /// Wakes the reader every `pollInterval`: the fallback for a notification missed.
+    /// Wakes the reader every `pollInterval` — the fallback for a notification missed — and
+    /// lets go of commits that waited too long.
     private func tick() async {
         while !Task.isCancelled {
             try? await Task.sleep(for: Self.pollInterval)
+            expireWaiters()
             wake()
         }
     }

@@ -45,19 +45,19 @@ public enum PostgresMigrator {
     private static func migrate(on connection: PostgresConnection, address: PostgresAddress, logger: Logger) async throws -> [Int] {
         var done: [Int] = []
         while true {
-            try await connection.query("BEGIN", logger: logger)
+            try await connection.run("BEGIN", logger: logger).get()
             do {
-                try await connection.query("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger)
-                try await connection.query(
+                try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger).get()
+                try await connection.run(
                     """
                     CREATE TABLE IF NOT EXISTS islet_migration (
                         version integer PRIMARY KEY, name text NOT NULL, appliedAt timestamptz NOT NULL DEFAULT now())
                     """,
                     logger: logger
-                )
+                ).get()
                 var applied = Set<Int>()
-                for try await version in try await connection.query("SELECT version FROM islet_migration", logger: logger).decode(Int.self) {
-                    applied.insert(version)
+                for row in try await connection.run("SELECT version FROM islet_migration", logger: logger).get().rows {
+                    applied.insert(try row.decode(Int.self))
                 }
                 if let newest = applied.max(), newest > latest {
                     throw IsletError(
@@ -67,24 +67,24 @@ public enum PostgresMigrator {
                 }
                 guard let migration = PostgresSchema.migrations.sorted(by: { $0.version < $1.version }).first(where: { !applied.contains($0.version) })
                 else {
-                    try await connection.query("COMMIT", logger: logger)
+                    try await connection.run("COMMIT", logger: logger).get()
                     return done
                 }
                 do {
                     for statement in migration.statements {
-                        try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                        try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger).get()
                     }
-                    try await connection.query(
+                    try await connection.run(
                         "INSERT INTO islet_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger
-                    )
-                    try await connection.query("COMMIT", logger: logger)
+                    ).get()
+                    try await connection.run("COMMIT", logger: logger).get()
                 } catch {
                     throw IsletError(.internalError, "Migration \(migration.version) (\(migration.name)) failed: \(Self.describe(error)).")
                 }
                 logger.info("Migrated the database", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
                 done.append(migration.version)
             } catch {
-                _ = try? await connection.query("ROLLBACK", logger: logger)
+                _ = try? await connection.run("ROLLBACK", logger: logger).get()
                 throw error
             }
         }

@@ -16,6 +16,10 @@ final class PostgresSession {
     /// device's count, an app's key): what the writer locks first when it runs the change again
     /// after a collision (`PostgresWriter`).
     var contended: Set<String> = []
+    /// The failure that showed the connection gone, once one did: nothing more is sent on it.
+    /// A statement sent after the server ended the session — a `ROLLBACK` after the failure,
+    /// say — may never be answered at all, and would hold its thread forever.
+    private(set) var lost: (any Error)?
 
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -29,7 +33,17 @@ final class PostgresSession {
         for value in values {
             if let value { binds.append(value) } else { binds.appendNull() }
         }
-        return try connection.query(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+        if let lost { throw lost }
+        do {
+            return try connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+        } catch {
+            if PostgresFailure.storageFailure(error) != nil {
+                lost = error
+                // The pool then makes a new connection instead of handing this one out again.
+                _ = connection.close() as EventLoopFuture<Void>
+            }
+            throw error
+        }
     }
 
     /// Runs a statement; returns how many rows it changed.
@@ -128,4 +142,22 @@ enum PostgresFailure {
 struct PostgresUnavailable: Error, CustomStringConvertible {
     let reason: String
     var description: String { reason }
+}
+
+extension PostgresConnection {
+    /// Runs a statement; its answer, or a failure once the connection closes unanswered.
+    ///
+    /// postgres-nio hands a statement to a closed connection's channel and never answers it
+    /// (the write's failure is dropped): a `ROLLBACK` after the server ended the session, or any
+    /// statement on a connection that closed as it was leased, would wait forever — a writer
+    /// lane held, a shutdown that never ends. Every statement the store sends goes through here.
+    func run(_ query: PostgresQuery, logger: Logger) -> EventLoopFuture<PostgresQueryResult> {
+        let answer = eventLoop.makePromise(of: PostgresQueryResult.self)
+        self.query(query, logger: logger).cascade(to: answer)
+        // Whichever comes first completes it; the other is ignored.
+        closeFuture.whenComplete { _ in
+            answer.fail(PostgresUnavailable(reason: "the connection to PostgreSQL closed before it answered"))
+        }
+        return answer.futureResult
+    }
 }

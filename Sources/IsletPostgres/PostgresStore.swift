@@ -34,7 +34,10 @@ public final class PostgresStore: Store {
 
     /// How long a change or a read waits for a connection when the database cannot be reached,
     /// before it is answered `unavailable`.
-    static let connectionWait: Duration = .seconds(3)
+    static let connectionWait: Duration = .seconds(5)
+    /// How long it waits while the database is known to be failing (the last write found it
+    /// gone): a node answers 503 at once in an outage, and a busy but healthy one is given time.
+    static let failingConnectionWait: Duration = .seconds(1)
     /// Write transactions a node runs at once.
     static let writerLanes = 2
     /// Reads a node runs at once (each holds a connection and a thread while it runs).
@@ -45,6 +48,8 @@ public final class PostgresStore: Store {
         // An acknowledged change is on the server's disk (the default; said, not assumed).
         configuration.options.additionalStartupParameters = [("synchronous_commit", "on"), ("application_name", "islet")]
         configuration.options.maximumConnections = Self.writerLanes + Self.readers + 2
+        // Kept open whatever the demand: after an outage the pool reconnects by itself.
+        configuration.options.minimumConnections = Self.writerLanes
         configuration.options.connectTimeout = Self.connectionWait
         self.address = address.redacted
         self.logger = logger
@@ -68,7 +73,7 @@ public final class PostgresStore: Store {
         store.clientTask.withLock { $0 = Task { await store.client.run() } }
         do {
             let last = try await store.withConnection { connection in
-                try await connection.query("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).decode(Int64.self).first { _ in true } ?? 0
+                try await connection.run("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).get().rows.first?.decode(Int64.self) ?? 0
             }
             store.tail.start(after: last)
         } catch {
@@ -116,13 +121,13 @@ public final class PostgresStore: Store {
         guard health.current != nil || health.quiet(for: quietInterval) else { return nil }
         do {
             try await withConnection { connection in
-                try await connection.query(
+                try await connection.run(
                     """
                     INSERT INTO writeProbe (node, at) VALUES (\(self.node), \(Date().timeIntervalSince1970))
                     ON CONFLICT (node) DO UPDATE SET at = excluded.at
                     """,
                     logger: self.logger
-                )
+                ).get()
             }
             health.succeeded()
             return nil
@@ -156,19 +161,39 @@ public final class PostgresStore: Store {
 
     // MARK: Connections
 
-    /// Runs `body` with a pooled connection, waiting at most `connectionWait` for one.
+    /// Runs `body` with a pooled connection, waiting at most `connectionWait` for one
+    /// (`failingConnectionWait` while writes are failing).
+    ///
+    /// Only the wait is bounded, never `body`: a change that has begun is never abandoned —
+    /// answered `unavailable` while it goes on to commit. Whichever comes first, the connection
+    /// or the end of the wait, decides, and the other then does nothing.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        try await withThrowingTaskGroup(of: T?.self) { group in
-            group.addTask { try await self.client.withConnection(body) }
+        let wait = health.current == nil ? Self.connectionWait : Self.failingConnectionWait
+        let unavailable = PostgresUnavailable(reason: "PostgreSQL at \(address) did not give a connection within \(wait)")
+        let lease = LeaseRace()
+        return try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
-                try await Task.sleep(for: Self.connectionWait)
+                try await self.client.withConnection { connection in
+                    guard lease.decide(.leased) else {
+                        throw unavailable
+                    }
+                    return try await body(connection)
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: wait)
+                if lease.decide(.gaveUp) {
+                    throw unavailable
+                }
                 return nil
             }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let value = first else {
-                throw PostgresUnavailable(reason: "PostgreSQL at \(self.address) did not give a connection within \(Self.connectionWait)")
+            while let result = try await group.next() {
+                if let value = result {
+                    group.cancelAll()
+                    return value
+                }
             }
-            return value
+            throw unavailable
         }
     }
 
@@ -183,6 +208,22 @@ public final class PostgresStore: Store {
             return PostgresStatementError(description: "PostgreSQL: \(PostgresMigrator.describe(error)) (\(error.serverInfo?[.sqlState] ?? "\(error.code)"))")
         }
         return error
+    }
+}
+
+/// `withConnection`'s race between the connection and the end of the wait: the first to
+/// `decide` wins.
+private final class LeaseRace: Sendable {
+    enum Outcome { case leased, gaveUp }
+    private let outcome = Mutex<Outcome?>(nil)
+
+    /// True when `claim` is the outcome: nothing was decided before.
+    func decide(_ claim: Outcome) -> Bool {
+        outcome.withLock { outcome in
+            guard outcome == nil else { return false }
+            outcome = claim
+            return true
+        }
     }
 }
 

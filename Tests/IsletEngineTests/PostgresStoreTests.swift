@@ -1,7 +1,9 @@
 import Foundation
 import IsletCore
-import IsletPostgres
+@testable import IsletPostgres
 import IsletTestSupport
+import Logging
+import PostgresNIO
 import Testing
 
 /// The PostgreSQL store's first pieces (docs/cluster.md), against a real server the test starts.
@@ -13,6 +15,26 @@ struct PostgresStoreTests {
         defer { server.stop() }
         let version = try await PostgresProbe.version(of: try PostgresAddress(server.url))
         #expect(version.hasPrefix("PostgreSQL "), "\(version)")
+    }
+
+    /// postgres-nio never answers a statement sent on a connection that has closed: the store's
+    /// statements fail instead (a writer lane once waited forever on a `ROLLBACK` after
+    /// PostgreSQL stopped, and its node never shut down).
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(1)))
+    func aStatementOnAClosedConnectionFailsInsteadOfWaitingForever() async throws {
+        let address = try PostgresAddress(try await PostgresServer.newDatabase())
+        let logger = Logger(label: "test")
+        let connection = try await PostgresConnection.connect(
+            configuration: .init(host: address.host, port: address.port, username: address.username, password: nil, database: address.database, tls: .disable),
+            id: 1, logger: logger
+        )
+        #expect(try await connection.run("SELECT 1", logger: logger).get().rows.count == 1)
+        try await connection.close()
+        let failure = await #expect(throws: (any Error).self) { try await connection.run("ROLLBACK", logger: logger).get() }
+        #expect(failure.flatMap(PostgresFailure.storageFailure) != nil, "\(String(describing: failure))")
+        // The same on the store's synchronous path (a writer lane's thread).
+        let session = PostgresSession(connection: connection, logger: logger)
+        #expect(throws: (any Error).self) { try session.execute("ROLLBACK") }
     }
 
     @Test func anAddressIsReadWhereItEnters() throws {

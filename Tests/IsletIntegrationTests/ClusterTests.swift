@@ -36,8 +36,13 @@ struct ClusterTests {
             IsletClient(server: nodes[node].url, key: key, http: http)
         }
 
+        /// Stops every node with SIGTERM: each must exit by itself, with status 0 (a node whose
+        /// shutdown hangs is killed after 30 s, status 9).
         func stop() async {
-            for node in nodes where node.process.isRunning { await node.stop(signal: SIGTERM) }
+            for node in nodes where node.process.isRunning {
+                let status = await node.stop(signal: SIGTERM)
+                #expect(status == 0, "a node's shutdown did not end by itself: \(node.log.output.withLock { $0 }.suffix(2_000))")
+            }
         }
 
         /// What the nodes logged at error level.
