@@ -31,11 +31,16 @@ struct DeliveryLoopTests {
         let providerKey = P256.Signing.PrivateKey()
         let bEnvironment: [String: String]
         /// Retries come back within a second or two, so faults cost a test little time.
-        static let aEnvironment = ["ISLET_DELIVERY_MAX_BACKOFF": "1s"]
+        let aEnvironment: [String: String]
 
-        init(b environment: [String: String]) {
+        init(a: [String: String], b environment: [String: String]) {
+            aEnvironment = ["ISLET_DELIVERY_MAX_BACKOFF": "1s"].merging(a) { _, given in given }
             bEnvironment = environment
         }
+
+        /// A's admin key: the one its environment gives (several nodes share one), or the one
+        /// it made in its data directory.
+        var aAdminKey: String { aEnvironment["ISLET_SERVER_ADMIN_KEY"] ?? aData.adminKey }
 
         var appOnA: IsletClient { IsletClient(server: a.url, key: keyOnA, http: http) }
         var appOnB: IsletClient { IsletClient(server: b.url, key: keyOnB, http: http) }
@@ -44,8 +49,8 @@ struct DeliveryLoopTests {
         /// and A's credentials for it, and starts the phone app.
         func start() async throws {
             b = try await ServerProcess(data: bData, environment: bEnvironment)
-            a = try await ServerProcess(data: aData, environment: Self.aEnvironment)
-            keyOnA = try await IsletClient(server: a.url, key: aData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
+            a = try await ServerProcess(data: aData, environment: aEnvironment)
+            keyOnA = try await IsletClient(server: a.url, key: aAdminKey, http: http).createApp(bundleId: bundleId).apiKey
             keyOnB = try await IsletClient(server: b.url, key: bData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
             try await registerKeyOnB()
             try await registerCredentialOnA()
@@ -64,7 +69,7 @@ struct DeliveryLoopTests {
 
         /// A's credentials for the app, sending to B.
         func registerCredentialOnA(_ key: P256.Signing.PrivateKey? = nil, id keyId: String = "KEY1234567") async throws {
-            _ = try await IsletClient(server: a.url, key: aData.adminKey, http: http).putDeliveryCredential(
+            _ = try await IsletClient(server: a.url, key: aAdminKey, http: http).putDeliveryCredential(
                 bundleId: bundleId,
                 DeliveryCredentialBody(
                     teamId: "TEAM123456", keyId: keyId, privateKey: (key ?? providerKey).pemRepresentation, environment: .development,
@@ -102,7 +107,7 @@ struct DeliveryLoopTests {
             let isA = which == \Loop.a
             let restarted = try await ServerProcess(
                 data: isA ? aData : bData, port: old.port,
-                environment: (isA ? Self.aEnvironment : bEnvironment).merging(["ISLET_APNS_PORT": "\(old.apnsPort!)"]) { _, new in new }
+                environment: (isA ? aEnvironment : bEnvironment).merging(["ISLET_APNS_PORT": "\(old.apnsPort!)"]) { _, new in new }
             )
             if isA { a = restarted } else { b = restarted }
         }
@@ -161,13 +166,14 @@ struct DeliveryLoopTests {
         }
     }
 
-    func withLoop(b environment: [String: String] = [:], _ body: (Loop) async throws -> Void) async throws {
-        let loop = Loop(b: environment)
+    func withLoop(a: [String: String] = [:], b environment: [String: String] = [:], _ body: (Loop) async throws -> Void) async throws {
+        let loop = Loop(a: a, b: environment)
         do {
             try await loop.start()
             try await body(loop)
         } catch {
             Issue.record("the phone app said:\n\(loop.phoneLog.output.withLock { $0 })")
+            if let a = loop.a { Issue.record("A said, last:\n\(a.log.output.withLock { $0 }.suffix(3_000))") }
             await loop.stop()
             throw error
         }
@@ -250,6 +256,43 @@ struct DeliveryLoopTests {
                 let seen = try await loop.statusesOnB(onB.id)
                 #expect(Self.inOrder(seen, ["confirmed"] + (1...40).map { "step \($0)" }), "out of order on B: \(seen)")
             }
+        }
+    }
+
+    /// On several nodes (docs/cluster.md): a node killed while sending holds its delivery until
+    /// the lease runs out, not forever; then another node sends it, once.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"))
+    func aDeadNodesDeliveryIsSentByAnotherOnceItsLeaseRunsOut() async throws {
+        let database = try await PostgresServer.newDatabase()
+        try await withLoop(a: [
+            "ISLET_STORE": database, "ISLET_SERVER_ADMIN_KEY": "islet-delivery-cluster-admin-key-01", "ISLET_DELIVERY_LEASE": "6s",
+        ]) { loop in
+            let (onA, onB) = try await loop.startActivity(order: "21")
+            // "Apple" stops answering: A's request waits, and A holds the delivery.
+            kill(loop.b.pid, SIGSTOP)
+            defer { kill(loop.b.pid, SIGCONT) }
+            try await loop.update(onA.id, "onTheWay")
+            let leaseEnds = try await eventually("A holds the update") {
+                try await PostgresServer.rows("SELECT leaseUntil FROM delivery WHERE state = 'sending' AND event = 'update'", in: database).first.flatMap(Double.init)
+            }
+            await loop.a.stop(signal: SIGKILL)
+            // Another node on the database, and "Apple" back.
+            let nodeData = DataDirectory()
+            loop.a = try await ServerProcess(data: nodeData, environment: loop.aEnvironment)
+            kill(loop.b.pid, SIGCONT)
+            // (The dead node's request may reach "Apple" too, once it reads again: Apple may see
+            // a request twice, and the phone applies the equal timestamp once.)
+            _ = try await eventually("another node sends the update", within: 30) {
+                try await loop.appOnA.deliveries(onA.id).first { $0.report.status != nil && $0.report.event == "update" }
+            }
+            try await loop.waitOnB(onB.id, status: "onTheWay")
+            let sent = try await loop.appOnA.deliveries(onA.id).filter { $0.report.status != nil && $0.report.event == "update" }
+            #expect(sent.count == 1 && sent.first?.report.outcome == .delivered, "\(sent.map(\.report))")
+            for line in sent {
+                #expect(line.time.timeIntervalSince1970 >= leaseEnds, "sent \(leaseEnds - line.time.timeIntervalSince1970) s before the dead node's lease ran out")
+            }
+            #expect(await loop.a.stop(signal: SIGTERM) == 0)
+            loop.a = nil
         }
     }
 

@@ -3,6 +3,7 @@ import Foundation
 import SystemPackage
 import IsletAPNs
 import IsletCore
+import IsletEngine
 import IsletServer
 import IsletStore
 import IsletTestSupport
@@ -121,7 +122,7 @@ struct OperationsTests {
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
             "requestTimeout", "shutdownTimeout", "pages", "concurrency", "maxBackoff", "faults", "tokenRateLimit",
-            "providerTokenInterval", "database",
+            "providerTokenInterval", "database", "lease",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -177,5 +178,18 @@ struct OperationsTests {
         #expect(try read("sqlite").location.hasSuffix("islet.sqlite"))
         let shared = try read("postgres://islet:secret@db:5432/islet")
         #expect(shared.database == "postgres://islet:secret@db:5432/islet" && shared.location == shared.database)
+    }
+
+    /// A node gives up on a request to Apple before its lease on the delivery runs out.
+    @Test func aDeliveryLeaseOutlastsTheRequestItCovers() throws {
+        func read(_ value: String?) throws -> DeliverySettings {
+            let values: [AbsoluteConfigKey: ConfigValue] = value.map { [["delivery", "lease"]: .init(.string($0), isSecret: false)] } ?? [:]
+            return try IsletConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: values))).delivery
+        }
+        #expect(try read(nil).lease == 60 && read(nil).requestTimeout == 30)
+        #expect(try read("5m").lease == 300 && read("5m").requestTimeout == 30)
+        #expect(try read("6s").requestTimeout == 3)
+        #expect(throws: ConfigurationError.self) { try read("1s") }
+        #expect(throws: ConfigurationError.self) { try read("soon") }
     }
 }

@@ -103,6 +103,17 @@ public final class PostgresServer: Sendable {
         ])
     }
 
+    /// The rows a query answers on one of the shared server's databases (an address
+    /// `newDatabase` gave), one line each, columns separated by `|`.
+    public static func rows(_ sql: String, in database: String) async throws -> [String] {
+        let server = try shared.get()
+        let name = String(database.split(separator: "/").last ?? "")
+        let output = try run(server.programs.appendingPathComponent("psql").path, [
+            "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(server.port)", "-U", server.user, "-d", name, "-c", sql,
+        ])
+        return output.split(separator: "\n").map(String.init)
+    }
+
     /// Stops the server as an outage would (open sessions are ended), keeping its data.
     public func pause() {
         try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
@@ -141,7 +152,9 @@ public final class PostgresServer: Sendable {
     /// Not `Foundation.Process`: after `pg_ctl start`, which leaves the server running in the
     /// background, its wait never returned (the exited child was left unreaped), and a pipe for
     /// the output would be held open by the server.
-    private static func run(_ program: String, _ arguments: [String], as user: String? = nil) throws {
+    /// Runs a program; what it printed.
+    @discardableResult
+    private static func run(_ program: String, _ arguments: [String], as user: String? = nil) throws -> String {
         let transcript = FileManager.default.temporaryDirectory.appendingPathComponent("islet-postgres-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: transcript) }
         let words = (user.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [program] + arguments
@@ -151,6 +164,7 @@ public final class PostgresServer: Sendable {
             let said = (try? String(contentsOf: transcript, encoding: .utf8)) ?? ""
             throw PostgresServerError("\(URL(fileURLWithPath: program).lastPathComponent) failed (\(status)): \(said.suffix(2000))")
         }
+        return (try? String(contentsOf: transcript, encoding: .utf8)) ?? ""
     }
 
     /// A word for `/bin/sh`, single-quoted.

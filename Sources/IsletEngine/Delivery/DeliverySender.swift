@@ -9,6 +9,13 @@ public struct DeliverySettings: Sendable, Equatable {
     public var concurrency = 64
     /// The longest wait between two attempts of one delivery, in seconds.
     public var maximumBackoff: TimeInterval = 300
+    /// How long a sender holds a delivery it took before another may take it, in seconds: on
+    /// several nodes, what a node that died was sending is sent by another after this.
+    public var lease: TimeInterval = 60
+
+    /// The longest one request to Apple may take: half the lease, at most 30 s, so a node gives
+    /// up on a request well before another node may take its delivery. In seconds.
+    public var requestTimeout: TimeInterval { min(30, lease / 2) }
 
     public init() {}
 }
@@ -46,7 +53,7 @@ struct DeliverySender: Service {
                     var claimed: [ClaimedDelivery] = []
                     var next: Date?
                     do {
-                        claimed = try await engine.claimDeliveries(limit: room)
+                        claimed = try await engine.claimDeliveries(limit: room, lease: settings.lease)
                         if claimed.isEmpty { next = try await engine.nextDeliveryAttempt() }
                     } catch is CancellationError {
                         return
@@ -88,7 +95,7 @@ extension DeliverySender {
     func sendDue() async throws -> Int {
         var sent = 0
         while true {
-            let claimed = try await engine.claimDeliveries(limit: settings.concurrency)
+            let claimed = try await engine.claimDeliveries(limit: settings.concurrency, lease: settings.lease)
             if claimed.isEmpty { return sent }
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for delivery in claimed {

@@ -14,8 +14,8 @@ struct ClaimedDelivery: Sendable {
 extension Engine {
     /// Takes up to `limit` deliveries whose turn and time have come, oldest first, one per
     /// activity: resolves the token, the credential and the priority of each, and holds it for
-    /// the lease. One that cannot go yet (no update token, no credential) is held, and says why.
-    func claimDeliveries(limit: Int) async throws -> [ClaimedDelivery] {
+    /// `lease` seconds. One that cannot go yet (no update token, no credential) is held, and says why.
+    func claimDeliveries(limit: Int, lease: TimeInterval) async throws -> [ClaimedDelivery] {
         let rules = self.rules
         return try await write { tx in
             var claimed: [ClaimedDelivery] = []
@@ -39,7 +39,7 @@ extension Engine {
                 case .ready(let request, let reason, let environment, let kind, let target):
                     delivery.state = .sending
                     delivery.attempts += 1
-                    delivery.leaseUntil = tx.now.addingTimeInterval(Deliveries.lease)
+                    delivery.leaseUntil = tx.now.addingTimeInterval(lease)
                     try tx.updateDelivery(delivery)
                     claimed.append(ClaimedDelivery(
                         delivery: delivery, request: request, priorityReason: reason, environment: environment, tokenKind: kind,

@@ -147,8 +147,6 @@ enum Deliveries {
         case .after(let date): decided ?? date
         }
     }
-    /// How long a sender holds a delivery it took before another may take it.
-    static let lease: TimeInterval = 60
 
     /// The wait before the next attempt: doubling from a second, at most `limit`, with jitter
     /// (between half and all of it) so retries from many deliveries do not arrive together.

@@ -70,6 +70,7 @@ extension IsletConfiguration {
         }
         delivery.concurrency = try settings.int("delivery.concurrency", in: 1...10_000) ?? delivery.concurrency
         delivery.maximumBackoff = try settings.timeout("delivery.maxBackoff") ?? delivery.maximumBackoff
+        delivery.lease = try settings.duration("delivery.lease", atLeast: 2) ?? delivery.lease
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
         // Under a second, a keep-alive floods every stream and spins the server; a write timeout cuts every reader.
         streams.keepAliveInterval = try settings.duration("streams.keepAlive", atLeast: 1) ?? streams.keepAliveInterval
