@@ -110,6 +110,11 @@ public final class Engine: Sendable {
         fanOut.observe(observer)
     }
 
+    /// What the store is and where (`Store.kind`, `location`, `isShared`), for `/healthz`.
+    public var storeFacts: (kind: String, location: String, shared: Bool) {
+        (store.kind, store.location, store.isShared)
+    }
+
     // MARK: The two ways to the store
 
     /// Runs a use case in the next write transaction; returns once it committed and was published.

@@ -23,6 +23,8 @@ public final class PostgresStore: Store {
     public let isShared = true
     /// Where the database is, without its password.
     public let address: String
+    public let kind = "postgresql"
+    public var location: String { address }
 
     let client: PostgresClient
     let threads: NIOThreadPool

@@ -14,6 +14,8 @@ public final class SQLiteStore: Store {
     public let commits = CommitLog()
     /// One process writes to an SQLite file (the data directory's lock sees to it).
     public let isShared = false
+    public let kind = "sqlite"
+    public let location: String
     let pool: DatabasePool
     let groupCommit: GroupCommit
     let health: WriteHealth
@@ -35,6 +37,7 @@ public final class SQLiteStore: Store {
         }
         configuration.busyMode = .timeout(10)
         try Self.createReadableByOwnerOnly(options.location)
+        self.location = options.location
         self.pool = try DatabasePool(path: options.location, configuration: configuration)
         // GRDB sets the writer to `synchronous=NORMAL` when it turns WAL on, after
         // `prepareDatabase` ran: the durability asked for is set again on the writer itself.

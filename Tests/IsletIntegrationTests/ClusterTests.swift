@@ -55,13 +55,20 @@ struct ClusterTests {
     /// order; 50 starts racing on three nodes for one device never pass its limit.
     @Test func threeNodesShowOneOrderAndLimitsHoldUnderRaces() async throws {
         try await withHTTPClient { http in
-            let cluster = try await Cluster(3, database: try await PostgresServer.newDatabase(), environment: [
+            let database = try await PostgresServer.newDatabase()
+            let cluster = try await Cluster(3, database: database, environment: [
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "5", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "1000",
             ])
             defer { print(cluster.errors.joined(separator: "\n")) }
             let admin = cluster.client(0, key: Self.adminKey, http: http)
             let app = try await admin.createApp(bundleId: "com.example.rides")
             let clients = (0..<3).map { cluster.client($0, key: app.apiKey, http: http) }
+            // Every node says it shares one database.
+            for node in cluster.nodes {
+                let response = try await http.execute(HTTPClientRequest(url: node.url + "/healthz"), timeout: .seconds(10))
+                let health = try WireFormat.decoder().decode(JSONValue.self, from: Data(String(buffer: try await response.body.collect(upTo: 1 << 20)).utf8))
+                #expect(health["store"] == ["kind": "postgresql", "location": .string(database), "shared": true], "\(health)")
+            }
             let received = (0..<3).map { _ in Received() }
             let readers = try await Array(0..<3).asyncMap { node in
                 let stream = try await clients[node].events(.init(since: 0, coalesce: false))

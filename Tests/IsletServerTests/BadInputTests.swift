@@ -203,7 +203,11 @@ struct BadInputTests {
             #expect(wrong.reason == "unauthorized")
             let health = try await islet.request(.GET, "/healthz", key: "islet_app_nope")
             #expect(health.status == 401)
-            #expect(try await islet.request(.GET, "/healthz").status == 200)
+            let open = try await islet.request(.GET, "/healthz")
+            #expect(open.status == 200)
+            // Where the node's data is.
+            #expect(open.json["store"]?["kind"] == "sqlite" && open.json["store"]?["shared"] == false)
+            #expect(open.json["store"]?["location"]?.stringValue?.hasSuffix("islet.sqlite") == true, "\(open.json)")
         }
     }
 

@@ -36,6 +36,12 @@ public protocol Store: Sendable {
     /// Whether other processes write to the same data (several nodes on one database): work a
     /// process claimed is then given back only when its lease runs out, never at start-up.
     var isShared: Bool { get }
+
+    /// What the store is, as `/healthz` says it: `sqlite` or `postgresql`.
+    var kind: String { get }
+
+    /// Where its data is: the SQLite file's path, or the database's address without its password.
+    var location: String { get }
 }
 
 /// A write's result once its transaction has committed.

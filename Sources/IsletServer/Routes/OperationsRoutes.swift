@@ -23,7 +23,15 @@ struct OperationsRoutes {
         var version: String
         var uptime: Double
         var lastEventId: EventID
+        var store: Store
         var delivery: Delivery
+
+        /// Where this node's data is: several nodes on PostgreSQL show the same database.
+        struct Store: Encodable {
+            var kind: String
+            var location: String
+            var shared: Bool
+        }
 
         /// Delivery to real phones: `degraded` when it does not keep up (Apple unreachable, a
         /// credential refused) — the server itself is fine, and changes are still taken.
@@ -54,6 +62,7 @@ struct OperationsRoutes {
         let delivery = try await engine.deliveryHealth()
         return try Response.json(Health(
             status: "ok", version: Islet.version, uptime: now.timeIntervalSince(startedAt), lastEventId: lastEventId,
+            store: Health.Store(kind: engine.storeFacts.kind, location: engine.storeFacts.location, shared: engine.storeFacts.shared),
             delivery: Health.Delivery(
                 status: delivery.degraded == nil ? "ok" : "degraded", outbox: delivery.depth,
                 oldestUndeliveredSeconds: delivery.oldest.map { max(0, now.timeIntervalSince($0)) }, reason: delivery.degraded
