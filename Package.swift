@@ -267,6 +267,8 @@ let package = Package(
                 "IsletEngine",
                 // SQLite alone running the store's change statements (`islet-bench sqlite`).
                 "IsletStore",
+                // A PostgreSQL server of its own for Islet on PostgreSQL (islet-postgres).
+                "IsletTestSupport",
                 .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "HummingbirdHTTP2", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import IsletTestSupport
 
 /// `islet-bench all`: every figure of BENCHMARKS.md in one run — the machine first, then each
 /// workload against every system, each step printed as the command that repeats it alone.
@@ -55,7 +56,9 @@ struct All: AsyncParsableCommand {
 
     private var steps: [[String]] {
         let islet = "islet-full,islet-normal"
-        let all = isletOnly ? islet : SystemName.allCases.map(\.rawValue).joined(separator: ",")
+        let all = isletOnly ? islet : SystemName.standard
+        // Islet on PostgreSQL, one node and two, beside SQLite (docs/cluster.md), where it is installed.
+        let shared = PostgresServer.available ? "islet-full,islet-postgres,islet-postgres-2" : nil
         let subscribable = isletOnly ? islet : SystemName.subscribable
         if tiny {
             return [
@@ -69,7 +72,10 @@ struct All: AsyncParsableCommand {
                 ["startup", "--activities", "50", "--devices", "5", "--runs", "1"],
                 ["apns", "--activities", "20", "--connections", "1,2", "--streams", "10", "--seconds", "0.5"],
                 ["delivery", "--sink", "--phones", "20", "--rate", "40", "--seconds", "1", "--warm-up", "0.5", "--connections", "2"],
-            ]
+            ] + (shared.map { shared in [
+                ["ingest", "--system", shared, "--size", "tiny", "--seconds", "0.5", "--activities", "10", "--connections", "2"],
+                ["latency", "--system", shared, "--seconds", "0.5", "--warm-up", "0.5", "--activities", "20", "--devices", "5", "--connections", "2"],
+            ] } ?? [])
         }
         return [
             // Ingest: every system, both content states; then Islet's cost per update as activities grow.
@@ -90,7 +96,12 @@ struct All: AsyncParsableCommand {
             // Islet sending to that sink, offered more than half the ceiling.
             ["apns", "--seconds", "10"],
             ["delivery", "--sink", "--phones", "1000", "--rate", "2500", "--seconds", "10", "--warm-up", "3", "--connections", "64"],
-        ]
+        ] + (shared.map { shared in [
+            // On PostgreSQL: ingest, and update → subscriber with publishers on every node and
+            // subscribers on the last (with two nodes, half the updates cross nodes).
+            ["ingest", "--system", shared, "--size", "tiny", "--seconds", "10"],
+            ["latency", "--system", shared, "--seconds", "10", "--activities", "1000", "--devices", "100"],
+        ] } ?? [])
     }
 }
 

@@ -54,7 +54,7 @@ struct Deliveries {
                 }
             }
             try await Task.sleep(nanoseconds: measured - min(measured, DispatchTime.now().uptimeNanoseconds))
-            meter = CPUMeter(target.server)
+            meter = CPUMeter(target)
             return try await group.reduce(0, +)
         }
         let cpu = meter!.use()
@@ -71,7 +71,7 @@ struct Deliveries {
 
 /// Options every delivery workload takes.
 struct DeliveryOptions: ParsableArguments {
-    @Option(help: "Systems (comma-separated): \(SystemName.subscribable.replacingOccurrences(of: ",", with: ", ")).")
+    @Option(help: "Systems (comma-separated): \(SystemName.subscribable.replacingOccurrences(of: ",", with: ", ")), islet-postgres, islet-postgres-2.")
     var system = SystemName.subscribable
 
     @Option(help: "How Islet's subscribers connect: sse or ws (the peers have one way each).")
@@ -94,7 +94,7 @@ struct DeliveryOptions: ParsableArguments {
     func forEachSystem(_ systems: Systems, fleet: Fleet, _ measure: (any Target) async throws -> String) async throws {
         for name in try SystemName.list(system) {
             let target = try await name.start(systems, fleet: fleet, transport: transport)
-            defer { target.server.stop() }
+            defer { target.stop() }
             print(try await measure(target))
         }
     }

@@ -9,7 +9,7 @@ struct Ingest: AsyncParsableCommand {
     @OptionGroup var systems: Systems
 
     @Option(help: "Systems (comma-separated): \(SystemName.allCases.map(\.rawValue).joined(separator: ", ")).")
-    var system = SystemName.allCases.map(\.rawValue).joined(separator: ",")
+    var system = SystemName.standard
 
     @Option(help: "Connections, one update in flight each.")
     var connections = 64
@@ -34,7 +34,7 @@ struct Ingest: AsyncParsableCommand {
         for name in try SystemName.list(system) {
             for size in sizes {
                 let target = try await name.start(systems, fleet: Fleet(activities: activities, devices: devices ?? max(1, activities / 100)))
-                defer { target.server.stop() }
+                defer { target.stop() }
                 print(try await measure(target, size: size))
             }
         }
@@ -85,7 +85,7 @@ struct Ingest: AsyncParsableCommand {
                 }
             }
             try await Task.sleep(until: start, clock: clock)
-            meter = CPUMeter(target.server)
+            meter = CPUMeter(target)
             return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
         }
         let cpu = meter!.use()

@@ -3,14 +3,23 @@ import Foundation
 /// The CPU the server and the harness used over a measured window: on one machine the harness
 /// competes with the server, so every result says what it took.
 struct CPUMeter {
-    private let server: ServerUnderTest
+    private let serverSeconds: () -> Double
     private let atStart: (server: Double, harness: Double)
     private let started = ContinuousClock.now
 
     /// Starts the window now.
     init(_ server: ServerUnderTest) {
-        self.server = server
-        atStart = (server.cpuSeconds, ProcessCPU.seconds(of: getpid()))
+        self.init { server.cpuSeconds }
+    }
+
+    /// Starts the window now, for every process of the system.
+    init(_ target: any Target) {
+        self.init { target.cpuSeconds }
+    }
+
+    private init(serverSeconds: @escaping () -> Double) {
+        self.serverSeconds = serverSeconds
+        atStart = (serverSeconds(), ProcessCPU.seconds(of: getpid()))
     }
 
     /// Ends the window now: each side's CPU as a share of one core over the time it lasted
@@ -18,7 +27,7 @@ struct CPUMeter {
     func use() -> CPUUse {
         let seconds = (ContinuousClock.now - started) / .seconds(1)
         return CPUUse(
-            server: (server.cpuSeconds - atStart.server) / seconds,
+            server: (serverSeconds() - atStart.server) / seconds,
             harness: (ProcessCPU.seconds(of: getpid()) - atStart.harness) / seconds
         )
     }

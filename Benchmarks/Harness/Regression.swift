@@ -45,7 +45,7 @@ struct Regression: AsyncParsableCommand {
         var runs: [Double] = []
         for _ in 0..<3 {
             let target = try await SystemName.isletFull.start(systems, fleet: Fleet(activities: 1000, devices: 10))
-            defer { target.server.stop() }
+            defer { target.stop() }
             let result = try await Ingest.closedLoop(target, size: .tiny, connections: 16, activities: 1000, seconds: seconds)
             guard result.failed == 0, result.rate > 0 else { throw HarnessError("\(result.failed) updates failed; nothing to measure") }
             runs.append(result.serverCPUPerUpdate * 1e6)

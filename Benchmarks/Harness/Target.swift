@@ -16,10 +16,17 @@ protocol Target: Sendable {
     /// Returns once the server itself counts `count` subscribers (for transports whose handshake
     /// ends before the server registers the subscriber).
     func awaitSubscribers(_ count: Int) async throws
+    /// CPU seconds the system has used: its server's, or every process it runs on (several
+    /// Islet nodes and their PostgreSQL).
+    var cpuSeconds: Double { get }
+    /// Stops the system and removes its scratch directories.
+    func stop()
 }
 
 extension Target {
     func awaitSubscribers(_ count: Int) async throws {}
+    var cpuSeconds: Double { server.cpuSeconds }
+    func stop() { server.stop() }
 
     /// `count` subscribers to the devices `device(i)`, at most 64 connecting at once.
     func subscribers(_ count: Int, device: @escaping @Sendable (Int) -> Int) async throws -> [Subscription] {
@@ -67,9 +74,18 @@ struct Fleet: Sendable {
 /// The systems a workload can run against, as `--system` names them.
 enum SystemName: String, CaseIterable, Sendable {
     case isletFull = "islet-full", isletNormal = "islet-normal", ceiling, nats, mosquitto, redis
+    /// Islet on PostgreSQL (docs/cluster.md): one node, or two on one database.
+    case isletPostgres = "islet-postgres", isletPostgres2 = "islet-postgres-2"
 
     /// Whether it has subscribers (the ceiling only answers updates).
     var hasSubscribers: Bool { self != .ceiling }
+
+    /// Whether it runs on PostgreSQL: measured beside Islet on SQLite, not in the peers'
+    /// comparison (`standard`).
+    var isShared: Bool { self == .isletPostgres || self == .isletPostgres2 }
+
+    /// The peers' comparison: Islet on SQLite, the ceiling and the peers.
+    static var standard: String { allCases.filter { !$0.isShared }.map(\.rawValue).joined(separator: ",") }
 
     /// Starts the system on a fresh scratch directory and prepares `fleet` on it.
     func start(_ systems: Systems, fleet: Fleet, transport: Transport = .sse) async throws -> any Target {
@@ -80,6 +96,8 @@ enum SystemName: String, CaseIterable, Sendable {
         case .nats: try await PeerTarget<NATS>.start(systems, fleet: fleet)
         case .mosquitto: try await PeerTarget<MQTT>.start(systems, fleet: fleet)
         case .redis: try await PeerTarget<RESP>.start(systems, fleet: fleet)
+        case .isletPostgres: try await IsletClusterTarget.start(systems, nodes: 1, fleet: fleet, transport: transport)
+        case .isletPostgres2: try await IsletClusterTarget.start(systems, nodes: 2, fleet: fleet, transport: transport)
         }
     }
 
@@ -94,7 +112,7 @@ enum SystemName: String, CaseIterable, Sendable {
     }
 
     /// Every system that has subscribers, for `--system`'s default.
-    static var subscribable: String { allCases.filter(\.hasSubscribers).map(\.rawValue).joined(separator: ",") }
+    static var subscribable: String { allCases.filter { $0.hasSubscribers && !$0.isShared }.map(\.rawValue).joined(separator: ",") }
 }
 
 /// How Islet's subscribers connect.

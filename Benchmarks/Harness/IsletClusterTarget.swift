@@ -1,0 +1,95 @@
+import Foundation
+import IsletTestSupport
+import Synchronization
+
+/// Islet on PostgreSQL (docs/cluster.md): `nodes` `islet serve` processes on one new database
+/// of a PostgreSQL server the harness starts (Debian's `postgresql`, in /tmp, stopped when the
+/// harness ends). Publishers take the nodes in turn; subscribers connect to the last node, so
+/// with two nodes half the updates reach their subscriber through the other node's commit.
+struct IsletClusterTarget: Target {
+    let nodes: [IsletTarget]
+    let label: String
+
+    var server: ServerUnderTest { nodes[0].server }
+    var subscription: String { nodes[0].subscription }
+    private let turn = Turn()
+
+    /// Every node shares it (nodes on one database must).
+    static let adminKey = "islet-bench-cluster-admin-key-000001"
+
+    static func start(_ systems: Systems, nodes count: Int, fleet: Fleet, transport: Transport) async throws -> IsletClusterTarget {
+        let database = try await PostgresServer.newDatabase()
+        var servers: [ServerUnderTest] = []
+        do {
+            for index in 0..<count {
+                servers.append(try await systems.startIslet(
+                    durability: "full", name: "islet (PostgreSQL, node \(index + 1))",
+                    environment: ["ISLET_STORE": database, "ISLET_SERVER_ADMIN_KEY": adminKey]
+                ))
+            }
+            let setup = try await HTTPConnection.connect(port: servers[0].port)
+            let key = try await IsletSetup.app(on: setup, admin: adminKey, bundleId: "com.bench")
+            await setup.close()
+            try await IsletSetup.devices(fleet.devices, port: servers[0].port, admin: adminKey)
+            let ids = try await IsletSetup.activities(fleet.activities, port: servers[0].port, key: key) { "d\(fleet.device(of: $0))" }
+            let label = count == 1
+                ? "islet (PostgreSQL 15, 1 node)"
+                : "islet (PostgreSQL 15, \(count) nodes)"
+            return IsletClusterTarget(
+                nodes: servers.map { IsletTarget(server: $0, label: label, key: key, ids: ids, transport: transport) }, label: label
+            )
+        } catch {
+            for server in servers { server.stop() }
+            throw error
+        }
+    }
+
+    /// The next node's connection: publishers take the nodes in turn.
+    func publisher() async throws -> any Publisher {
+        try await nodes[turn.next(of: nodes.count)].publisher()
+    }
+
+    func subscribe(device: Int) async throws -> Subscription {
+        try await nodes[nodes.count - 1].subscribe(device: device)
+    }
+
+    func awaitSubscribers(_ count: Int) async throws {
+        try await nodes[nodes.count - 1].awaitSubscribers(count)
+    }
+
+    /// Every node's CPU and PostgreSQL's (its processes, all run by the `postgres` user): on one
+    /// machine they share its cores.
+    var cpuSeconds: Double {
+        nodes.reduce(0) { $0 + $1.server.cpuSeconds } + ProcessCPU.seconds(ofUser: "postgres")
+    }
+
+    func stop() {
+        for node in nodes { node.server.stop() }
+    }
+}
+
+/// Hands out 0, 1, … n-1, 0, … to concurrent callers.
+private final class Turn: Sendable {
+    private let count = Mutex(0)
+
+    func next(of n: Int) -> Int {
+        count.withLock { count in
+            defer { count += 1 }
+            return count % n
+        }
+    }
+}
+
+extension ProcessCPU {
+    /// CPU seconds of every live process `user` runs (user + system).
+    static func seconds(ofUser user: String) -> Double {
+        guard let entry = getpwnam(user) else { return 0 }
+        let uid = entry.pointee.pw_uid
+        let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init) ?? []
+        return pids.reduce(0) { total, pid in
+            var info = stat()
+            guard stat("/proc/\(pid)", &info) == 0, info.st_uid == uid else { return total }
+            return total + seconds(of: pid)
+        }
+    }
+}
