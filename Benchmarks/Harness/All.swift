@@ -100,7 +100,7 @@ struct All: AsyncParsableCommand {
             // On PostgreSQL: ingest, and update → subscriber with publishers on every node and
             // subscribers on the last (with two nodes, half the updates cross nodes).
             ["ingest", "--system", shared, "--size", "tiny", "--seconds", "10"],
-            ["latency", "--system", shared, "--seconds", "10", "--activities", "1000", "--devices", "100"],
+            ["latency", "--system", shared, "--seconds", "10", "--activities", "200", "--devices", "100"],
         ] } ?? [])
     }
 }

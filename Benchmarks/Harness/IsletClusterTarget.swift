@@ -84,12 +84,13 @@ extension ProcessCPU {
     /// CPU seconds of every live process `user` runs (user + system).
     static func seconds(ofUser user: String) -> Double {
         guard let entry = getpwnam(user) else { return 0 }
-        let uid = entry.pointee.pw_uid
+        let uid = "\(entry.pointee.pw_uid)"
         let pids = (try? FileManager.default.contentsOfDirectory(atPath: "/proc"))?.compactMap(Int32.init) ?? []
         return pids.reduce(0) { total, pid in
-            var info = stat()
-            guard stat("/proc/\(pid)", &info) == 0, info.st_uid == uid else { return total }
-            return total + seconds(of: pid)
+            // "Uid:\treal\teffective\t…" in /proc/<pid>/status.
+            let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+            let owner = status.split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(whereSeparator: \.isWhitespace).dropFirst().first
+            return owner.map(String.init) == uid ? total + seconds(of: pid) : total
         }
     }
 }

@@ -122,7 +122,7 @@ public final class PostgresStore: Store {
     public func checkWrites(quietInterval: Duration) async -> WriteFailure? {
         guard health.current != nil || health.quiet(for: quietInterval) else { return nil }
         do {
-            try await withConnection { connection in
+            _ = try await withConnection { connection in
                 try await connection.run(
                     """
                     INSERT INTO writeProbe (node, at) VALUES (\(self.node), \(Date().timeIntervalSince1970))
