@@ -91,7 +91,7 @@ public final class PostgresServer: Sendable {
         ]).map(Self.quoted).joined(separator: " ")
         let script = "while kill -0 \(getpid()) 2>/dev/null; do sleep 1; done; \(stop); rm -rf \(Self.quoted(directory.path))"
         // In a session of its own (setsid): a signal to the test's process group must not end it.
-        guard system("setsid nohup /bin/sh -c \(Self.quoted(script)) > /dev/null 2>&1 < /dev/null &") == 0 else {
+        guard Self.shell("setsid nohup /bin/sh -c \(Self.quoted(script)) > /dev/null 2>&1 < /dev/null &") == 0 else {
             throw PostgresServerError("could not start the watcher that stops PostgreSQL after the tests")
         }
     }
@@ -159,12 +159,23 @@ public final class PostgresServer: Sendable {
         defer { try? FileManager.default.removeItem(at: transcript) }
         let words = (user.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [program] + arguments
         let command = words.map(quoted).joined(separator: " ") + " > \(quoted(transcript.path)) 2>&1 < /dev/null"
-        let status = system(command)
+        let status = shell(command)
         guard status == 0 else {
             let said = (try? String(contentsOf: transcript, encoding: .utf8)) ?? ""
             throw PostgresServerError("\(URL(fileURLWithPath: program).lastPathComponent) failed (\(status)): \(said.suffix(2000))")
         }
         return (try? String(contentsOf: transcript, encoding: .utf8)) ?? ""
+    }
+
+    /// Runs a shell command with none of this process's descriptors but the standard three.
+    ///
+    /// PostgreSQL and the watcher outlive the command; what they inherit stays open as long as
+    /// they run. A process that Foundation's `Process` started holds a socket whose closing
+    /// tells its parent it ended: inherited by PostgreSQL, it kept `islet-bench all` waiting
+    /// forever for a step that had ended.
+    private static func shell(_ command: String) -> Int32 {
+        let closeInherited = #"for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null; "#
+        return system("/bin/bash -c \(quoted(closeInherited + command))")
     }
 
     /// A word for `/bin/sh`, single-quoted.
