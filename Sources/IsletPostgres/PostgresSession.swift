@@ -16,10 +16,6 @@ final class PostgresSession {
     /// device's count, an app's key): what the writer locks first when it runs the change again
     /// after a collision (`PostgresWriter`).
     var contended: Set<String> = []
-    /// The failure that showed the connection gone, once one did: nothing more is sent on it.
-    /// A statement sent after the server ended the session — a `ROLLBACK` after the failure,
-    /// say — may never be answered at all, and would hold its thread forever.
-    private(set) var lost: (any Error)?
 
     init(connection: PostgresConnection, logger: Logger) {
         self.connection = connection
@@ -33,15 +29,12 @@ final class PostgresSession {
         for value in values {
             if let value { binds.append(value) } else { binds.appendNull() }
         }
-        if let lost { throw lost }
         do {
             return try connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
         } catch {
-            if PostgresFailure.storageFailure(error) != nil {
-                lost = error
-                // The pool then makes a new connection instead of handing this one out again.
-                _ = connection.close() as EventLoopFuture<Void>
-            }
+            // A connection that lost its server is closed: the pool makes another instead of
+            // handing it out again, and what is sent on it meanwhile fails (`run`).
+            if PostgresFailure.storageFailure(error) != nil { _ = connection.close() as EventLoopFuture<Void> }
             throw error
         }
     }

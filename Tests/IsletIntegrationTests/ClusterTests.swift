@@ -65,8 +65,7 @@ struct ClusterTests {
             let clients = (0..<3).map { cluster.client($0, key: app.apiKey, http: http) }
             // Every node says it shares one database.
             for node in cluster.nodes {
-                let response = try await http.execute(HTTPClientRequest(url: node.url + "/healthz"), timeout: .seconds(10))
-                let health = try WireFormat.decoder().decode(JSONValue.self, from: Data(String(buffer: try await response.body.collect(upTo: 1 << 20)).utf8))
+                let health = try await health(node, http: http).body
                 #expect(health["store"] == ["kind": "postgresql", "location": .string(database), "shared": true], "\(health)")
             }
             let received = (0..<3).map { _ in Received() }
@@ -240,7 +239,7 @@ struct ClusterTests {
             let pausedAt = ContinuousClock.now
             // While it is down: /healthz says so.
             try await within(15) {
-                while try await healthStatus(cluster.nodes[1], http: http) != 503 { try await Task.sleep(for: .milliseconds(200)) }
+                while try await health(cluster.nodes[1], http: http).status != 503 { try await Task.sleep(for: .milliseconds(200)) }
             }
             let remaining = Duration.seconds(10) - (ContinuousClock.now - pausedAt)
             if remaining > .zero { try await Task.sleep(for: remaining) }
@@ -252,7 +251,7 @@ struct ClusterTests {
                 while acknowledged.count < duringOutage + 100 { try await Task.sleep(for: .milliseconds(50)) }
             }
             try await within(15) {
-                while try await healthStatus(cluster.nodes[0], http: http) != 200 { try await Task.sleep(for: .milliseconds(200)) }
+                while try await health(cluster.nodes[0], http: http).status != 200 { try await Task.sleep(for: .milliseconds(200)) }
             }
             print("outage: \(resumedAt - pausedAt) down; recovered \(ContinuousClock.now - resumedAt) after PostgreSQL was back")
             for writer in writers { writer.cancel() }
@@ -287,8 +286,9 @@ private func ride(_ index: Int, device: DeviceID = "default") -> ActivityRequest
     )
 }
 
-/// The status `/healthz` answers.
-private func healthStatus(_ node: ServerProcess, http: HTTPClient) async throws -> UInt {
+/// What a node's `/healthz` answers.
+private func health(_ node: ServerProcess, http: HTTPClient) async throws -> (status: UInt, body: JSONValue) {
     let response = try await http.execute(HTTPClientRequest(url: node.url + "/healthz"), timeout: .seconds(10))
-    return response.status.code
+    let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+    return (response.status.code, (try? WireFormat.decoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .string(text))
 }

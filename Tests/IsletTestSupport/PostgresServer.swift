@@ -64,10 +64,7 @@ public final class PostgresServer: Sendable {
         for _ in 0..<5 {
             let candidate = try Self.freePort()
             do {
-                try Self.run(programs.appendingPathComponent("pg_ctl").path, [
-                    "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path, "-w",
-                    "-o", "-p \(candidate) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
-                ], as: runAs)
+                try Self.start(programs: programs, directory: directory, port: candidate, as: runAs)
                 started = (candidate, nil)
                 break
             } catch {
@@ -98,23 +95,25 @@ public final class PostgresServer: Sendable {
 
     /// Runs SQL on the `postgres` database with `psql`, failing on the first error.
     public func execute(_ sql: String) async throws {
-        try Self.run(programs.appendingPathComponent("psql").path, [
-            "-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", "postgres", "-c", sql,
-        ])
+        try psql(sql, database: "postgres")
     }
 
     /// The rows a query answers on one of the shared server's databases (an address
     /// `newDatabase` gave), one line each, columns separated by `|`.
     public static func rows(_ sql: String, in database: String) async throws -> [String] {
-        let server = try shared.get()
         let name = String(database.split(separator: "/").last ?? "")
-        let output = try run(server.programs.appendingPathComponent("psql").path, [
-            "-X", "-q", "-t", "-A", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(server.port)", "-U", server.user, "-d", name, "-c", sql,
-        ])
-        return output.split(separator: "\n").map(String.init)
+        return try shared.get().psql(sql, database: name, options: ["-t", "-A"]).split(separator: "\n").map(String.init)
     }
 
-    /// Stops the server as an outage would (open sessions are ended), keeping its data.
+    /// Runs SQL on `database` with `psql`, failing on the first error; what it printed.
+    @discardableResult
+    private func psql(_ sql: String, database: String, options: [String] = []) throws -> String {
+        try Self.run(programs.appendingPathComponent("psql").path, ["-X", "-q"] + options + [
+            "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)", "-U", user, "-d", database, "-c", sql,
+        ])
+    }
+
+    /// Stops the server as an outage would (fast shutdown: open sessions are ended), keeping its data.
     public func pause() {
         try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
             "-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop",
@@ -123,18 +122,21 @@ public final class PostgresServer: Sendable {
 
     /// Starts the server again after `pause()`, on the same port.
     public func resume() throws {
-        try Self.run(programs.appendingPathComponent("pg_ctl").path, [
-            "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path, "-w",
-            "-o", "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
-        ], as: runAs)
+        try Self.start(programs: programs, directory: directory, port: port, as: runAs)
     }
 
-    /// Stops the server (fast shutdown: open sessions are ended) and deletes its directory.
+    /// Stops the server and deletes its directory.
     public func stop() {
-        try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
-            "-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop",
-        ], as: runAs)
+        pause()
         try? FileManager.default.removeItem(at: directory)
+    }
+
+    /// `pg_ctl start` on the cluster in `directory`, listening on loopback at `port`.
+    private static func start(programs: URL, directory: URL, port: Int, as user: String?) throws {
+        try run(programs.appendingPathComponent("pg_ctl").path, [
+            "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path, "-w",
+            "-o", "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
+        ], as: user)
     }
 
     /// The newest installed PostgreSQL's programs (`/usr/lib/postgresql/<version>/bin`).
