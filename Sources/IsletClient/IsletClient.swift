@@ -42,7 +42,7 @@ public struct IsletClient: Sendable {
 
     /// The apps the key may see.
     public func apps() async throws -> [App] {
-        try await send(.GET, "/v1/apps", expect: Listing<App>.self).items
+        try await every("/v1/apps", App.self)
     }
 
     /// Creates a device (admin key).
@@ -64,7 +64,7 @@ public struct IsletClient: Sendable {
 
     /// Every device.
     public func devices() async throws -> [Device] {
-        try await send(.GET, "/v1/devices", expect: Listing<Device>.self).items
+        try await every("/v1/devices", Device.self)
     }
 
     /// A device's settings for the apps the key may see.
@@ -125,7 +125,7 @@ public struct IsletClient: Sendable {
 
     /// An app's broadcast channels, oldest first.
     public func channels(bundleId: BundleID) async throws -> [BroadcastChannel] {
-        try await send(.GET, "/v1/apps/\(escaped(bundleId))/channels", expect: Listing<BroadcastChannel>.self).items
+        try await every("/v1/apps/\(escaped(bundleId))/channels", BroadcastChannel.self)
     }
 
     /// Deletes a broadcast channel (at Apple too, when it was made there).
@@ -210,9 +210,16 @@ public struct IsletClient: Sendable {
         try await send(.GET, "/v1/apps/\(escaped(bundleId))/layouts/\(escaped(attributesType))", expect: LayoutRecord.self)
     }
 
-    /// The activities a filter selects, in the order a device shows them.
+    /// The first page of the activities a filter selects (at most `filter.limit`), in the order
+    /// a device shows them.
     public func activities(_ filter: ActivityFilter = ActivityFilter()) async throws -> [Activity] {
-        try await send(.GET, activitiesPath(filter), expect: Listing<Activity>.self).items
+        try await activityPage(filter).items
+    }
+
+    /// A page of the activities a filter selects: `next` passed back as `cursor` gives the next.
+    public func activityPage(_ filter: ActivityFilter = ActivityFilter(), cursor: String? = nil) async throws -> Page<Activity> {
+        let listing = try await send(.GET, activitiesPath(filter, cursor: cursor), expect: Listing<Activity>.self)
+        return Page(items: listing.items, next: listing.next)
     }
 
     /// `activities`, blocking the calling thread (see `sendBlocking`): for ActivityKit's
@@ -221,8 +228,11 @@ public struct IsletClient: Sendable {
         try sendBlocking(.GET, activitiesPath(filter), expect: Listing<Activity>.self).items
     }
 
-    private func activitiesPath(_ filter: ActivityFilter) -> String {
+    private func activitiesPath(_ filter: ActivityFilter, cursor: String? = nil) -> String {
         var query: [(String, String)] = [("limit", "\(filter.limit)")]
+        if let cursor { query.append(("cursor", cursor)) }
+        if let text = filter.query { query.append(("q", text)) }
+        if let since = filter.updatedSince { query.append(("updatedSince", "\(since.timeIntervalSince1970)")) }
         if let bundleId = filter.bundleId { query.append(("bundleId", bundleId)) }
         if let deviceId = filter.deviceId { query.append(("device", deviceId)) }
         if let type = filter.attributesType { query.append(("type", type)) }
@@ -232,7 +242,7 @@ public struct IsletClient: Sendable {
 
     /// An activity's history, with the reason for every ignored update.
     public func history(_ id: ActivityID) async throws -> [Event] {
-        try await send(.GET, "/v1/activities/\(escaped(id))/events", expect: Listing<Event>.self).items
+        try await every("/v1/activities/\(escaped(id))/events", Event.self)
     }
 
     // MARK: Delivery to real phones
@@ -278,7 +288,7 @@ public struct IsletClient: Sendable {
 
     /// An activity's delivery log, oldest first.
     public func deliveries(_ id: ActivityID) async throws -> [DeliveryLine] {
-        try await send(.GET, "/v1/activities/\(escaped(id))/deliveries", expect: Listing<DeliveryLine>.self).items
+        try await every("/v1/activities/\(escaped(id))/deliveries", DeliveryLine.self)
     }
 
     // MARK: Events
@@ -368,6 +378,19 @@ public struct IsletClient: Sendable {
     }
 
     // MARK: Transport
+
+    /// Every item of a listing, page after page.
+    private func every<Item: Codable & Sendable>(_ path: String, _ item: Item.Type) async throws -> [Item] {
+        var items: [Item] = []
+        var cursor: String?
+        repeat {
+            let query = queryString([("limit", "1000")] + (cursor.map { [("cursor", $0)] } ?? []))
+            let page = try await send(.GET, path + query, expect: Listing<Item>.self)
+            items += page.items
+            cursor = page.next
+        } while cursor != nil
+        return items
+    }
 
     private func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type

@@ -77,7 +77,7 @@ public enum PostgresMigrator {
                     try await connection.run(
                         "INSERT INTO islet_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger
                     ).get()
-                    try await connection.run("COMMIT", logger: logger).get()
+                    _ = try await connection.run("COMMIT", logger: logger).get()
                 } catch {
                     throw IsletError(.internalError, "Migration \(migration.version) (\(migration.name)) failed: \(Self.describe(error)).")
                 }

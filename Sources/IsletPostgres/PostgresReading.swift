@@ -42,6 +42,10 @@ extension PostgresReading {
         try session.rows("SELECT * FROM device ORDER BY id", [], Rows.device)
     }
 
+    func devices(after id: DeviceID?, limit: Int) throws -> [Device] {
+        try session.rows("SELECT * FROM device WHERE id > $1 ORDER BY id LIMIT $2", [id ?? "", limit], Rows.device)
+    }
+
     func settings(deviceId: DeviceID, bundleId: BundleID) throws -> AppSettings {
         var settings = AppSettings(bundleId: bundleId, deviceId: deviceId)
         _ = try session.row("SELECT * FROM appSettings WHERE deviceId = $1 AND bundleId = $2", [deviceId, bundleId]) { row in
@@ -73,27 +77,51 @@ extension PostgresReading {
         return try session.values(sql, values, as: String.self).map { body in try decoder.decode(Activity.self, from: Data(body.utf8)) }
     }
 
-    func activities(_ filter: ActivityFilter) throws -> [Activity] {
+    func activities(_ filter: ActivityFilter) throws -> [(activity: Activity, place: ActivityPlace)] {
         var conditions: [String] = []
         var values: [(any PostgresDynamicTypeEncodable)?] = []
-        func condition(_ column: String, _ value: String?) {
-            guard let value else { return }
+        func value(_ value: any PostgresDynamicTypeEncodable) -> String {
             values.append(value)
-            conditions.append("\(column) = $\(values.count)")
+            return "$\(values.count)"
+        }
+        func condition(_ column: String, _ given: String?) {
+            guard let given else { return }
+            conditions.append("\(column) = \(value(given))")
         }
         condition("bundleId", filter.bundleId)
         condition("deviceId", filter.deviceId)
         condition("attributesType", filter.attributesType)
         if let states = filter.states {
-            values.append(states.sorted().map(\.rawValue))
-            conditions.append("state = ANY($\(values.count))")
+            conditions.append("state = ANY(\(value(states.sorted().map(\.rawValue))))")
+        }
+        if let query = filter.query {
+            // "~" sorts after every character of an id (byte order, as COLLATE "C" compares).
+            let low = value(query.uppercased()), high = value(query.uppercased() + "~")
+            conditions.append(
+                "((id COLLATE \"C\" >= \(low) AND id COLLATE \"C\" < \(high)) OR left(key, \(value(query.count))::integer) = \(value(query)))"
+            )
+        }
+        if let updatedSince = filter.updatedSince {
+            conditions.append("updatedAt >= \(value(updatedSince.timeIntervalSince1970))")
+        }
+        if let after = filter.after {
+            // The listing's order as one row value, which the activity_listing indexes seek to.
+            let place = [value(-after.score), value(after.start), value(after.id)].joined(separator: ", ")
+            conditions.append("(listingScore, startTime, id COLLATE \"C\") > (\(place))")
         }
         let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        values.append(filter.limit)
-        // The same order as Activity.relevanceOrder, so the limit keeps the most relevant.
-        return try activities(
-            "SELECT body FROM activity \(whereClause) ORDER BY relevanceScore DESC, startTime ASC, id ASC LIMIT $\(values.count)", values
-        )
+        let limit = value(filter.limit + 1)
+        let decoder = WireFormat.decoder()
+        return try session.rows(
+            """
+            SELECT body, relevanceScore, startTime, id FROM activity \(whereClause)
+            ORDER BY listingScore, startTime, id COLLATE "C" LIMIT \(limit)
+            """,
+            values
+        ) { row in
+            let place = ActivityPlace(score: try row["relevancescore"], start: try row["starttime"], id: try row["id"])
+            return (try decoder.decode(Activity.self, from: Data(try row["body", as: String.self].utf8)), place)
+        }
     }
 
     func activityIDs(prefix: String, bundleId: BundleID?, limit: Int) throws -> [ActivityID] {

@@ -197,5 +197,13 @@ enum PostgresSchema {
             CREATE INDEX delivery_unfinished ON delivery (orderKey, id) WHERE state IN ('pending', 'sending', 'held');
             CREATE INDEX delivery_due ON delivery (state, nextAttemptAt) WHERE state IN ('pending', 'sending');
             """),
+        // The listing's order as one row value, `(listingScore, startTime, id)`, so a page seeks
+        // to where the previous ended; an app key's listing has an index of its own. Ids compare
+        // byte by byte, as SQLite's do.
+        Migration(version: 2, name: "activities listed page by page in relevance order", sql: """
+            ALTER TABLE activity ADD COLUMN listingScore double precision GENERATED ALWAYS AS (-relevanceScore) STORED;
+            CREATE INDEX activity_listing ON activity (listingScore, startTime, id COLLATE "C");
+            CREATE INDEX activity_app_listing ON activity (bundleId, listingScore, startTime, id COLLATE "C")
+            """),
     ]
 }

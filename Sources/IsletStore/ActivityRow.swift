@@ -19,14 +19,14 @@ public enum ChangeStatements {
             state = excluded.state, deadline = excluded.deadline, relevanceScore = excluded.relevanceScore,
             startTime = excluded.startTime, updatedAt = excluded.updatedAt, body = excluded.body
         """
-    /// Saves an activity whose state, deadline and start are those stored (most changes: a new
-    /// content): relevanceScore, updatedAt, body, then id, state, deadline, startTime as
-    /// stored. It writes the row only — no index holds the columns it sets — where the upsert
-    /// rewrites every index on state and deadline. Changes no row otherwise (a start, a state
-    /// change), and `saveActivity` then runs.
+    /// Saves an activity whose state, deadline, start and relevance score are those stored (most
+    /// changes: a new content): relevanceScore, updatedAt, body, then id, state, deadline,
+    /// startTime as stored. It writes the row only — no index holds the columns it sets — where
+    /// the upsert rewrites every index on state, deadline and the listing's order. Changes no
+    /// row otherwise (a start, a state change, a new score), and `saveActivity` then runs.
     public static let saveContent = """
-        UPDATE activity SET relevanceScore = ?, updatedAt = ?, body = ?
-        WHERE id = ? AND state = ? AND deadline IS ? AND startTime = ?
+        UPDATE activity SET updatedAt = ?2, body = ?3
+        WHERE id = ?4 AND state = ?5 AND deadline IS ?6 AND startTime = ?7 AND relevanceScore = ?1
         """
     /// Adds an event: time, type, bundleId, deviceId, activityId, data. An activity's event
     /// names the activity's previous one (`previous`, the head its row keeps), so its history
@@ -68,12 +68,51 @@ enum ActivityRow {
         return body
     }
 
+    /// The query of a page of activities (`Store.activities`): their body and place, in the
+    /// listing's order, one more than the page.
+    static func listing(_ filter: ActivityFilter) -> (sql: String, arguments: StatementArguments) {
+        var conditions: [String] = []
+        var arguments: [any DatabaseValueConvertible] = []
+        func condition(_ column: String, _ value: String?) {
+            guard let value else { return }
+            conditions.append("\(column) = ?")
+            arguments.append(value)
+        }
+        condition("bundleId", filter.bundleId)
+        condition("deviceId", filter.deviceId)
+        condition("attributesType", filter.attributesType)
+        if let states = filter.states {
+            conditions.append("state IN (\(states.map { _ in "?" }.joined(separator: ", ")))")
+            arguments += states.sorted().map(\.rawValue)
+        }
+        if let query = filter.query {
+            // "~" sorts after every character of an id: the range is exactly the ids with the prefix.
+            conditions.append("((id >= ? AND id < ?) OR substr(key, 1, ?) = ?)")
+            arguments += [query.uppercased(), query.uppercased() + "~", query.count, query]
+        }
+        if let updatedSince = filter.updatedSince {
+            conditions.append("updatedAt >= ?")
+            arguments.append(updatedSince.timeIntervalSince1970)
+        }
+        if let after = filter.after {
+            // The listing's order as one row value, which the activity_listing indexes seek to.
+            conditions.append("(listingScore, startTime, id) > (?, ?, ?)")
+            arguments += [-after.score, after.start, after.id]
+        }
+        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
+        let sql = """
+            SELECT body, relevanceScore, startTime, id FROM activity \(whereClause)
+            ORDER BY listingScore, startTime, id LIMIT ?
+            """
+        return (sql, StatementArguments(arguments + [filter.limit + 1]))
+    }
+
     /// The activities a query selects, decoded. The query must select the `body` column.
     static func fetchAll(_ db: Database, sql: String, arguments: StatementArguments = []) throws -> [Activity] {
         try decode(String.fetchAll(db, sql: sql, arguments: arguments))
     }
 
-    private static func decode(_ bodies: [String]) throws -> [Activity] {
+    static func decode(_ bodies: [String]) throws -> [Activity] {
         let decoder = WireFormat.decoder()
         return try bodies.map { body in try decoder.decode(Activity.self, from: Data(body.utf8)) }
     }

@@ -40,6 +40,11 @@ extension SQLiteReading {
         try Row.fetchAll(db, sql: "SELECT * FROM device ORDER BY id").map(Self.device(from:))
     }
 
+    func devices(after id: DeviceID?, limit: Int) throws -> [Device] {
+        try Row.fetchAll(db, sql: "SELECT * FROM device WHERE id > ? ORDER BY id LIMIT ?", arguments: [id ?? "", limit])
+            .map(Self.device(from:))
+    }
+
     private static func device(from row: Row) -> Device {
         Device(id: row["id"], name: row["name"], createdAt: Date(timeIntervalSince1970: row["createdAt"]))
     }
@@ -72,32 +77,13 @@ extension SQLiteReading {
         try ActivityRow.fetch(id: id, in: db)
     }
 
-    func activities(_ filter: ActivityFilter) throws -> [Activity] {
-        var conditions: [String] = []
-        var arguments: [any DatabaseValueConvertible] = []
-        if let bundleId = filter.bundleId {
-            conditions.append("bundleId = ?")
-            arguments.append(bundleId)
+    func activities(_ filter: ActivityFilter) throws -> [(activity: Activity, place: ActivityPlace)] {
+        let (sql, arguments) = ActivityRow.listing(filter)
+        let rows = try Row.fetchAll(db, sql: sql, arguments: arguments)
+        let activities = try ActivityRow.decode(rows.map { $0["body"] })
+        return zip(activities, rows).map { activity, row in
+            (activity, ActivityPlace(score: row["relevanceScore"], start: row["startTime"], id: row["id"]))
         }
-        if let deviceId = filter.deviceId {
-            conditions.append("deviceId = ?")
-            arguments.append(deviceId)
-        }
-        if let attributesType = filter.attributesType {
-            conditions.append("attributesType = ?")
-            arguments.append(attributesType)
-        }
-        if let states = filter.states {
-            conditions.append("state IN (\(states.map { _ in "?" }.joined(separator: ", ")))")
-            arguments += states.sorted().map(\.rawValue)
-        }
-        let whereClause = conditions.isEmpty ? "" : "WHERE " + conditions.joined(separator: " AND ")
-        // The same order as Activity.relevanceOrder, so the limit keeps the most relevant.
-        return try ActivityRow.fetchAll(
-            db,
-            sql: "SELECT body FROM activity \(whereClause) ORDER BY relevanceScore DESC, startTime ASC, id ASC LIMIT ?",
-            arguments: StatementArguments(arguments + [filter.limit])
-        )
     }
 
     func activityIDs(prefix: String, bundleId: BundleID?, limit: Int) throws -> [ActivityID] {

@@ -269,6 +269,17 @@ enum Schema {
             try db.execute(sql: "UPDATE activity SET lastEventId = (SELECT MAX(id) FROM event WHERE event.activityId = activity.id)")
             try db.drop(index: "event_activity")
         }
+        migrator.registerMigration("v11: activities listed page by page in relevance order") { db in
+            // The listing's order as one row value, `(listingScore, startTime, id)`, so a page
+            // seeks to where the previous ended instead of counting from the start. SQLite seeks
+            // a row value on columns only, not on `-relevanceScore`: hence a generated column
+            // (virtual: computed when read, stored in the indexes alone). An app key's listing,
+            // and the console's, has an index of its own. A change of content alone sets none of
+            // these columns (`ChangeStatements.saveContent`), so it rewrites no index.
+            try db.execute(sql: "ALTER TABLE activity ADD COLUMN listingScore REAL GENERATED ALWAYS AS (-relevanceScore) VIRTUAL")
+            try db.execute(sql: "CREATE INDEX activity_listing ON activity (listingScore, startTime, id)")
+            try db.execute(sql: "CREATE INDEX activity_app_listing ON activity (bundleId, listingScore, startTime, id)")
+        }
         return migrator
     }
 }

@@ -184,9 +184,9 @@ struct UseCaseTests {
                 let score = Double([0, 10, 50, 100].randomElement(using: &generator)!)
                 try await fixture.start(ride(1, relevance: score), at: at(Double(index % 7)))
             }
-            let listed = try await fixture.engine.activities(ActivityFilter())
+            let listed = try await fixture.engine.activities(ActivityFilter()).items
             #expect(listed.map(\.id) == listed.sortedByRelevance().map(\.id))
-            let firstTen = try await fixture.engine.activities(ActivityFilter(limit: 10))
+            let firstTen = try await fixture.engine.activities(ActivityFilter(limit: 10)).items
             #expect(firstTen.map(\.id) == Array(listed.prefix(10)).map(\.id))
         }
     }
@@ -199,10 +199,10 @@ struct UseCaseTests {
             build.attributesType = "BuildAttributes"
             let ci = try await fixture.start(build, bundleId: "com.example.ci")
             try await fixture.apply(.end(EndRequest()), to: ci.id, at: at(1))
-            #expect(try await engine.activities(ActivityFilter(bundleId: "com.example.bike")).map(\.id) == [bike.id])
-            #expect(try await engine.activities(ActivityFilter(states: [.ended])).map(\.id) == [ci.id])
-            #expect(try await engine.activities(ActivityFilter(attributesType: "BuildAttributes")).map(\.id) == [ci.id])
-            #expect(try await engine.activities(ActivityFilter(deviceId: "other")).isEmpty)
+            #expect(try await engine.activities(ActivityFilter(bundleId: "com.example.bike")).items.map(\.id) == [bike.id])
+            #expect(try await engine.activities(ActivityFilter(states: [.ended])).items.map(\.id) == [ci.id])
+            #expect(try await engine.activities(ActivityFilter(attributesType: "BuildAttributes")).items.map(\.id) == [ci.id])
+            #expect(try await engine.activities(ActivityFilter(deviceId: "other")).items.isEmpty)
         }
     }
 

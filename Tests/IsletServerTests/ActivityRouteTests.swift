@@ -82,6 +82,66 @@ struct ActivityRouteTests {
         }
     }
 
+    @Test func listingsComeAPageAtATime() async throws {
+        try await withIslet { islet in
+            let bike = try await islet.createApp("com.example.bike")
+            let ci = try await islet.createApp("com.example.ci")
+            var started: [String] = []
+            for speed in 0..<5 {
+                started.append(try await islet.start(key: bike, state: ["speed": .integer(Int64(speed))]).id)
+                islet.clock.advance(by: 1)
+            }
+            let other = try await islet.start(key: ci)
+
+            /// Every page of a listing, following `next`: the items' ids (or the member's
+            /// `field`), and how many pages it took.
+            func walk(_ path: String, key: String, member: String, field: String = "id") async throws -> (ids: [String], pages: Int) {
+                var ids: [String] = []
+                var pages = 0
+                var cursor: String?
+                repeat {
+                    let separator = path.contains("?") ? "&" : "?"
+                    let reply = try await islet.request(.GET, path + separator + "limit=2" + (cursor.map { "&cursor=\($0)" } ?? ""), key: key)
+                    #expect(reply.status == 200, "\(path): \(reply.text)")
+                    guard case .array(let list) = reply.json[member] else { break }
+                    #expect(list.count <= 2)
+                    ids += list.compactMap { $0[field]?.stringValue ?? $0[field].map { "\($0)" } }
+                    pages += 1
+                    cursor = reply.json["next"]?.stringValue
+                } while cursor != nil && pages < 20
+                return (ids, pages)
+            }
+            // Equal scores: the earliest started first, as a device shows them.
+            let own = try await walk("/v1/activities", key: bike, member: "activities")
+            #expect(own.ids == started)
+            #expect(own.pages == 3)
+            #expect(try await walk("/v1/activities", key: islet.admin, member: "activities").ids == started + [other.id])
+            #expect(try await walk("/v1/activities?bundleId=com.example.ci", key: islet.admin, member: "activities").ids == [other.id])
+            #expect(try await walk("/v1/activities?q=\(started[3].prefix(6).lowercased())", key: bike, member: "activities").ids.contains(started[3]))
+            // The last page says so by having no `next`; exactly full, it still does.
+            let exact = try await islet.request(.GET, "/v1/activities?limit=6", key: islet.admin)
+            #expect(exact.json["next"] == nil)
+
+            #expect(try await walk("/v1/apps", key: islet.admin, member: "apps", field: "bundleId").ids == ["com.example.bike", "com.example.ci"])
+            #expect(try await walk("/v1/apps", key: ci, member: "apps", field: "bundleId").ids == ["com.example.ci"])
+            for name in ["kitchen", "car", "watch"] {
+                _ = try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"\#(name)"}"#)
+            }
+            #expect(try await walk("/v1/devices", key: islet.admin, member: "devices").ids == ["car", "default", "kitchen", "watch"])
+
+            for speed in 10..<14 {
+                _ = try await islet.request(.POST, "/v1/activities/\(started[0])/update", key: bike, body: #"{"content":{"state":{"speed":\#(speed)}}}"#)
+            }
+            let history = try await walk("/v1/activities/\(started[0])/events", key: bike, member: "events", field: "type")
+            #expect(history.ids == ["started"] + Array(repeating: "contentUpdated", count: 4))
+            #expect(history.pages == 3)
+            // A cursor from one listing means nothing to another.
+            let page = try await islet.request(.GET, "/v1/activities?limit=1", key: bike)
+            let cursor = try #require(page.json["next"]?.stringValue)
+            #expect(try await islet.request(.GET, "/v1/devices?cursor=\(cursor)", key: islet.admin).reason == "invalidRequest")
+        }
+    }
+
     @Test func adminActsForANamedApp() async throws {
         try await withIslet { islet in
             _ = try await islet.createApp("com.example.bike")

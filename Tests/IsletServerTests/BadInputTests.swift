@@ -292,7 +292,10 @@ struct BadInputTests {
         try await withIslet { islet in
             for path in [
                 "/v1/activities?state=running", "/v1/activities?limit=0", "/v1/activities?limit=abc",
-                "/v1/events?since=abc", "/v1/events?coalesce=maybe",
+                "/v1/events?since=abc", "/v1/events?coalesce=maybe", "/v1/activities?limit=1001",
+                "/v1/activities?cursor=abc", "/v1/devices?cursor=AXsidCI6MX0", "/v1/apps?limit=-1",
+                "/v1/activities?updatedSince=yesterday", "/v1/activities?updatedSince=inf",
+                "/v1/activities?q=" + String(repeating: "a", count: 257),
             ] {
                 let reply = try await islet.request(.GET, path, key: islet.admin)
                 #expect(reply.status == 400, "\(path)")
@@ -301,7 +304,7 @@ struct BadInputTests {
             // A parameter the route does not take is named, as an unknown body field is.
             let misspelled = try await islet.request(.GET, "/v1/activities?stat=active", key: islet.admin)
             #expect(misspelled.status == 400)
-            #expect(misspelled.json["error"]?["message"]?.stringValue == #"Unknown query parameter "stat"; GET /v1/activities takes bundleId, device, limit, state, type."#)
+            #expect(misspelled.json["error"]?["message"]?.stringValue == #"Unknown query parameter "stat"; GET /v1/activities takes bundleId, cursor, device, limit, q, state, type, updatedSince."#)
             #expect(try await islet.request(.GET, "/v1/apps?bundleId=x", key: islet.admin).reason == "invalidRequest")
             // Known ones pass; a key in the query only where streams take it; pages take anything.
             #expect(try await islet.request(.GET, "/v1/activities?state=active&limit=5").status == 401)

@@ -50,16 +50,25 @@ public struct ErrorBody: Codable, Hashable, Sendable {
     public var isletError: IsletError { IsletError(error.reason, error.message) }
 }
 
-/// A listing: `{"<name>": [items]}`, such as `{"activities": […]}`.
+/// A listing: `{"<name>": [items]}`, such as `{"activities": […]}`, with `"next": "<cursor>"`
+/// beside the items while more pages remain.
 public struct Listing<Item: Codable & Sendable>: Codable, Sendable {
     /// The items, in the order the server gives them.
     public var items: [Item]
     /// The member's name.
     public var name: String
+    /// The cursor of the next page, or `nil` on the last.
+    public var next: String?
 
-    public init(_ name: String, _ items: [Item]) {
+    public init(_ name: String, _ items: [Item], next: String? = nil) {
         self.name = name
         self.items = items
+        self.next = next
+    }
+
+    /// A page as a listing named `name`.
+    public init(_ name: String, _ page: Page<Item>) {
+        self.init(name, page.items, next: page.next)
     }
 
     private struct Key: CodingKey {
@@ -67,19 +76,25 @@ public struct Listing<Item: Codable & Sendable>: Codable, Sendable {
         var intValue: Int? { nil }
         init(stringValue: String) { self.stringValue = stringValue }
         init?(intValue: Int) { nil }
+        static var next: Key { Key(stringValue: "next") }
     }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: Key.self)
-        guard let key = container.allKeys.first, container.allKeys.count == 1 else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "A listing is an object with one member."))
+        let names = container.allKeys.filter { $0.stringValue != Key.next.stringValue }
+        guard let key = names.first, names.count == 1 else {
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "A listing is an object with one list, and \"next\" while more pages remain.")
+            )
         }
         name = key.stringValue
         items = try container.decode([Item].self, forKey: key)
+        next = try container.decodeIfPresent(String.self, forKey: .next)
     }
 
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: Key.self)
         try container.encode(items, forKey: Key(stringValue: name))
+        try container.encodeIfPresent(next, forKey: .next)
     }
 }

@@ -154,12 +154,12 @@ extension Engine {
     // MARK: The log
 
     /// An activity's delivery log, oldest first; another app's activity is not found.
-    public func deliveries(of id: ActivityID, owner: BundleID?) async throws -> [(time: Date, report: DeliveryReport)] {
+    public func deliveries(of id: ActivityID, owner: BundleID?) async throws -> [(event: EventID, time: Date, report: DeliveryReport)] {
         try await read { store in
             _ = try store.loadActivity(id, owner: owner)
             return try store.history(of: id).filter { $0.type == .delivery }.compactMap { event in
                 guard let decoded = try? event.decoded(), let report = try? decoded.data.decode(DeliveryReport.self) else { return nil }
-                return (decoded.time, report)
+                return (event.id, decoded.time, report)
             }
         }
     }

@@ -71,6 +71,8 @@ public protocol StoreReading {
     func device(_ id: DeviceID) throws -> Device?
     /// Every device, by identifier.
     func devices() throws -> [Device]
+    /// Devices by identifier, from after `id` (the first without one), at most `limit`.
+    func devices(after id: DeviceID?, limit: Int) throws -> [Device]
     /// A device's settings for an app as stored (the defaults when never changed), with the
     /// device's current push-to-start token for the app.
     func settings(deviceId: DeviceID, bundleId: BundleID) throws -> AppSettings
@@ -82,8 +84,9 @@ public protocol StoreReading {
     /// One activity, if it exists.
     func activity(_ id: ActivityID) throws -> Activity?
     /// The activities a filter selects, in relevance order (score descending, earliest start
-    /// first, then id), at most `filter.limit`.
-    func activities(_ filter: ActivityFilter) throws -> [Activity]
+    /// first, then id), each with its place in that order: from after `filter.after`, at most
+    /// `filter.limit + 1` — one more than a page, which says that another page follows.
+    func activities(_ filter: ActivityFilter) throws -> [(activity: Activity, place: ActivityPlace)]
     /// The ids that start with `prefix` (of one app's activities, when given), in order, at most `limit`.
     func activityIDs(prefix: String, bundleId: BundleID?, limit: Int) throws -> [ActivityID]
     /// The newest live (pending, active or stale) activity an app started under `key`.

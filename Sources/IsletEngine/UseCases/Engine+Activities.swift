@@ -158,9 +158,9 @@ extension Engine {
         try await read { store in try store.loadActivity(id, owner: owner) }
     }
 
-    /// The activities a filter selects, in the order a device shows them.
-    public func activities(_ filter: ActivityFilter) async throws -> [Activity] {
-        try await read { store in try store.activities(filter) }
+    /// A page of the activities a filter selects, in the order a device shows them.
+    public func activities(_ filter: ActivityFilter) async throws -> Page<Activity> {
+        try await read { store in filter.page.page(of: try store.activities(filter).map { (item: $0.activity, place: $0.place) }) }
     }
 
     /// The id a reference names: a whole id as it is, a prefix as the one activity (of the

@@ -89,6 +89,13 @@ extension Engine {
         try await read { store in try store.devices() }
     }
 
+    /// A page of the devices, by identifier.
+    public func devices(_ page: PageRequest<DeviceID>) async throws -> Page<Device> {
+        try await read { store in
+            page.page(of: try store.devices(after: page.after, limit: page.limit + 1).map { (item: $0, place: $0.id) })
+        }
+    }
+
     /// One device, or `deviceNotFound`.
     public func device(_ id: DeviceID) async throws -> Device {
         try await read { store in try store.requireDevice(id) }

@@ -81,7 +81,7 @@ extension Engine {
         let read = try await read { store in
             let eventId = try store.lastEventID()
             let device = try store.requireDevice(deviceId)
-            let activities = try store.activities(ActivityFilter(deviceId: deviceId, states: states, limit: limit))
+            let activities = try store.activities(ActivityFilter(deviceId: deviceId, states: states, limit: limit)).prefix(limit).map(\.activity)
             var layouts: [String: LayoutRecord?] = [:]
             for activity in activities where layouts[activity.bundleId + "\u{0}" + activity.attributesType] == nil {
                 layouts[activity.bundleId + "\u{0}" + activity.attributesType] = .some(

@@ -20,6 +20,23 @@ extension Request {
         }
     }
 
+    /// The page a listing's request asks for: `?limit=` (1 to 1,000, 100 when not given) and
+    /// `?cursor=` (the previous page's `next`).
+    func page<Place>(of type: Place.Type) throws(IsletError) -> PageRequest<Place> {
+        try PageRequest(limit: query("limit"), cursor: query("cursor"))
+    }
+
+    /// A moment given in the query as an API date is written, seconds since 1970, or in ISO 8601.
+    func date(_ name: String) throws(IsletError) -> Date? {
+        guard let text = query(name) else { return nil }
+        if let seconds = Double(text), seconds.isFinite { return Date(timeIntervalSince1970: seconds) }
+        let formatter = ISO8601DateFormatter()
+        if let date = formatter.date(from: text) { return date }
+        formatter.formatOptions.insert(.withFractionalSeconds)
+        if let date = formatter.date(from: text) { return date }
+        throw IsletError(.invalidRequest, "\(name) must be a date: seconds since 1970, or ISO 8601 such as 2026-11-24T09:30:00Z.")
+    }
+
     /// The query parameter `name`, if present and not empty.
     func query(_ name: String) -> String? {
         uri.queryParameters[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }

@@ -58,13 +58,15 @@ struct ActivityRoutes {
                 return state
             })
         }
-        if let limit = request.query("limit") {
-            guard let value = Int(limit), (1...1000).contains(value) else {
-                throw IsletError(.invalidRequest, "limit must be a whole number from 1 to 1000.")
+        if let query = request.query("q") {
+            guard query.unicodeScalars.count <= 256 else {
+                throw IsletError(.invalidRequest, "q is the first characters of an id or a key: at most 256.")
             }
-            filter.limit = value
+            filter.query = query
         }
-        return try Response.json(["activities": try await engine.activities(filter)])
+        filter.updatedSince = try request.date("updatedSince")
+        filter.page = try request.page(of: ActivityPlace.self)
+        return try Response.json(Listing("activities", try await engine.activities(filter)))
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -99,8 +101,9 @@ struct ActivityRoutes {
 
     @Sendable func history(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
+        let page = try request.page(of: EventID.self)
         let events = try await engine.history(of: try await engine.activityID(in: context, owner: owner), owner: owner)
-        return try Response.json(["events": try events.map { try $0.decoded() }])
+        return try Response.json(Listing("events", try page.page(ofAll: events) { $0.id }.map { try $0.decoded() }))
     }
 
     /// The activity, or — when the rules ignored the input — the reason, with `409 Conflict`.

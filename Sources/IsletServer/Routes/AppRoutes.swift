@@ -32,13 +32,14 @@ struct AppRoutes {
     }
 
     @Sendable func listApps(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let page = try request.page(of: BundleID.self)
         let apps: [App] =
             if let own = try context.appScope() {
                 [try await engine.app(own)]
             } else {
                 try await engine.apps()
             }
-        return try Response.json(["apps": apps])
+        return try Response.json(Listing("apps", page.page(ofAll: apps) { $0.bundleId }))
     }
 
     @Sendable func getApp(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -59,7 +60,7 @@ struct AppRoutes {
 
     @Sendable func listDevices(_ request: Request, context: IsletRequestContext) async throws -> Response {
         _ = try context.requireOwner()
-        return try Response.json(["devices": try await engine.devices()])
+        return try Response.json(Listing("devices", try await engine.devices(try request.page(of: DeviceID.self))))
     }
 
     @Sendable func issueAppKey(_ request: Request, context: IsletRequestContext) async throws -> Response {

@@ -113,8 +113,9 @@ struct DeliveryRoutes {
     @Sendable func deliveries(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
         let id = try await engine.activityID(in: context, owner: owner)
-        let lines = try await engine.deliveries(of: id, owner: owner).map { DeliveryLine(time: $0.time, report: $0.report) }
-        return try Response.json(["deliveries": lines])
+        let page = try request.page(of: EventID.self)
+        let lines = page.page(ofAll: try await engine.deliveries(of: id, owner: owner)) { $0.event }
+        return try Response.json(Listing("deliveries", lines.map { DeliveryLine(time: $0.time, report: $0.report) }))
     }
 
     private static func isCertificate(_ pem: String) -> Bool {

@@ -117,7 +117,9 @@ struct PushRoutes {
     }
 
     @Sendable func listChannels(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(["channels": try await engine.channels(bundleId: try app(context))])
+        let page = try request.page(of: CreationPlace.self)
+        let channels = try await engine.channels(bundleId: try app(context))
+        return try Response.json(Listing("channels", page.page(ofAll: channels) { CreationPlace($0.createdAt, $0.id) }))
     }
 
     @Sendable func deleteChannel(_ request: Request, context: IsletRequestContext) async throws -> Response {
