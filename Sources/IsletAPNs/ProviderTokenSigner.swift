@@ -19,9 +19,12 @@ public struct ProviderTokenSigner: Sendable {
         self.teamId = teamId
     }
 
-    /// A token issued at `issuedAt`.
+    /// A token issued at `issuedAt`, in whole seconds: Apple's `iat` is "the number of seconds
+    /// since Epoch", and a fraction is not what its servers were written for (the console's
+    /// APNs log showed Islet sending one).
     public func token(issuedAt: Date = Date()) async throws -> String {
-        let claims = ProviderClaims(iss: IssuerClaim(value: teamId), iat: IssuedAtClaim(value: issuedAt))
+        let whole = Date(timeIntervalSince1970: issuedAt.timeIntervalSince1970.rounded(.down))
+        let claims = ProviderClaims(iss: IssuerClaim(value: teamId), iat: IssuedAtClaim(value: whole))
         return try await keys.sign(claims, kid: JWKIdentifier(string: keyId))
     }
 

@@ -102,7 +102,12 @@ public struct IsletClient: Sendable {
 
     /// Turns strict pushes on or off for an app.
     public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
-        try await send(.PATCH, "/v1/apps/\(escaped(bundleId))", body: UpdateAppBody(strictPushes: strict), expect: App.self)
+        try await updateApp(bundleId, UpdateAppBody(strictPushes: strict))
+    }
+
+    /// Changes an app's switches, those given: strict pushes, delivery paused.
+    public func updateApp(_ bundleId: BundleID, _ body: UpdateAppBody) async throws -> App {
+        try await send(.PATCH, "/v1/apps/\(escaped(bundleId))", body: body, expect: App.self)
     }
 
     /// Registers an activity type's shapes (see `Shape` for the compact form).
@@ -284,6 +289,11 @@ public struct IsletClient: Sendable {
     /// A device and the tokens its apps reported.
     public func phone(_ device: DeviceID) async throws -> PhoneBody {
         try await send(.GET, "/v1/devices/\(escaped(device))", expect: PhoneBody.self)
+    }
+
+    /// Sends a failed, held or waiting delivery again at once.
+    public func retryDelivery(_ id: Int64) async throws -> RetriedDelivery {
+        try await send(.POST, "/v1/deliveries/\(id)/retry", expect: RetriedDelivery.self)
     }
 
     /// An activity's delivery log, oldest first.

@@ -186,14 +186,32 @@ extension PostgresReading {
         try session.value("SELECT MIN(deadline) FROM activity", as: Double?.self)?.map(Date.init(timeIntervalSince1970:))
     }
 
-    func activityCounts() throws -> [ActivityState: Int] {
+    func activityCounts(bundleId: BundleID?) throws -> [ActivityState: Int] {
         var counts = Dictionary(uniqueKeysWithValues: ActivityState.allCases.map { ($0, 0) })
-        _ = try session.rows("SELECT state, COUNT(*) AS count FROM activity GROUP BY state") { row in
+        _ = try session.rows("SELECT state, COUNT(*) AS count FROM activity WHERE $1::text IS NULL OR bundleId = $1 GROUP BY state", [bundleId]) { row in
             if let state = ActivityState(rawValue: try row["state"]) {
                 counts[state] = try row["count", as: Int.self]
             }
         }
         return counts
+    }
+
+    func population(bundleId: BundleID?) throws -> Population {
+        let sql =
+            bundleId == nil
+            ? """
+            SELECT (SELECT COUNT(*) FROM app) AS apps, (SELECT COUNT(*) FROM device) AS devices,
+                (SELECT COUNT(DISTINCT deviceId) FROM phoneToken WHERE retiredAt IS NULL) AS phones
+            WHERE $1::text IS NULL
+            """
+            : """
+            SELECT (SELECT COUNT(*) FROM app WHERE bundleId = $1) AS apps,
+                (SELECT COUNT(DISTINCT deviceId) FROM activity WHERE bundleId = $1) AS devices,
+                (SELECT COUNT(DISTINCT deviceId) FROM phoneToken WHERE retiredAt IS NULL AND bundleId = $1) AS phones
+            """
+        return try session.row(sql, [bundleId]) { row in
+            Population(apps: try row["apps"], devices: try row["devices"], phones: try row["phones"])
+        } ?? Population(apps: 0, devices: 0, phones: 0)
     }
 
     // MARK: Types, layouts, provider keys, channels, tokens
@@ -353,14 +371,18 @@ extension PostgresReading {
         )?.map(Date.init(timeIntervalSince1970:))
     }
 
-    func deliveryBacklog() throws -> DeliveryBacklog {
+    func deliveryBacklog(bundleId: BundleID?) throws -> DeliveryBacklog {
         try session.row(
             """
-            SELECT COUNT(*) AS depth, MIN(createdAt) AS oldest, COUNT(*) FILTER (WHERE state = 'pending' AND attempts > 0) AS retrying
-            FROM delivery WHERE state IN ('pending', 'sending', 'held')
-            """
+            SELECT COUNT(*) AS depth, MIN(createdAt) AS oldest, COUNT(*) FILTER (WHERE state = 'pending' AND attempts > 0) AS retrying,
+                COUNT(*) FILTER (WHERE state = 'held') AS held
+            FROM delivery WHERE state IN ('pending', 'sending', 'held') AND ($1::text IS NULL OR bundleId = $1)
+            """,
+            [bundleId]
         ) { row in
-            DeliveryBacklog(depth: try row["depth"], oldest: try row.optionalDate("oldest"), retrying: try row["retrying"])
+            DeliveryBacklog(
+                depth: try row["depth"], oldest: try row.optionalDate("oldest"), retrying: try row["retrying"], held: try row["held"]
+            )
         } ?? DeliveryBacklog(depth: 0, oldest: nil)
     }
 
@@ -388,7 +410,10 @@ extension PostgresReading {
 /// Rows to values.
 enum Rows {
     static func app(_ row: Columns) throws -> App {
-        App(bundleId: try row["bundleId"], name: try row["name"], createdAt: try row.date("createdAt"), strictPushes: try row["strictPushes"])
+        App(
+            bundleId: try row["bundleId"], name: try row["name"], createdAt: try row.date("createdAt"), strictPushes: try row["strictPushes"],
+            deliveryPaused: try row["deliveryPaused"]
+        )
     }
 
     static func device(_ row: Columns) throws -> Device {

@@ -205,5 +205,8 @@ enum PostgresSchema {
             CREATE INDEX activity_listing ON activity (listingScore, startTime, id COLLATE "C");
             CREATE INDEX activity_app_listing ON activity (bundleId, listingScore, startTime, id COLLATE "C")
             """),
+        Migration(version: 3, name: "an app's delivery paused", sql: """
+            ALTER TABLE app ADD COLUMN deliveryPaused boolean NOT NULL DEFAULT false
+            """),
     ]
 }

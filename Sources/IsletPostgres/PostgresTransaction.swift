@@ -66,13 +66,15 @@ final class PostgresTransaction: PostgresReading, Transaction {
 
     func insertApp(_ app: App) throws {
         try session.execute(
-            "INSERT INTO app (bundleId, name, createdAt, strictPushes) VALUES ($1, $2, $3, $4)",
-            [app.bundleId, app.name, app.createdAt.timeIntervalSince1970, app.strictPushes]
+            "INSERT INTO app (bundleId, name, createdAt, strictPushes, deliveryPaused) VALUES ($1, $2, $3, $4, $5)",
+            [app.bundleId, app.name, app.createdAt.timeIntervalSince1970, app.strictPushes, app.deliveryPaused]
         )
     }
 
-    func setStrictPushes(_ strict: Bool, bundleId: BundleID) throws {
-        try session.execute("UPDATE app SET strictPushes = $1 WHERE bundleId = $2", [strict, bundleId])
+    func updateApp(_ app: App) throws {
+        try session.execute(
+            "UPDATE app SET strictPushes = $1, deliveryPaused = $2 WHERE bundleId = $3", [app.strictPushes, app.deliveryPaused, app.bundleId]
+        )
     }
 
     func insertDevice(_ device: Device) throws {

@@ -164,12 +164,14 @@ public struct Islet: Sendable {
         DeliveryRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         var authorityPath: String?
         var connections = [httpCap]
-        if configuration.apns.enabled {
+        let apnsRequests = configuration.apns.enabled ? APNsRequestLog() : nil
+        ConsoleRoutes(engine: engine, apnsRequests: apnsRequests).add(to: router)
+        if let apnsRequests {
             let apnsCap = ConnectionCap(limit: configuration.apns.maxConnections ?? budget.apns, refusalSlots: 0)
             connections.append(apnsCap)
             let (endpoint, identity) = try Self.apnsEndpoint(
-                engine: engine, verifier: verifier, configuration: configuration, cap: apnsCap, logger: logger,
-                onListening: onListening
+                engine: engine, verifier: verifier, configuration: configuration, cap: apnsCap, requests: apnsRequests,
+                logger: logger, onListening: onListening
             )
             let apns = configuration.apns
             services.append(Listener(
@@ -221,8 +223,8 @@ public struct Islet: Sendable {
     /// The APNs-compatible endpoint: its own application (router, TLS, HTTP/2) on its own port,
     /// run as one of the main application's services.
     private static func apnsEndpoint(
-        engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, cap: ConnectionCap, logger: Logger,
-        onListening: @escaping @Sendable (Endpoint, Int) async -> Void
+        engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, cap: ConnectionCap,
+        requests: APNsRequestLog, logger: Logger, onListening: @escaping @Sendable (Endpoint, Int) async -> Void
     ) throws -> (any Service, TLSIdentity) {
         let settings = configuration.apns
         let host = settings.host ?? configuration.server.host
@@ -233,6 +235,7 @@ public struct Islet: Sendable {
                 try TLSIdentity.development(in: configuration.store.tlsDirectory, host: host)
             }
         let router = Router(context: APNsRequestContext.self)
+        router.add(middleware: APNsRequestRecorder(log: requests, clock: engine.clock))
         router.add(middleware: APNsErrorMiddleware())
         if settings.faults.total > 0 { router.add(middleware: APNsFaultMiddleware(faults: settings.faults)) }
         APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)

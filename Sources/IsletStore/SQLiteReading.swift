@@ -28,7 +28,7 @@ extension SQLiteReading {
     private static func app(from row: Row) -> App {
         App(
             bundleId: row["bundleId"], name: row["name"], createdAt: Date(timeIntervalSince1970: row["createdAt"]),
-            strictPushes: row["strictPushes"]
+            strictPushes: row["strictPushes"], deliveryPaused: row["deliveryPaused"]
         )
     }
 
@@ -162,14 +162,43 @@ extension SQLiteReading {
         try Double.fetchOne(db, sql: "SELECT MIN(deadline) FROM activity").map(Date.init(timeIntervalSince1970:))
     }
 
-    func activityCounts() throws -> [ActivityState: Int] {
+    func activityCounts(bundleId: BundleID?) throws -> [ActivityState: Int] {
         var counts = Dictionary(uniqueKeysWithValues: ActivityState.allCases.map { ($0, 0) })
-        for row in try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS count FROM activity GROUP BY state") {
+        let rows =
+            if let bundleId {
+                try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS count FROM activity WHERE bundleId = ? GROUP BY state", arguments: [bundleId])
+            } else {
+                try Row.fetchAll(db, sql: "SELECT state, COUNT(*) AS count FROM activity GROUP BY state")
+            }
+        for row in rows {
             if let state = ActivityState(rawValue: row["state"]) {
                 counts[state] = row["count"]
             }
         }
         return counts
+    }
+
+    func population(bundleId: BundleID?) throws -> Population {
+        guard let bundleId else {
+            let row = try Row.fetchOne(
+                db,
+                sql: """
+                    SELECT (SELECT COUNT(*) FROM app) AS apps, (SELECT COUNT(*) FROM device) AS devices,
+                        (SELECT COUNT(DISTINCT deviceId) FROM phoneToken WHERE retiredAt IS NULL) AS phones
+                    """
+            )
+            return Population(apps: row?["apps"] ?? 0, devices: row?["devices"] ?? 0, phones: row?["phones"] ?? 0)
+        }
+        let row = try Row.fetchOne(
+            db,
+            sql: """
+                SELECT (SELECT COUNT(*) FROM app WHERE bundleId = ?1) AS apps,
+                    (SELECT COUNT(DISTINCT deviceId) FROM activity WHERE bundleId = ?1) AS devices,
+                    (SELECT COUNT(DISTINCT deviceId) FROM phoneToken WHERE retiredAt IS NULL AND bundleId = ?1) AS phones
+                """,
+            arguments: [bundleId]
+        )
+        return Population(apps: row?["apps"] ?? 0, devices: row?["devices"] ?? 0, phones: row?["phones"] ?? 0)
     }
 
     // MARK: Types, layouts, provider keys, channels, tokens

@@ -87,17 +87,19 @@ extension SQLiteReading {
         ).map(Date.init(timeIntervalSince1970:))
     }
 
-    func deliveryBacklog() throws -> DeliveryBacklog {
+    func deliveryBacklog(bundleId: BundleID?) throws -> DeliveryBacklog {
         let row = try Row.fetchOne(
             db,
             sql: """
-                SELECT COUNT(*) AS depth, MIN(createdAt) AS oldest, SUM(state = 'pending' AND attempts > 0) AS retrying
-                FROM delivery WHERE state IN \(DeliveryRows.unfinished)
-                """
+                SELECT COUNT(*) AS depth, MIN(createdAt) AS oldest, SUM(state = 'pending' AND attempts > 0) AS retrying,
+                    SUM(state = 'held') AS held
+                FROM delivery WHERE state IN \(DeliveryRows.unfinished) \(bundleId == nil ? "" : "AND bundleId = ?")
+                """,
+            arguments: StatementArguments(bundleId.map { [$0] } ?? [])
         )
         return DeliveryBacklog(
             depth: row?["depth"] ?? 0, oldest: (row?["oldest"] as Double?).map(Date.init(timeIntervalSince1970:)),
-            retrying: row?["retrying"] ?? 0
+            retrying: row?["retrying"] ?? 0, held: row?["held"] ?? 0
         )
     }
 }

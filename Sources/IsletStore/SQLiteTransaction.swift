@@ -46,13 +46,16 @@ final class SQLiteTransaction: SQLiteReading, Transaction {
 
     func insertApp(_ app: App) throws {
         try db.execute(
-            sql: "INSERT INTO app (bundleId, name, createdAt, strictPushes) VALUES (?, ?, ?, ?)",
-            arguments: [app.bundleId, app.name, app.createdAt.timeIntervalSince1970, app.strictPushes]
+            sql: "INSERT INTO app (bundleId, name, createdAt, strictPushes, deliveryPaused) VALUES (?, ?, ?, ?, ?)",
+            arguments: [app.bundleId, app.name, app.createdAt.timeIntervalSince1970, app.strictPushes, app.deliveryPaused]
         )
     }
 
-    func setStrictPushes(_ strict: Bool, bundleId: BundleID) throws {
-        try db.execute(sql: "UPDATE app SET strictPushes = ? WHERE bundleId = ?", arguments: [strict, bundleId])
+    func updateApp(_ app: App) throws {
+        try db.execute(
+            sql: "UPDATE app SET strictPushes = ?, deliveryPaused = ? WHERE bundleId = ?",
+            arguments: [app.strictPushes, app.deliveryPaused, app.bundleId]
+        )
     }
 
     func insertDevice(_ device: Device) throws {

@@ -280,6 +280,11 @@ enum Schema {
             try db.execute(sql: "CREATE INDEX activity_listing ON activity (listingScore, startTime, id)")
             try db.execute(sql: "CREATE INDEX activity_app_listing ON activity (bundleId, listingScore, startTime, id)")
         }
+        migrator.registerMigration("v12: an app's delivery paused") { db in
+            try db.alter(table: "app") { table in
+                table.add(column: "deliveryPaused", .boolean).notNull().defaults(to: false)
+            }
+        }
         return migrator
     }
 }

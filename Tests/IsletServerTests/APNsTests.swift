@@ -18,6 +18,16 @@ func at(_ seconds: TimeInterval) -> Date { t0.addingTimeInterval(seconds) }
 struct APNsTests {
     // MARK: Device pushes
 
+    /// A provider token's `iat` is whole seconds since 1970, as Apple specifies it.
+    @Test func aProviderTokensIssueTimeIsWholeSeconds() async throws {
+        let signer = try await ProviderTokenSigner(p8: P256.Signing.PrivateKey().pemRepresentation, keyId: "KEY1234567", teamId: "TEAM123456")
+        let token = try await signer.token(issuedAt: Date(timeIntervalSince1970: 1_795_559_981.372))
+        var claims = String(token.split(separator: ".")[1]).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+        claims += String(repeating: "=", count: (4 - claims.utf8.count % 4) % 4)
+        let json = String(decoding: try #require(Data(base64Encoded: claims)), as: UTF8.self)
+        #expect(json.contains(#""iat":1795559981"#) && !json.contains("1795559981."), "\(json)")
+    }
+
     @Test func updateEndAndTheirEffectsLikeADevice() async throws {
         try await withIslet { islet in
             try await islet.withProvider { provider in

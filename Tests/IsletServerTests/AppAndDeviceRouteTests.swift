@@ -17,7 +17,7 @@ struct AppAndDeviceRouteTests {
             #expect(key.hasPrefix("islet_app_"))
             let listed = try await islet.request(.GET, "/v1/apps", key: islet.admin)
             #expect(listed.json == [
-                "apps": [["bundleId": "com.example.bike", "name": "Bike computer", "createdAt": 1_700_000_000, "strictPushes": false]]
+                "apps": [["bundleId": "com.example.bike", "name": "Bike computer", "createdAt": 1_700_000_000, "strictPushes": false, "deliveryPaused": false]]
             ])
             #expect(!String(describing: listed.json).contains(key))
             let own = try await islet.request(.GET, "/v1/apps", key: key)

@@ -89,11 +89,14 @@ struct DisplayRouteTests {
             #expect(try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", body: "{}").json["activityState"] == "dismissed")
             let stream = try await SSE.read(islet, key: nil, path: "/v1/events?device=default&since=0", until: "dismissed")
             #expect(stream.text.contains("event: stateChanged"))
-            // Without a device, a keyless stream is no display: it needs a key.
-            #expect(try await islet.request(.GET, "/v1/events").reason == "unauthorized")
-            // Everything else still needs a key.
-            #expect(try await islet.request(.GET, "/v1/activities").reason == "unauthorized")
+            // Without a device, a keyless stream is the console's: every app's, without tokens.
+            let console = try await SSE.read(islet, key: nil, path: "/v1/events?since=0", until: "dismissed")
+            #expect(console.text.contains("event: started") && !console.text.contains("pushToken"))
+            // The console reads without a key; starting and managing still need one.
+            #expect(try await islet.request(.GET, "/v1/activities").status == 200)
             #expect(try await islet.request(.POST, "/v1/activities", body: "{}").reason == "unauthorized")
+            #expect(try await islet.request(.POST, "/v1/apps", body: #"{"bundleId":"com.example.x"}"#).reason == "unauthorized")
+            #expect(try await islet.request(.POST, "/v1/apps/com.example.bike/key", body: "{}").reason == "unauthorized")
             // An app key acts for its app, not as a display.
             let other = try await islet.start(key: bike)
             #expect(try await islet.request(.POST, "/v1/activities/\(other.id)/dismiss", key: bike).reason == "forbidden")

@@ -128,6 +128,25 @@ struct OperationsTests {
         }
     }
 
+    /// The console says every reason in words: its one table (`WORDS` in console.js) names every
+    /// reason an update is ignored for, an activity changes state for, and a delivery ends with.
+    @Test func consoleHasWordsForEveryReason() throws {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Sources/IsletServer/Display/console.js")
+        let text = try String(contentsOf: script, encoding: .utf8)
+        func table(_ name: String) -> Set<String> {
+            guard let start = text.range(of: "    \(name): {\n"), let end = text.range(of: "\n    }", range: start.upperBound..<text.endIndex) else {
+                return []
+            }
+            return Set(text[start.upperBound..<end.lowerBound].split(separator: "\n").compactMap { line in
+                line.split(separator: ":").first.map { $0.trimmingCharacters(in: .whitespaces) }
+            })
+        }
+        #expect(table("ignore") == Set(IgnoreReason.allCases.map(\.rawValue)))
+        #expect(table("state") == Set(StateChangeReason.allCases.map(\.rawValue)))
+        #expect(table("outcome") == Set(DeliveryReport.Outcome.allCases.map(\.rawValue)))
+    }
+
     @Test func docsListEveryReasonTheCodeGives() throws {
         let docs = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../docs")
         let errors = try String(contentsOf: docs.appendingPathComponent("errors.md"), encoding: .utf8)

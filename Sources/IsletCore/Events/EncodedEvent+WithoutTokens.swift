@@ -7,26 +7,35 @@ import Foundation
 
 extension EncodedEvent {
     /// The event with its push tokens and channel id left out; `nil` for an event that is only
-    /// a token (`pushTokenUpdated`) or about requests to tokens (`delivery`).
+    /// a token (`pushTokenUpdated`). A delivery's target keeps its first 8 characters, enough to
+    /// tell two phones apart and not to push to either.
     public var withoutTokens: EncodedEvent? {
         switch type {
-        case .pushTokenUpdated, .delivery:
+        case .pushTokenUpdated:
             return nil
+        case .delivery:
+            guard let event = try? decoded(), case .object(var data) = event.data, let target = data["target"]?.stringValue else { return self }
+            data["target"] = .string(DeliveryReport.shortened(target))
+            return Self.encoded(event, data: data)
         case .started, .settingsChanged:
-            guard var event = try? decoded(), case .object(var data) = event.data else { return self }
+            guard let event = try? decoded(), case .object(var data) = event.data else { return self }
             let channel = data["pushType"]?["channel"]
             guard data["pushToken"] != nil || data["pushToStartToken"] != nil || channel != nil else { return self }
             data["pushToken"] = nil
             data["pushToStartToken"] = nil
             if channel != nil { data["pushType"] = nil }
-            event.data = .object(data)
-            return EncodedEvent(
-                id: event.id, type: event.type, time: event.time, bundleId: event.bundleId, deviceId: event.deviceId,
-                activityId: event.activityId, dataJSON: (try? WireFormat.string(event.data)) ?? "{}"
-            )
+            return Self.encoded(event, data: data)
         default:
             return self
         }
+    }
+
+    /// The event with other data.
+    private static func encoded(_ event: Event, data: [String: JSONValue]) -> EncodedEvent {
+        EncodedEvent(
+            id: event.id, type: event.type, time: event.time, bundleId: event.bundleId, deviceId: event.deviceId,
+            activityId: event.activityId, dataJSON: (try? WireFormat.string(JSONValue.object(data))) ?? "{}"
+        )
     }
 }
 
@@ -46,5 +55,19 @@ extension AppSettings {
         var settings = self
         settings.pushToStartToken = nil
         return settings
+    }
+}
+
+extension DeliveryReport {
+    /// The report with its target (a phone's token, or a channel id) cut to its first characters.
+    public var withoutTokens: DeliveryReport {
+        var report = self
+        report.target = target.map(Self.shortened)
+        return report
+    }
+
+    /// A token or channel id cut to its first 8 characters: enough to tell two apart, not to push.
+    static func shortened(_ target: String) -> String {
+        String(target.prefix(8)) + "…"
     }
 }

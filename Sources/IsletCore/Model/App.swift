@@ -11,13 +11,17 @@ public struct App: Codable, Hashable, Sendable {
     /// Whether pushes a device would drop silently are refused with `400` and the reason instead:
     /// for a provider's CI, where a silent drop is a failed test.
     public var strictPushes: Bool
+    /// Whether delivery to real phones is paused: changes wait in the outbox, held, until it
+    /// resumes; the credentials stay (docs/delivery.md).
+    public var deliveryPaused: Bool
 
     /// Creates an app.
-    public init(bundleId: BundleID, name: String, createdAt: Date, strictPushes: Bool = false) {
+    public init(bundleId: BundleID, name: String, createdAt: Date, strictPushes: Bool = false, deliveryPaused: Bool = false) {
         self.bundleId = bundleId
         self.name = name
         self.createdAt = createdAt
         self.strictPushes = strictPushes
+        self.deliveryPaused = deliveryPaused
     }
 
     /// Refuses a bundle identifier iOS would refuse: 1 to 155 characters of letters, digits,

@@ -39,6 +39,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case keyNotFound
     case channelNotFound
     case layoutNotFound
+    case deliveryNotFound
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge

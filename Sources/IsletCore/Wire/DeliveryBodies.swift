@@ -89,3 +89,18 @@ public struct DeliveryLine: Codable, Hashable, Sendable {
         try container.encode(time, forKey: .time)
     }
 }
+
+/// `POST /v1/deliveries/{id}/retry`: the delivery, waiting to be sent again.
+public struct RetriedDelivery: Codable, Hashable, Sendable {
+    public var delivery: Int64
+    /// `pending`.
+    public var state: String
+    /// When the sender may take it: now.
+    public var nextAttemptAt: Date
+
+    public init(delivery: Int64, state: String, nextAttemptAt: Date) {
+        self.delivery = delivery
+        self.state = state
+        self.nextAttemptAt = nextAttemptAt
+    }
+}

@@ -93,9 +93,12 @@ public struct CreateAppBody: Codable, Hashable, Sendable {
 public struct UpdateAppBody: Codable, Hashable, Sendable {
     /// Whether pushes a device would drop are refused with 400 instead.
     public var strictPushes: Bool?
+    /// Whether delivery to real phones waits (held in the outbox) until it is resumed.
+    public var deliveryPaused: Bool?
 
-    public init(strictPushes: Bool? = nil) {
+    public init(strictPushes: Bool? = nil, deliveryPaused: Bool? = nil) {
         self.strictPushes = strictPushes
+        self.deliveryPaused = deliveryPaused
     }
 }
 

@@ -18,6 +18,15 @@ public struct DeliveryHealth: Sendable, Hashable {
     public var refusedCredentials: [String]
     /// Why delivery is not keeping up, if it is not: `nil` when all is well.
     public var degraded: String?
+    /// Of the unfinished, those waiting to be tried again.
+    public var retrying = 0
+    /// Of the unfinished, those held.
+    public var held = 0
+
+    /// As the overview shows it.
+    public var overview: DeliveryOverview {
+        DeliveryOverview(status: degraded == nil ? "ok" : "degraded", reason: degraded, depth: depth, retrying: retrying, held: held, oldest: oldest)
+    }
 }
 
 extension Engine {
@@ -144,6 +153,30 @@ extension Engine {
         tx.effects.deliveriesReady = true
     }
 
+    /// Sends a delivery again, at once: one that failed, or one held or waiting for its next
+    /// attempt. Its log says who asked. A delivery being sent, or delivered, is left as it is; so
+    /// is one a newer change replaced (a phone would ignore its older content anyway).
+    public func retryDelivery(_ id: Int64, owner: BundleID?, by asker: String) async throws -> Delivery {
+        try await write { tx in
+            guard var delivery = try tx.delivery(id), owner == nil || delivery.bundleId == owner else {
+                throw IsletError(.deliveryNotFound, "No delivery \(id).")
+            }
+            guard [.failed, .held, .pending].contains(delivery.state) else {
+                throw IsletError(.invalidRequest, "Delivery \(id) is \(delivery.state.rawValue): only a failed, held or waiting one is sent again.")
+            }
+            delivery.state = .pending
+            delivery.nextAttemptAt = tx.now
+            delivery.finishedAt = nil
+            try tx.updateDelivery(delivery)
+            try Self.log(
+                DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .queued, attempt: delivery.attempts, note: "sent again: asked by \(asker)"),
+                of: delivery, in: tx
+            )
+            tx.effects.deliveriesReady = true
+            return delivery
+        }
+    }
+
     /// A device and its tokens.
     public func phone(_ deviceId: DeviceID) async throws -> Phone {
         try await read { store in
@@ -167,21 +200,40 @@ extension Engine {
     /// How the outbox stands.
     public func deliveryHealth() async throws -> DeliveryHealth {
         let now = clock.now()
+        return try await read { store in try Self.deliveryHealth(bundleId: nil, now: now, in: store) }
+    }
+
+    /// The figures of the console's overview, of one app or of all, in one read.
+    public func overview(bundleId: BundleID?) async throws -> Overview {
+        let now = clock.now()
         return try await read { store in
-            let backlog = try store.deliveryBacklog()
-            let refused = try store.refusedCredentials().map {
-                "\($0.bundleId) (\($0.environment.rawValue)): \($0.failure ?? "")"
-            }
-            var degraded: String?
-            if !refused.isEmpty {
-                degraded = "Apple refused the provider token of \(refused.joined(separator: "; "))"
-            } else if backlog.retrying > 0 {
-                degraded = "\(backlog.retrying) deliver\(backlog.retrying == 1 ? "y waits" : "ies wait") to be tried again: Apple did not answer, or asked to wait (429, 500, 503)"
-            } else if let oldest = backlog.oldest, now.timeIntervalSince(oldest) > 60 {
-                degraded = "the oldest undelivered change is \(DurationText.text(now.timeIntervalSince(oldest))) old (\(backlog.depth) waiting)"
-            }
-            return DeliveryHealth(depth: backlog.depth, oldest: backlog.oldest, refusedCredentials: refused, degraded: degraded)
+            Overview(
+                bundleId: bundleId, time: now, population: try store.population(bundleId: bundleId),
+                activities: try store.activityCounts(bundleId: bundleId),
+                delivery: try Self.deliveryHealth(bundleId: bundleId, now: now, in: store).overview
+            )
         }
+    }
+
+    /// How the outbox stands, for one app or all: degraded while Apple refuses a provider
+    /// token, deliveries wait to be tried again, or the oldest waits over a minute.
+    private static func deliveryHealth(bundleId: BundleID?, now: Date, in store: any StoreReading) throws -> DeliveryHealth {
+        let backlog = try store.deliveryBacklog(bundleId: bundleId)
+        let refused = try store.refusedCredentials().filter { bundleId == nil || $0.bundleId == bundleId }.map {
+            "\($0.bundleId) (\($0.environment.rawValue)): \($0.failure ?? "")"
+        }
+        var degraded: String?
+        if !refused.isEmpty {
+            degraded = "Apple refused the provider token of \(refused.joined(separator: "; "))"
+        } else if backlog.retrying > 0 {
+            degraded = "\(backlog.retrying) deliver\(backlog.retrying == 1 ? "y waits" : "ies wait") to be tried again: Apple did not answer, or asked to wait (429, 500, 503)"
+        } else if let oldest = backlog.oldest, now.timeIntervalSince(oldest) > 60 {
+            degraded = "the oldest undelivered change is \(DurationText.text(now.timeIntervalSince(oldest))) old (\(backlog.depth) waiting)"
+        }
+        return DeliveryHealth(
+            depth: backlog.depth, oldest: backlog.oldest, refusedCredentials: refused, degraded: degraded, retrying: backlog.retrying,
+            held: backlog.held
+        )
     }
 }
 

@@ -104,6 +104,9 @@ extension Engine {
     private static func usableCredential(
         bundleId: BundleID, environment: APNsEnvironment, in tx: any Transaction
     ) throws -> Result<StoredCredential, Held> {
+        if try tx.app(bundleId)?.deliveryPaused == true {
+            return .failure(Held(why: "delivery is paused for \(bundleId): resume it with PATCH /v1/apps/\(bundleId) {\"deliveryPaused\": false}"))
+        }
         guard let credential = try tx.deliveryCredentials(bundleId: bundleId).first(where: { $0.credential.environment == environment }) else {
             return .failure(Held(why: "no credentials for \(environment.rawValue): PUT /v1/apps/\(bundleId)/delivery"))
         }
@@ -220,7 +223,7 @@ extension Engine {
     }
 
     /// Logs a line on the delivery's activity.
-    private static func log(_ report: DeliveryReport, of delivery: Delivery, in tx: any Transaction) throws {
+    static func log(_ report: DeliveryReport, of delivery: Delivery, in tx: any Transaction) throws {
         if let channelId = delivery.channelId, delivery.activityId == nil {
             return try tx.reportBroadcast(report, channel: channelId, bundleId: delivery.bundleId)
         }

@@ -23,6 +23,20 @@ final class Presentations: Sendable {
         self.clock = clock
     }
 
+    /// The activity's presentations as they stood at `time`, drawn with `record`: a drawing of
+    /// the past, which the cache of current ones does not keep.
+    func presentation(of activity: Activity, layout record: LayoutRecord?, at time: Date) throws -> Presentation {
+        let layout = try self.layout(record, for: activity)
+        return draw(layout, scope(of: activity, in: layout), time)
+    }
+
+    private func scope(of activity: Activity, in layout: Layout) -> LayoutScope {
+        LayoutScope(
+            attributes: activity.attributes, state: activity.content.state, isStale: activity.state == .stale,
+            dateEncoding: layout.dateEncoding
+        )
+    }
+
     /// The activity's presentations as they stand, drawn with `record` (its type's layout, or
     /// none: the default card).
     func presentation(of activity: Activity, layout record: LayoutRecord?) throws -> Presentation {
@@ -36,11 +50,7 @@ final class Presentations: Sendable {
             return cached.presentation
         }
         let layout = try self.layout(record, for: activity)
-        let scope = LayoutScope(
-            attributes: activity.attributes, state: activity.content.state, isStale: activity.state == .stale,
-            dateEncoding: layout.dateEncoding
-        )
-        let presentation = draw(layout, scope, clock.now())
+        let presentation = draw(layout, scope(of: activity, in: layout), clock.now())
         guard activity.state != .dismissed else { return presentation }
         cache.withLock { cache in
             // Bounded: past the limit, start again; a drawing is cheap, memory is not.

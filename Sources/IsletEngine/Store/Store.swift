@@ -103,8 +103,11 @@ public protocol StoreReading {
     func dueActivities(at date: Date, limit: Int) throws -> [Activity]
     /// The earliest deadline of any activity.
     func nextDeadline() throws -> Date?
-    /// How many activities are in each state.
-    func activityCounts() throws -> [ActivityState: Int]
+    /// How many activities are in each state, of one app or of all.
+    func activityCounts(bundleId: BundleID?) throws -> [ActivityState: Int]
+    /// How many apps, devices and phones there are; for one app, the devices that hold its
+    /// activities and the phones that hold its tokens.
+    func population(bundleId: BundleID?) throws -> Population
 
     // MARK: Types, layouts, provider keys, channels, tokens
 
@@ -161,7 +164,7 @@ public protocol StoreReading {
     /// When the next pending delivery is due, or the next lease runs out.
     func nextDeliveryAttempt() throws -> Date?
     /// How many deliveries are unfinished, and when the oldest was written.
-    func deliveryBacklog() throws -> DeliveryBacklog
+    func deliveryBacklog(bundleId: BundleID?) throws -> DeliveryBacklog
 
     // MARK: Events
 
@@ -191,8 +194,8 @@ public protocol Transaction: StoreReading, AnyObject {
 
     /// Inserts an app (it must not exist).
     func insertApp(_ app: App) throws
-    /// Turns strict pushes on or off for an existing app.
-    func setStrictPushes(_ strict: Bool, bundleId: BundleID) throws
+    /// Writes an existing app's switches: strict pushes, delivery paused.
+    func updateApp(_ app: App) throws
     /// Inserts a device (it must not exist).
     func insertDevice(_ device: Device) throws
     /// Writes a device's settings for an app (its token is not written: tokens have their own rows).
@@ -261,11 +264,13 @@ public struct DeliveryBacklog: Hashable, Sendable {
     public var depth: Int
     public var oldest: Date?
     public var retrying: Int
+    public var held: Int
 
-    public init(depth: Int, oldest: Date?, retrying: Int = 0) {
+    public init(depth: Int, oldest: Date?, retrying: Int = 0, held: Int = 0) {
         self.depth = depth
         self.oldest = oldest
         self.retrying = retrying
+        self.held = held
     }
 }
 

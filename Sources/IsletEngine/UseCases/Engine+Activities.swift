@@ -192,6 +192,6 @@ extension Engine {
 
     /// How many activities are in each state, for metrics.
     public func activityCounts() async throws -> [ActivityState: Int] {
-        try await read { store in try store.activityCounts() }
+        try await read { store in try store.activityCounts(bundleId: nil) }
     }
 }

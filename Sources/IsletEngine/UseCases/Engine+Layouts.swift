@@ -74,6 +74,32 @@ extension Engine {
         return try presentations.presentation(of: activity, layout: record)
     }
 
+    /// The activity as it stood just after one of its events, drawn at that event's time with
+    /// its type's layout as it is now: the history's snapshot at the start, then each content
+    /// and state change replayed. An event of another activity is not found.
+    public func presentation(of id: ActivityID, owner: BundleID?, at eventId: EventID) async throws -> Presentation {
+        let (current, history, record) = try await read { store in
+            let activity = try store.loadActivity(id, owner: owner)
+            return (activity, try store.history(of: id), try store.layout(bundleId: activity.bundleId, attributesType: activity.attributesType))
+        }
+        guard let last = history.firstIndex(where: { $0.id == eventId }) else {
+            throw IsletError(.invalidRequest, "at: event \(eventId) is not in activity \(id)'s history.")
+        }
+        var activity = current
+        var time = current.createdAt
+        for encoded in history[...last] {
+            let event = try encoded.decoded()
+            time = event.time
+            switch event.type {
+            case .started: activity = try event.data.decode(Activity.self)
+            case .contentUpdated: activity.content = try event.data.decode(ContentChange.self).content
+            case .stateChanged: activity.state = try event.data.decode(StateChange.self).to
+            default: break
+            }
+        }
+        return try presentations.presentation(of: activity, layout: record, at: time)
+    }
+
     /// What a device shows, in one consistent read: the activities a display shows (live and
     /// ended until dismissed, at most `limit`, most relevant first) drawn, the apps and the
     /// device's settings, and the event the read is as of.

@@ -303,10 +303,19 @@ extension Engine {
 
     /// Turns strict pushes on or off for an app.
     public func setStrictPushes(_ strict: Bool, bundleId: BundleID) async throws -> App {
+        try await updateApp(bundleId, strictPushes: strict)
+    }
+
+    /// Changes an app's switches, those given: strict pushes, and delivery paused (resuming it
+    /// makes what was held for it pending again).
+    public func updateApp(_ bundleId: BundleID, strictPushes: Bool? = nil, deliveryPaused: Bool? = nil) async throws -> App {
         try await write { tx in
             var app = try tx.requireApp(bundleId)
-            try tx.setStrictPushes(strict, bundleId: bundleId)
-            app.strictPushes = strict
+            app.strictPushes = strictPushes ?? app.strictPushes
+            let resumed = app.deliveryPaused && deliveryPaused == false
+            app.deliveryPaused = deliveryPaused ?? app.deliveryPaused
+            try tx.updateApp(app)
+            if resumed { try Self.release(bundleId: bundleId, in: tx) }
             return app
         }
     }

@@ -15,7 +15,8 @@ extension ErrorReason {
         case .methodNotAllowed: .methodNotAllowed
         case .unauthorized: .unauthorized
         case .forbidden, .denied: .forbidden
-        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound:
+        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound,
+            .deliveryNotFound:
             .notFound
         case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict
         case .activityEnded, .activityDismissed, .activityPending, .olderTimestamp, .timestampTooFarAhead: .conflict

@@ -46,6 +46,31 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
         }
     }
 
+    /// The apps the people who run Islet may look at and act on through the console: an app
+    /// key's own, or every app (`nil`) for the admin key — and, on a server that listens on
+    /// loopback only, for a request with no key that no other web page could have sent
+    /// (`KeylessAccess`), which is then shown no push tokens (`showsTokens`).
+    func operatorScope() throws -> BundleID? {
+        if owner == nil {
+            switch keyless {
+            case .granted: return nil
+            case .refused(let why): throw IsletError(.forbidden, why)
+            case .needsKey: break
+            }
+        }
+        return try appScope()
+    }
+
+    /// Succeeds for the admin key, and for the console without a key on a loopback server.
+    func requireOperator() throws {
+        if try operatorScope() != nil {
+            throw IsletError(.forbidden, "Only the admin key may do this.")
+        }
+    }
+
+    /// Whether answers may carry push tokens: to a key's holder, not to a keyless request.
+    var showsTokens: Bool { owner != nil }
+
     /// Succeeds when the request may see and act as `deviceId`'s display: the admin key, that
     /// device's key, or no key at all on a server that listens on loopback only.
     func requireDisplay(of deviceId: DeviceID) throws {

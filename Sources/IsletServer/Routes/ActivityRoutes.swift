@@ -47,7 +47,7 @@ struct ActivityRoutes {
 
     @Sendable func list(_ request: Request, context: IsletRequestContext) async throws -> Response {
         var filter = ActivityFilter()
-        filter.bundleId = try context.appScope() ?? request.query("bundleId")
+        filter.bundleId = try context.operatorScope() ?? request.query("bundleId")
         filter.deviceId = request.query("device")
         filter.attributesType = request.query("type")
         if let states = request.query("state") {
@@ -66,13 +66,14 @@ struct ActivityRoutes {
         }
         filter.updatedSince = try request.date("updatedSince")
         filter.page = try request.page(of: ActivityPlace.self)
-        return try Response.json(Listing("activities", try await engine.activities(filter)))
+        let page = try await engine.activities(filter)
+        return try Response.json(Listing("activities", context.showsTokens ? page : page.map(\.withoutTokens)))
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let owner = try context.appScope()
+        let owner = try context.operatorScope()
         let activity = try await engine.activity(try await engine.activityID(in: context, owner: owner), owner: owner)
-        return try Response.json(activity)
+        return try Response.json(context.showsTokens ? activity : activity.withoutTokens)
     }
 
     @Sendable func update(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -83,10 +84,10 @@ struct ActivityRoutes {
     }
 
     @Sendable func end(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let owner = try context.appScope()
+        let owner = try context.operatorScope()
         let end = try await request.decodeJSON(EndRequest.self, limit: maxBodySize, emptyAs: EndRequest())
         let outcome = try await engine.apply(.end(end), to: try await engine.activityID(in: context, owner: owner), owner: owner)
-        return try respond(with: outcome)
+        return try respond(with: outcome, withoutTokens: !context.showsTokens)
     }
 
     @Sendable func dismiss(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -100,9 +101,10 @@ struct ActivityRoutes {
     }
 
     @Sendable func history(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let owner = try context.appScope()
+        let owner = try context.operatorScope()
         let page = try request.page(of: EventID.self)
-        let events = try await engine.history(of: try await engine.activityID(in: context, owner: owner), owner: owner)
+        var events = try await engine.history(of: try await engine.activityID(in: context, owner: owner), owner: owner)
+        if !context.showsTokens { events = events.compactMap(\.withoutTokens) }
         return try Response.json(Listing("events", try page.page(ofAll: events) { $0.id }.map { try $0.decoded() }))
     }
 

@@ -18,6 +18,7 @@ struct DeliveryRoutes {
         router.get("v1/devices/:id", use: getDevice)
         router.put("v1/activities/:id/push-token", use: putUpdateToken)
         router.get("v1/activities/:id/deliveries", use: deliveries)
+        router.post("v1/deliveries/:id/retry", use: retry)
     }
 
     // MARK: Credentials
@@ -111,11 +112,29 @@ struct DeliveryRoutes {
     // MARK: The log
 
     @Sendable func deliveries(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let owner = try context.appScope()
+        let owner = try context.operatorScope()
         let id = try await engine.activityID(in: context, owner: owner)
         let page = try request.page(of: EventID.self)
         let lines = page.page(ofAll: try await engine.deliveries(of: id, owner: owner)) { $0.event }
-        return try Response.json(Listing("deliveries", lines.map { DeliveryLine(time: $0.time, report: $0.report) }))
+        return try Response.json(
+            Listing("deliveries", lines.map { DeliveryLine(time: $0.time, report: context.showsTokens ? $0.report : $0.report.withoutTokens) })
+        )
+    }
+
+    /// Sends a failed, held or waiting delivery again at once; the log says who asked.
+    @Sendable func retry(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let owner = try context.operatorScope()
+        guard let id = Int64(try context.parameters.require("id")), id > 0 else {
+            throw IsletError(.deliveryNotFound, "A delivery id is a whole number, as the delivery log gives it.")
+        }
+        let asker =
+            switch context.owner {
+            case .admin: "the admin key"
+            case .app(let bundleId): "\(bundleId)'s key"
+            default: "the console, without a key, on this machine"
+            }
+        let delivery = try await engine.retryDelivery(id, owner: owner, by: asker)
+        return try Response.json(RetriedDelivery(delivery: delivery.id, state: delivery.state.rawValue, nextAttemptAt: delivery.nextAttemptAt))
     }
 
     private static func isCertificate(_ pem: String) -> Bool {

@@ -143,7 +143,7 @@ struct EventRoutes {
             // A display without a key, if the server lets it in (`KeylessAccess`).
             try context.requireDisplay(of: filter.deviceId!)
         default:
-            if let own = try context.appScope() {
+            if let own = try context.operatorScope() {
                 if let asked = filter.bundleId, asked != own {
                     throw IsletError(.forbidden, "This key belongs to \(own); it cannot watch \(asked).")
                 }

@@ -72,7 +72,14 @@ struct LayoutRoutes {
     }
 
     @Sendable func presentation(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let owner = try context.appScope()
-        return try Response.json(try await engine.presentation(of: try await engine.activityID(in: context, owner: owner), owner: owner))
+        let owner = try context.operatorScope()
+        let id = try await engine.activityID(in: context, owner: owner)
+        if let at = request.query("at") {
+            guard let eventId = EventID(at), eventId > 0 else {
+                throw IsletError(.invalidRequest, "at must be the id of an event in the activity's history.")
+            }
+            return try Response.json(try await engine.presentation(of: id, owner: owner, at: eventId))
+        }
+        return try Response.json(try await engine.presentation(of: id, owner: owner))
     }
 }

@@ -1,0 +1,174 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import IsletAPNs
+import IsletCore
+import IsletEngine
+import NIOCore
+import Synchronization
+
+/// One request to Islet's APNs endpoint, as the console's pushes view shows it: what a provider
+/// sent and what it was answered.
+struct APNsRequestEntry: Codable, Sendable {
+    /// Its place in this node's sequence of requests, from 1.
+    var id: Int64
+    /// When it arrived.
+    var time: Date
+    var method: String
+    var path: String
+    /// The app it names (`apns-topic` without its `.push-type.liveactivity` suffix, or the path's).
+    var bundleId: BundleID?
+    /// Its headers; `authorization`'s token reduced to its header and claims (the signature left out).
+    var headers: [String: String]
+    /// The payload, cut at 4 KB (`payloadBytes` says how long it was).
+    var payload: String?
+    var payloadBytes: Int
+    /// Apple's status, and its reason when it refused.
+    var status: Int
+    var reason: String?
+    /// Islet's words for the refusal (`islet-detail`).
+    var detail: String?
+    /// From the request's arrival to the answer.
+    var latencyMs: Double
+
+    /// The entry with the device token in its path cut to its first characters.
+    var withoutTokens: APNsRequestEntry {
+        var entry = self
+        if path.hasPrefix("/3/device/") {
+            entry.path = "/3/device/" + String(path.dropFirst("/3/device/".count).prefix(8)) + "…"
+        }
+        return entry
+    }
+}
+
+/// This node's last requests to its APNs endpoint, in memory: a debugging view, so a busy
+/// endpoint writes nothing to the store for it, and a restart forgets it.
+final class APNsRequestLog: Sendable {
+    /// The requests kept.
+    let capacity: Int
+    private let state = Mutex<(next: Int64, entries: [APNsRequestEntry])>((1, []))
+
+    init(capacity: Int = 1_000) {
+        self.capacity = capacity
+    }
+
+    /// Keeps an entry (its `id` given here), forgetting the oldest beyond the capacity.
+    func record(_ entry: APNsRequestEntry) {
+        state.withLock { state in
+            var entry = entry
+            entry.id = state.next
+            state.next += 1
+            state.entries.append(entry)
+            if state.entries.count > capacity { state.entries.removeFirst(state.entries.count - capacity) }
+        }
+    }
+
+    /// The entries kept, oldest first.
+    var entries: [APNsRequestEntry] { state.withLock { $0.entries } }
+}
+
+/// Records every request to the APNs endpoint and its answer in the log. Outermost, so it sees
+/// refusals as Apple's statuses once `APNsErrorMiddleware` has made them so. The payload is
+/// copied as the route reads it, never read ahead: a request refused from its headers is
+/// answered at once, as before, and its log line has no payload.
+struct APNsRequestRecorder: RouterMiddleware {
+    typealias Context = APNsRequestContext
+    let log: APNsRequestLog
+    let clock: any WallClock
+    static let payloadShown = 4 * 1024
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let started = ContinuousClock.now
+        var entry = APNsRequestEntry(
+            id: 0, time: clock.now(), method: request.method.rawValue, path: request.uri.path,
+            bundleId: Self.bundleId(request), headers: Self.headers(request.headers), payload: nil, payloadBytes: 0, status: 0,
+            reason: nil, detail: nil, latencyMs: 0
+        )
+        let payload = PayloadCopy(keeping: Self.payloadShown)
+        defer {
+            let elapsed = (ContinuousClock.now - started).components
+            entry.latencyMs = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
+            (entry.payload, entry.payloadBytes) = payload.taken
+            log.record(entry)
+        }
+        do {
+            var request = request
+            request.body = RequestBody(asyncSequence: request.body.map { buffer in
+                payload.add(buffer)
+                return buffer
+            })
+            let response = try await next(request, context)
+            entry.status = Int(response.status.code)
+            return response
+        } catch let error as APNsError {
+            entry.status = error.statusCode
+            entry.reason = error.reason
+            entry.detail = error.detail
+            throw error
+        } catch {
+            entry.status = 500
+            entry.reason = "InternalServerError"
+            throw error
+        }
+    }
+
+    /// The app a request names: its topic's bundle id, or the one in a broadcast's or channel's path.
+    static func bundleId(_ request: Request) -> BundleID? {
+        if let topic = request.headers[HTTPField.Name("apns-topic")!] {
+            return topic.hasSuffix(".push-type.liveactivity") ? String(topic.dropLast(".push-type.liveactivity".count)) : topic
+        }
+        let parts = request.uri.path.split(separator: "/")
+        guard let apps = parts.firstIndex(of: "apps"), apps + 1 < parts.count else { return nil }
+        return String(parts[apps + 1])
+    }
+
+    /// The headers as shown: the provider token's header and claims, never its signature.
+    static func headers(_ fields: HTTPFields) -> [String: String] {
+        var shown: [String: String] = [:]
+        for field in fields {
+            let name = field.name.canonicalName
+            shown[name] = name == "authorization" ? readableToken(field.value) : String(field.value.prefix(512))
+        }
+        return shown
+    }
+
+    /// `bearer <JWT>` as its decoded header and claims.
+    static func readableToken(_ value: String) -> String {
+        let parts = value.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "(not a bearer token)" }
+        let segments = parts[1].split(separator: ".", omittingEmptySubsequences: false)
+        guard segments.count == 3 else { return "bearer (not a JSON Web Token)" }
+        let decoded = segments.prefix(2).map { segment -> String in
+            var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
+            base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
+            guard let data = Data(base64Encoded: base64) else { return "?" }
+            return String(decoding: data.prefix(512), as: UTF8.self)
+        }
+        return "bearer " + decoded.joined(separator: " ") + " (signature left out)"
+    }
+}
+
+/// The first bytes of a payload as its reader reads them, and how many there were.
+final class PayloadCopy: Sendable {
+    private let keeping: Int
+    private let state = Mutex<(bytes: [UInt8], count: Int)>(([], 0))
+
+    init(keeping: Int) {
+        self.keeping = keeping
+    }
+
+    func add(_ buffer: ByteBuffer) {
+        state.withLock { state in
+            state.count += buffer.readableBytes
+            let room = keeping - state.bytes.count
+            if room > 0 { state.bytes += buffer.readableBytesView.prefix(room) }
+        }
+    }
+
+    /// The payload read so far (`nil` when none was), and its length.
+    var taken: (String?, Int) {
+        state.withLock { state in
+            (state.count == 0 ? nil : String(decoding: state.bytes, as: UTF8.self), state.count)
+        }
+    }
+}

@@ -1,0 +1,689 @@
+// The console (docs/console.md): one page routed by its own path, a client of the REST API like
+// any other. It acts with the key it is given (the admin's, or an app's, which the API limits to
+// that app), or, on a loopback server, without one. It follows /v1/events and redraws what an
+// event touches; the overview's rates are counted here from that stream over a sliding minute.
+(function () {
+  "use strict";
+
+  // ---- Words for every reason the server gives (a test holds this table to the code's enums).
+  var WORDS = {
+    ignore: {
+      olderTimestamp: "older than the last applied update",
+      timestampTooFarAhead: "its timestamp is too far in the future",
+      activityEnded: "the activity had ended",
+      activityDismissed: "the activity had been dismissed",
+      contentStateMismatch: "the content state does not fit the type's registered shape",
+      attributesMismatch: "the attributes do not fit the type's registered shape",
+      budgetExceeded: "over the hourly budget of priority-10 pushes",
+      invalidPayload: "the payload lacks what its event needs",
+      denied: "Live Activities are off for the app on the device",
+      attributesTooLarge: "the attributes and content are over the size limit",
+      targetMaximumExceeded: "the app already has its most live activities on the device",
+      globalMaximumExceeded: "the device already has its most live activities",
+      channelNotFound: "it names a broadcast channel that does not exist"
+    },
+    state: {
+      scheduledStart: "its scheduled start came",
+      staleDateReached: "its stale date passed",
+      contentUpdated: "fresh content arrived",
+      endedByApp: "the app ended it",
+      maxDurationReached: "it reached the longest an activity may run",
+      dismissalPolicy: "its dismissal policy's time came",
+      userDismissed: "the person dismissed it",
+      appDisabled: "Live Activities were turned off for the app"
+    },
+    outcome: {
+      queued: "queued for Apple",
+      delivered: "Apple accepted it",
+      retrying: "to be tried again",
+      failed: "given up",
+      tokenRetired: "Apple said the token is gone",
+      held: "held",
+      coalesced: "replaced by a newer change",
+      dropped: "not sent"
+    }
+  };
+  window.isletConsoleWords = WORDS;
+
+  var STATES = ["pending", "active", "stale", "ended", "dismissed"];
+  var main = document.getElementById("main");
+  var key = readKey();
+  var whoAmI = null; // "admin", "app <bundleId>", or "keyless"
+  var source = null;
+  var listeners = [];
+  var stream = { updates: [], pushes: [], drops: {}, answers: {} };
+
+  // ---- Keys: given once as #key=…, kept for the tab in sessionStorage, never in the address.
+  function readKey() {
+    var match = location.hash.match(/key=([^&]+)/);
+    if (match) {
+      sessionStorage.setItem("islet.console.key", decodeURIComponent(match[1]));
+      history.replaceState(null, "", location.pathname + location.search);
+    }
+    return sessionStorage.getItem("islet.console.key");
+  }
+
+  function askForKey(message) {
+    var dialog = document.getElementById("key-dialog");
+    document.getElementById("key-error").textContent = message || "";
+    if (!dialog.open) dialog.showModal();
+  }
+  document.getElementById("key-form").addEventListener("submit", function (event) {
+    event.preventDefault();
+    key = document.getElementById("key-input").value.trim();
+    sessionStorage.setItem("islet.console.key", key);
+    document.getElementById("key-dialog").close();
+    start();
+  });
+
+  // ---- The API.
+  function ApiError(status, reason, message) {
+    this.status = status; this.reason = reason; this.message = message;
+  }
+  function api(method, path, body) {
+    var headers = { Accept: "application/json" };
+    if (key) headers.Authorization = "Bearer " + key;
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body) })
+      .then(function (response) {
+        return response.text().then(function (text) {
+          var json = null;
+          try { json = text ? JSON.parse(text) : null; } catch (error) { json = null; }
+          if (!response.ok) {
+            var detail = json && json.error ? json.error : { reason: "http" + response.status, message: text };
+            if (response.status === 401) askForKey(detail.message);
+            throw new ApiError(response.status, detail.reason, detail.message);
+          }
+          return json;
+        });
+      });
+  }
+
+  // ---- Small helpers.
+  function el(tag, attributes, children) {
+    var node = document.createElement(tag);
+    for (var name in attributes || {}) {
+      var value = attributes[name];
+      if (value === null || value === undefined || value === false) continue;
+      if (name === "text") node.textContent = value;
+      else if (name === "class") node.className = value;
+      else if (name.slice(0, 2) === "on") node.addEventListener(name.slice(2), value);
+      else node.setAttribute(name, value === true ? "" : value);
+    }
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined) return;
+      node.appendChild(typeof child === "string" ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+  function svg(tag, attributes, children) {
+    var node = document.createElementNS("http://www.w3.org/2000/svg", tag);
+    for (var name in attributes || {}) {
+      if (name === "text") node.textContent = attributes[name];
+      else if (name.slice(0, 2) === "on") node.addEventListener(name.slice(2), attributes[name]);
+      else node.setAttribute(name, attributes[name]);
+    }
+    (children || []).forEach(function (child) { node.appendChild(child); });
+    return node;
+  }
+  function chip(text, kind) { return el("span", { class: "chip " + (kind || text), text: text }); }
+  function short(id) { return id ? id.slice(0, 8) : ""; }
+  function clock(seconds) {
+    if (seconds === undefined || seconds === null) return "";
+    var date = new Date(seconds * 1000);
+    return date.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit", second: "2-digit", hour12: false });
+  }
+  function dateTime(seconds) {
+    if (seconds === undefined || seconds === null) return "";
+    var date = new Date(seconds * 1000);
+    return date.toLocaleDateString([], { month: "short", day: "numeric" }) + " " + clock(seconds);
+  }
+  function ago(seconds) {
+    if (!seconds) return "";
+    var delta = Math.max(0, Date.now() / 1000 - seconds);
+    if (delta < 60) return Math.round(delta) + " s ago";
+    if (delta < 3600) return Math.round(delta / 60) + " min ago";
+    if (delta < 86400) return Math.round(delta / 3600) + " h ago";
+    return Math.round(delta / 86400) + " d ago";
+  }
+  function toast(text) {
+    var node = el("div", { class: "toast", role: "status", text: text });
+    document.body.appendChild(node);
+    setTimeout(function () { node.remove(); }, 3200);
+  }
+  function confirmAction(title, text) {
+    var dialog = document.getElementById("confirm-dialog");
+    document.getElementById("confirm-title").textContent = title;
+    document.getElementById("confirm-text").textContent = text;
+    return new Promise(function (resolve) {
+      dialog.addEventListener("close", function done() {
+        dialog.removeEventListener("close", done);
+        resolve(dialog.returnValue === "ok");
+      });
+      dialog.returnValue = "cancel";
+      dialog.showModal();
+    });
+  }
+  document.querySelectorAll("#confirm-dialog button").forEach(function (button) {
+    button.addEventListener("click", function (event) {
+      event.preventDefault();
+      document.getElementById("confirm-dialog").close(button.value);
+    });
+  });
+  function act(title, text, method, path, body, done) {
+    return confirmAction(title, text).then(function (ok) {
+      if (!ok) return;
+      return api(method, path, body).then(function (answer) {
+        toast(title + ": done");
+        if (done) done(answer);
+      }, function (error) { toast(title + ": " + (error.message || error.reason)); });
+    });
+  }
+  function debounce(work, wait) {
+    var timer = null;
+    return function () {
+      if (timer) return;
+      timer = setTimeout(function () { timer = null; work(); }, wait);
+    };
+  }
+
+  // ---- The live stream: one EventSource, views subscribe while shown.
+  function connect() {
+    if (source) source.close();
+    var live = document.getElementById("live");
+    source = new EventSource("/v1/events" + (key ? "?key=" + encodeURIComponent(key) : ""));
+    source.onopen = function () { live.dataset.state = "live"; live.textContent = "live"; };
+    source.onerror = function () {
+      live.dataset.state = "down"; live.textContent = "reconnecting";
+      if (source.readyState === EventSource.CLOSED) setTimeout(connect, 2000);
+    };
+    ["started", "contentUpdated", "stateChanged", "alert", "updateIgnored", "delivery", "pushTokenUpdated", "settingsChanged", "layoutChanged"]
+      .forEach(function (type) {
+        source.addEventListener(type, function (message) {
+          var event;
+          try { event = JSON.parse(message.data); } catch (error) { return; }
+          count(event);
+          listeners.forEach(function (listener) { listener(event); });
+        });
+      });
+  }
+  function count(event) {
+    var now = Date.now();
+    if (event.type === "contentUpdated") stream.updates.push(now);
+    if (event.type === "updateIgnored") {
+      var reason = event.data && event.data.reason || "unknown";
+      stream.drops[reason] = (stream.drops[reason] || 0) + 1;
+    }
+    if (event.type === "delivery" && event.data) {
+      var report = event.data;
+      if (report.attempt > 0 && report.outcome !== "queued") {
+        stream.pushes.push(now);
+        var status = report.status ? String(report.status) : "no answer";
+        stream.answers[status] = (stream.answers[status] || 0) + 1;
+      }
+    }
+    var minute = now - 60000;
+    while (stream.updates.length && stream.updates[0] < minute) stream.updates.shift();
+    while (stream.pushes.length && stream.pushes[0] < minute) stream.pushes.shift();
+  }
+
+  // ---- Routing.
+  function navigate(path, replace) {
+    if (replace) history.replaceState(null, "", path); else history.pushState(null, "", path);
+    route();
+  }
+  document.addEventListener("click", function (event) {
+    var link = event.target.closest && event.target.closest("a[data-link]");
+    if (!link || event.metaKey || event.ctrlKey || event.shiftKey) return;
+    event.preventDefault();
+    navigate(link.getAttribute("href"));
+  });
+  window.addEventListener("popstate", route);
+
+  var cleanup = [];
+  function route() {
+    cleanup.forEach(function (stop) { stop(); });
+    cleanup = [];
+    listeners = [];
+    var path = location.pathname.replace(/\/+$/, "");
+    var view = "overview", match;
+    main.textContent = "";
+    if (path === "/console/activities") { view = "activities"; activitiesView(); }
+    else if ((match = path.match(/^\/console\/activities\/([^/]+)$/))) { view = "activities"; timelineView(decodeURIComponent(match[1])); }
+    else if (path === "/console/pushes") { view = "pushes"; pushesView(); }
+    else overviewView();
+    document.querySelectorAll(".bar nav a").forEach(function (link) {
+      if (link.dataset.view === view) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
+    });
+  }
+  function every(work, milliseconds) {
+    var timer = setInterval(work, milliseconds);
+    cleanup.push(function () { clearInterval(timer); });
+  }
+  function failed(error) {
+    if (error && error.status === 401) return;
+    main.appendChild(el("p", { class: "notice", text: (error && error.message) || String(error) }));
+  }
+
+  // ---- 1. Overview.
+  function overviewView() {
+    var title = el("h1", { text: "Overview" });
+    var sub = el("p", { class: "sub", text: "" });
+    var population = el("div", { class: "figures" });
+    var states = el("div", { class: "bars", id: "states" });
+    var rates = el("div", {});
+    var drops = el("div", { class: "rows", id: "drops" });
+    var delivery = el("div", { class: "rows", id: "delivery" });
+    var answers = el("div", { class: "rows", id: "answers" });
+    main.appendChild(title);
+    main.appendChild(sub);
+    main.appendChild(el("div", { class: "grid" }, [
+      el("section", { class: "panel" }, [el("h2", { text: "Apps, devices, phones" }), population]),
+      el("section", { class: "panel" }, [el("h2", { text: "Activities by state" }), states]),
+      el("section", { class: "panel" }, [el("h2", { text: "Updates and pushes per second (last minute)" }), rates])
+    ]));
+    main.appendChild(el("div", { class: "grid" }, [
+      el("section", { class: "panel" }, [el("h2", { text: "Dropped updates, by reason" }), drops]),
+      el("section", { class: "panel" }, [el("h2", { text: "Delivery to Apple" }), delivery]),
+      el("section", { class: "panel" }, [el("h2", { text: "Apple's answers, by status" }), answers])
+    ]));
+
+    function figure(label, value, id) {
+      return el("div", { class: "figure" }, [el("div", { class: "value", id: id, text: String(value) }), el("div", { class: "label", text: label })]);
+    }
+    function drawCounts() {
+      drawRows(drops, stream.drops, function (reason) { return WORDS.ignore[reason] || reason; }, "none since the page opened");
+      drawRows(answers, stream.answers, function (status) { return status === "200" ? "200 accepted" : status; }, "none since the page opened");
+      rates.textContent = "";
+      rates.appendChild(sparkline("Updates", stream.updates, "updates"));
+      rates.appendChild(sparkline("Pushes to Apple", stream.pushes, "pushes"));
+    }
+    function load() {
+      return api("GET", "/v1/overview").then(function (overview) {
+        sub.textContent = (overview.bundleId ? "App " + overview.bundleId : "Every app") + " · read " + clock(overview.time);
+        population.textContent = "";
+        population.appendChild(figure("apps", overview.population.apps, "apps"));
+        population.appendChild(figure("devices", overview.population.devices, "devices"));
+        population.appendChild(figure("phones", overview.population.phones, "phones"));
+        states.textContent = "";
+        var most = Math.max.apply(null, STATES.map(function (state) { return overview.activities[state] || 0; }).concat([1]));
+        STATES.forEach(function (state) {
+          var value = overview.activities[state] || 0;
+          states.appendChild(el("span", { text: state }));
+          states.appendChild(el("div", { class: "track" }, [el("div", { class: "fill", style: "width:" + (100 * value / most).toFixed(1) + "%" })]));
+          states.appendChild(el("span", { class: "num", "data-state": state, text: String(value) }));
+        });
+        var d = overview.delivery;
+        delivery.textContent = "";
+        delivery.appendChild(el("span", { text: "status" }));
+        delivery.appendChild(el("span", { class: "health", "data-status": d.status, text: d.status }));
+        if (d.reason) delivery.appendChild(el("span", { class: "empty", text: d.reason }));
+        [["waiting in the outbox", d.depth], ["to be tried again", d.retrying], ["held", d.held]].forEach(function (row) {
+          delivery.appendChild(el("span", { text: row[0] }));
+          delivery.appendChild(el("span", { class: "num", text: String(row[1]) }));
+        });
+        delivery.appendChild(el("span", { text: "oldest undelivered" }));
+        delivery.appendChild(el("span", { class: "num", text: d.oldest ? ago(d.oldest) : "none" }));
+      }, failed);
+    }
+    load();
+    drawCounts();
+    var reload = debounce(load, 700);
+    listeners.push(function () { reload(); drawCounts(); });
+    every(load, 5000);
+    every(drawCounts, 1000);
+  }
+  function drawRows(container, counts, words, empty) {
+    container.textContent = "";
+    var names = Object.keys(counts).sort(function (a, b) { return counts[b] - counts[a]; });
+    if (!names.length) container.appendChild(el("span", { class: "empty", text: empty }));
+    names.forEach(function (name) {
+      container.appendChild(el("span", { "data-reason": name, text: words(name) }));
+      container.appendChild(el("span", { class: "num", "data-count": name, text: String(counts[name]) }));
+    });
+  }
+  // Events per second over the last minute, as a filled line: one point per 5 s.
+  function sparkline(label, times, kind) {
+    var now = Date.now(), buckets = [];
+    for (var index = 0; index < 12; index++) buckets.push(0);
+    times.forEach(function (time) {
+      var bucket = 11 - Math.floor((now - time) / 5000);
+      if (bucket >= 0 && bucket < 12) buckets[bucket] += 1 / 5;
+    });
+    var most = Math.max.apply(null, buckets.concat([1]));
+    var points = buckets.map(function (value, index) { return [index * (300 / 11), 52 - 48 * value / most]; });
+    var line = "M" + points.map(function (point) { return point[0].toFixed(1) + " " + point[1].toFixed(1); }).join(" L");
+    var current = buckets[11];
+    return el("div", {}, [
+      el("div", { class: "rows" }, [el("span", { text: label }), el("span", { class: "num", "data-rate": kind, text: current.toFixed(1) + "/s" })]),
+      svg("svg", { class: "spark " + kind, viewBox: "0 0 300 56", preserveAspectRatio: "none", role: "img", "aria-label": label + " per second" }, [
+        svg("path", { class: "area", d: line + " L300 56 L0 56 Z" }),
+        svg("path", { class: "line", d: line, "vector-effect": "non-scaling-stroke" })
+      ])
+    ]);
+  }
+
+  // ---- 2. Activities.
+  function activitiesView() {
+    var params = new URLSearchParams(location.search);
+    var search = el("input", { type: "search", placeholder: "Id or key (first characters)", value: params.get("q") || "", "aria-label": "Search" });
+    var state = el("select", { "aria-label": "State" }, [el("option", { value: "", text: "Any state" })].concat(
+      STATES.map(function (name) { return el("option", { value: name, text: name }); })));
+    state.value = params.get("state") || "";
+    var app = el("input", { type: "text", placeholder: "App (bundle id)", value: params.get("bundleId") || "", "aria-label": "App" });
+    var type = el("input", { type: "text", placeholder: "Type", value: params.get("type") || "", "aria-label": "Type" });
+    var body = el("tbody", {});
+    var pager = el("div", { class: "pager" });
+    var cursors = [null];
+    main.appendChild(el("h1", { text: "Activities" }));
+    main.appendChild(el("p", { class: "sub", text: "Most relevant first, as a device shows them." }));
+    main.appendChild(el("div", { class: "toolbar" }, [search, state, app, type]));
+    main.appendChild(el("div", { class: "table-wrap" }, [el("table", { id: "activities" }, [
+      el("thead", {}, [el("tr", {}, [
+        el("th", { text: "Activity" }), el("th", { text: "App" }), el("th", { text: "Type", class: "hide-narrow" }),
+        el("th", { text: "Device", class: "hide-narrow" }), el("th", { text: "State" }), el("th", { text: "Last update" }),
+        el("th", { text: "Relevance", class: "num hide-narrow" })
+      ])]),
+      body
+    ])]));
+    main.appendChild(pager);
+
+    function query(cursor) {
+      var query = new URLSearchParams();
+      if (search.value.trim()) query.set("q", search.value.trim());
+      if (state.value) query.set("state", state.value);
+      if (app.value.trim()) query.set("bundleId", app.value.trim());
+      if (type.value.trim()) query.set("type", type.value.trim());
+      return query;
+    }
+    function load() {
+      var address = query();
+      history.replaceState(null, "", "/console/activities" + (address.toString() ? "?" + address : ""));
+      var page = query();
+      page.set("limit", "50");
+      var cursor = cursors[cursors.length - 1];
+      if (cursor) page.set("cursor", cursor);
+      return api("GET", "/v1/activities?" + page).then(function (listing) {
+        body.textContent = "";
+        if (!listing.activities.length) body.appendChild(el("tr", {}, [el("td", { class: "empty", colspan: "7", text: "No activity matches." })]));
+        listing.activities.forEach(function (activity) {
+          var updated = activity.lastUpdateTimestamp || activity.startedAt || activity.createdAt;
+          body.appendChild(el("tr", { class: "open", "data-id": activity.id, onclick: function () { navigate("/console/activities/" + activity.id); } }, [
+            el("td", {}, [el("a", { href: "/console/activities/" + activity.id, "data-link": true, class: "mono", text: short(activity.id) }),
+              activity.key ? el("div", { class: "detail mono", text: activity.key }) : null]),
+            el("td", { text: activity.bundleId }),
+            el("td", { class: "hide-narrow", text: activity.attributesType }),
+            el("td", { class: "hide-narrow", text: activity.device }),
+            el("td", {}, [chip(activity.activityState)]),
+            el("td", { class: "num", title: dateTime(updated), text: ago(updated) }),
+            el("td", { class: "num hide-narrow", text: String(activity.content.relevanceScore || 0) })
+          ]));
+        });
+        pager.textContent = "";
+        pager.appendChild(el("span", { text: "Page " + cursors.length }));
+        pager.appendChild(el("button", { text: "First", disabled: cursors.length === 1, onclick: function () { cursors = [null]; load(); } }));
+        pager.appendChild(el("button", { text: "Previous", disabled: cursors.length === 1, onclick: function () { cursors.pop(); load(); } }));
+        pager.appendChild(el("button", { text: "Next", id: "next-page", disabled: !listing.next, onclick: function () { cursors.push(listing.next); load(); } }));
+      }, failed);
+    }
+    var reload = debounce(function () { cursors = [null]; load(); }, 300);
+    [search, app, type].forEach(function (input) { input.addEventListener("input", reload); });
+    state.addEventListener("change", reload);
+    load();
+    var refresh = debounce(load, 800);
+    listeners.push(function (event) { if (event.activityId) refresh(); });
+  }
+
+  // ---- 3. An activity's timeline.
+  function timelineView(id) {
+    var header = el("div", { class: "head" });
+    var axisHolder = el("section", { class: "panel" });
+    var rows = el("tbody", {});
+    var side = el("aside", { class: "side" });
+    var selected = null;
+    main.appendChild(header);
+    main.appendChild(axisHolder);
+    main.appendChild(el("div", { class: "split", style: "margin-top:14px" }, [
+      el("div", { class: "table-wrap" }, [el("table", { class: "events", id: "events" }, [
+        el("thead", {}, [el("tr", {}, [el("th", { text: "Time" }), el("th", { text: "What happened" })])]), rows
+      ])]),
+      side
+    ]));
+    var activity = null, events = [];
+
+    function load() {
+      return Promise.all([api("GET", "/v1/activities/" + encodeURIComponent(id)), wholeHistory(id)]).then(function (answers) {
+        activity = answers[0];
+        events = answers[1];
+        drawHeader();
+        drawAxis();
+        drawRows();
+        if (!selected && events.length) select(events[events.length - 1].id);
+        else if (selected) select(selected);
+      }, function (error) {
+        main.textContent = "";
+        main.appendChild(el("h1", { text: "Not found" }));
+        main.appendChild(el("p", { class: "notice", text: error.message || "No such activity." }));
+      });
+    }
+    function drawHeader() {
+      header.textContent = "";
+      var actions = el("div", { class: "actions" });
+      var live = ["pending", "active", "stale"].indexOf(activity.activityState) >= 0;
+      if (live) actions.appendChild(el("button", { class: "danger", id: "end", text: "End", onclick: function () {
+        act("End the activity", "It ends now and stays on the Lock Screen until its dismissal policy removes it.", "POST",
+          "/v1/activities/" + activity.id + "/end", {});
+      } }));
+      if (activity.activityState !== "dismissed") actions.appendChild(el("button", { class: "danger", id: "dismiss", text: "Dismiss", onclick: function () {
+        act("Dismiss the activity", "It leaves the Lock Screen and the Dynamic Island at once.", "POST", "/v1/activities/" + activity.id + "/dismiss", {});
+      } }));
+      if (whoAmI !== "app" && activity.pushType) actions.appendChild(el("button", { id: "rotate", text: "Rotate token", onclick: function () {
+        act("Rotate the push token", "The activity gets a new push token; the old one answers 410 from now on.", "POST",
+          "/v1/activities/" + activity.id + "/rotate-push-token", {});
+      } }));
+      actions.appendChild(el("button", { id: "pause", text: "Delivery…", onclick: function () { deliverySwitch(activity.bundleId); } }));
+      header.appendChild(el("div", { class: "title" }, [
+        el("h1", { class: "mono", text: activity.id }),
+        el("div", { class: "facts" }, [
+          el("span", {}, ["app ", el("b", { text: activity.bundleId })]),
+          el("span", {}, ["type ", el("b", { text: activity.attributesType })]),
+          el("span", {}, ["device ", el("b", { text: activity.device })]),
+          el("span", {}, [chip(activity.activityState)]),
+          activity.key ? el("span", {}, ["key ", el("b", { class: "mono", text: activity.key })]) : null,
+          el("span", {}, ["relevance ", el("b", { text: String(activity.content.relevanceScore || 0) })])
+        ])
+      ]));
+      header.appendChild(actions);
+    }
+    function drawAxis() {
+      axisHolder.textContent = "";
+      axisHolder.appendChild(el("h2", { text: "Timeline" }));
+      if (!events.length) return;
+      var first = events[0].time, last = Math.max(events[events.length - 1].time, first + 1);
+      // Drawn at the panel's own width in pixels, so text and dots keep their shapes on a phone.
+      var width = Math.max(300, axisHolder.clientWidth - 32), left = 62, right = 16;
+      var ticks = width < 600 ? 2 : 4;
+      function x(time) { return left + (width - left - right) * (time - first) / (last - first); }
+      var nodes = [];
+      [["content", 30], ["state", 58], ["delivery", 90]].forEach(function (lane) {
+        nodes.push(svg("text", { class: "lane", x: 0, y: lane[1] + 4, text: lane[0] }));
+        nodes.push(svg("line", { class: "tick", x1: left, x2: width - right, y1: lane[1], y2: lane[1] }));
+      });
+      for (var tick = 0; tick <= ticks; tick++) {
+        var time = first + (last - first) * tick / ticks;
+        nodes.push(svg("text", { class: "label", x: x(time), y: 116, "text-anchor": tick === 0 ? "start" : tick === ticks ? "end" : "middle", text: clock(time) }));
+      }
+      events.forEach(function (event) {
+        var cx = x(event.time), attributes = { "data-event": event.id, onclick: function () { select(event.id); } };
+        var node = null;
+        if (event.type === "started" || event.type === "contentUpdated") node = svg("circle", Object.assign({ class: "content", cx: cx, cy: 30, r: 6 }, attributes));
+        else if (event.type === "alert") node = svg("circle", Object.assign({ class: "alertdot", cx: cx, cy: 30, r: 4 }, attributes));
+        else if (event.type === "updateIgnored") node = svg("circle", Object.assign({ class: "ignored", cx: cx, cy: 30, r: 6 }, attributes));
+        else if (event.type === "stateChanged") node = svg("rect", Object.assign({ class: "state", x: cx - 5, y: 52, width: 10, height: 12, rx: 2 }, attributes));
+        else if (event.type === "delivery" && event.data) node = svg("rect", Object.assign({ class: "attempt " + event.data.outcome, x: cx - 5, y: 84, width: 10, height: 12, rx: 2 }, attributes));
+        if (node) {
+          node.appendChild(svg("title", { text: describe(event).title }));
+          nodes.push(node);
+        }
+      });
+      axisHolder.appendChild(svg("svg", { class: "axis", viewBox: "0 0 " + width + " 120", width: width, height: 120, role: "img", "aria-label": "The activity's events on a time axis" }, nodes));
+    }
+    function drawRows() {
+      rows.textContent = "";
+      // A delivery may be sent again from its latest line only, while that says it did not arrive.
+      var latest = {};
+      events.forEach(function (event) { if (event.type === "delivery" && event.data) latest[event.data.delivery] = event.id; });
+      events.slice().reverse().forEach(function (event) {
+        var words = describe(event);
+        var cell = el("td", {}, [words.head, words.why ? el("span", { class: "why", text: " — " + words.why }) : null]);
+        if (words.detail) cell.appendChild(el("div", { class: "detail", text: words.detail }));
+        if (event.type === "delivery" && event.data && latest[event.data.delivery] === event.id && ["failed", "held", "retrying"].indexOf(event.data.outcome) >= 0) {
+          cell.appendChild(el("button", { class: "retry", "data-delivery": event.data.delivery, style: "margin-top:4px", text: "Send again", onclick: function (clicked) {
+            clicked.stopPropagation();
+            act("Send the delivery again", "Delivery " + event.data.delivery + " goes to Apple again now.", "POST", "/v1/deliveries/" + event.data.delivery + "/retry", {});
+          } }));
+        }
+        rows.appendChild(el("tr", { class: "open", "data-event": event.id, "data-type": event.type, onclick: function () { select(event.id); } }, [
+          el("td", { class: "time", title: dateTime(event.time), text: clock(event.time) }), cell
+        ]));
+      });
+    }
+    function select(eventId, axisOnly) {
+      selected = eventId;
+      rows.querySelectorAll("tr").forEach(function (row) { if (String(row.dataset.event) === String(eventId)) row.setAttribute("data-selected", ""); else row.removeAttribute("data-selected"); });
+      axisHolder.querySelectorAll("[data-event]").forEach(function (node) {
+        node.classList.toggle("selected", String(node.getAttribute("data-event")) === String(eventId));
+      });
+      var event = events.filter(function (candidate) { return candidate.id === eventId; })[0];
+      if (!event || axisOnly) return;
+      side.textContent = "";
+      var preview = el("div", { class: "preview la-content", id: "preview" });
+      side.appendChild(el("section", { class: "panel" }, [el("h2", { text: "As it looked after event " + event.id }), preview]));
+      side.appendChild(el("section", { class: "panel" }, [el("details", { id: "raw" }, [el("summary", { text: "The event as JSON" }), el("pre", { class: "json", text: JSON.stringify(event, null, 2) })])]));
+      api("GET", "/v1/activities/" + encodeURIComponent(id) + "/presentation?at=" + event.id).then(function (presentation) {
+        preview.innerHTML = frames(presentation);
+      }, function (error) { preview.textContent = error.message || "Cannot draw it."; });
+    }
+    load();
+    var refresh = debounce(load, 250);
+    listeners.push(function (event) { if (event.activityId === id || (activity && event.activityId === activity.id)) refresh(); });
+    var redraw = debounce(function () { drawAxis(); if (selected) select(selected, true); }, 150);
+    window.addEventListener("resize", redraw);
+    cleanup.push(function () { window.removeEventListener("resize", redraw); });
+  }
+  // Every page of an activity's history.
+  function wholeHistory(id, cursor, collected) {
+    collected = collected || [];
+    return api("GET", "/v1/activities/" + encodeURIComponent(id) + "/events?limit=1000" + (cursor ? "&cursor=" + cursor : "")).then(function (listing) {
+      collected = collected.concat(listing.events);
+      return listing.next ? wholeHistory(id, listing.next, collected) : collected;
+    });
+  }
+  // The Lock Screen card and the expanded island, as the display frames them.
+  function frames(p) {
+    var card = "";
+    if (p.backgroundTint) card = " style=\"--card-l:" + p.backgroundTint.light + ";--card-d:" + p.backgroundTint.dark + "\"";
+    var keyline = p.keylineTint ? " style=\"--keyline:" + p.keylineTint.dark + "\"" : "";
+    return "<section class=\"islet-card" + (p.isStale ? " islet-stale" : "") + "\"" + card + ">" + p.lockScreen + "</section>" +
+      "<section class=\"islet-island islet-expanded la-dark\"" + keyline + "><div class=\"islet-top\"><div class=\"islet-slot islet-leading\">" +
+      p.expandedLeading + "</div><div class=\"islet-slot islet-center\">" + p.expandedCenter + "</div><div class=\"islet-slot islet-trailing\">" +
+      p.expandedTrailing + "</div></div><div class=\"islet-slot islet-bottom\">" + p.expandedBottom + "</div></section>";
+  }
+  // An event in words: a head, why, and details.
+  function describe(event) {
+    var data = event.data || {}, head = event.type, why = "", detail = "";
+    switch (event.type) {
+      case "started": head = "Started"; why = data.activityState === "pending" ? "scheduled" : ""; break;
+      case "contentUpdated": head = "Updated"; detail = "state " + JSON.stringify(data.content && data.content.state); break;
+      case "alert": head = "Alert"; why = [data.title, data.body].filter(Boolean).map(function (part) { return typeof part === "string" ? part : JSON.stringify(part); }).join(": "); break;
+      case "updateIgnored":
+        head = "Ignored " + (data.action || "update");
+        why = WORDS.ignore[data.reason] || data.reason;
+        if (data.reason === "olderTimestamp" && data.lastUpdateTimestamp) why += " (timestamp " + clock(data.timestamp) + " < " + clock(data.lastUpdateTimestamp) + ")";
+        detail = data.message || "";
+        break;
+      case "stateChanged": head = "Now " + data.to; why = WORDS.state[data.reason] || data.reason; break;
+      case "delivery":
+        head = "Delivery " + data.delivery + " (" + data.event + "): " + (WORDS.outcome[data.outcome] || data.outcome);
+        var parts = [];
+        if (data.attempt) parts.push("attempt " + data.attempt);
+        if (data.priority) parts.push("priority " + data.priority + (data.priorityReason ? " (" + data.priorityReason + ")" : ""));
+        if (data.status) parts.push("Apple " + data.status + (data.reason ? " " + data.reason : ""));
+        else if (data.attempt && data.outcome !== "queued") parts.push("no answer from Apple");
+        if (data.latencyMs !== undefined) parts.push(Math.round(data.latencyMs) + " ms");
+        if (data.nextAttemptAt) parts.push("next try " + clock(data.nextAttemptAt));
+        if (data.coalescedInto) parts.push("into delivery " + data.coalescedInto);
+        if (data.target) parts.push("to " + data.target);
+        why = data.note || "";
+        detail = parts.join(" · ");
+        break;
+      case "pushTokenUpdated": head = "Push token updated"; break;
+      default: break;
+    }
+    return { head: head, why: why, detail: detail, title: clock(event.time) + " " + head + (why ? " — " + why : "") };
+  }
+  function deliverySwitch(bundleId) {
+    api("GET", "/v1/apps/" + encodeURIComponent(bundleId)).then(function (app) {
+      var pausing = !app.deliveryPaused;
+      act(pausing ? "Pause delivery for " + bundleId : "Resume delivery for " + bundleId,
+        pausing ? "Changes for real phones wait in the outbox, held, until delivery resumes. The credentials stay."
+          : "What was held goes to Apple now.",
+        "PATCH", "/v1/apps/" + encodeURIComponent(bundleId), { deliveryPaused: pausing });
+    }, function (error) { toast(error.message); });
+  }
+
+  // ---- 4. Requests to Islet's APNs endpoint.
+  function pushesView() {
+    var body = el("tbody", {});
+    var pager = el("div", { class: "pager" });
+    var cursors = [null];
+    main.appendChild(el("h1", { text: "Pushes to Islet's APNs endpoint" }));
+    main.appendChild(el("p", { class: "sub", text: "This node's last 1,000 requests, newest first, as a provider sent them and as they were answered." }));
+    main.appendChild(el("div", { class: "table-wrap" }, [el("table", { id: "pushes" }, [
+      el("thead", {}, [el("tr", {}, [el("th", { text: "Time" }), el("th", { text: "Request" }), el("th", { text: "Answer" }), el("th", { text: "Time taken", class: "num hide-narrow" })])]),
+      body
+    ])]));
+    main.appendChild(pager);
+    function load() {
+      var cursor = cursors[cursors.length - 1];
+      return api("GET", "/v1/apns/requests?limit=50" + (cursor ? "&cursor=" + cursor : "")).then(function (listing) {
+        body.textContent = "";
+        if (!listing.requests.length) body.appendChild(el("tr", {}, [el("td", { class: "empty", colspan: "4", text: "No request yet: point a provider at the APNs endpoint (docs/apns.md)." })]));
+        listing.requests.forEach(function (entry) {
+          var answer = el("td", {}, [chip(String(entry.status), entry.status === 200 ? "ok" : entry.status >= 500 || entry.status === 429 ? "warn" : "bad"),
+            entry.reason ? " " + entry.reason : ""]);
+          if (entry.detail) answer.appendChild(el("div", { class: "detail", text: entry.detail }));
+          var headers = Object.keys(entry.headers).sort().map(function (name) { return name + ": " + entry.headers[name]; }).join("\n");
+          body.appendChild(el("tr", { "data-request": entry.id }, [
+            el("td", { class: "time num", title: dateTime(entry.time), text: clock(entry.time) }),
+            el("td", {}, [el("div", { class: "mono", text: entry.method + " " + entry.path }),
+              el("details", {}, [el("summary", { text: (entry.bundleId || "") + " · " + entry.payloadBytes + " bytes" }),
+                el("pre", { class: "json", text: headers + (entry.payload ? "\n\n" + entry.payload : "") })])]),
+            answer,
+            el("td", { class: "num hide-narrow", text: entry.latencyMs.toFixed(1) + " ms" })
+          ]));
+        });
+        pager.textContent = "";
+        pager.appendChild(el("button", { text: "Newest", disabled: cursors.length === 1, onclick: function () { cursors = [null]; load(); } }));
+        pager.appendChild(el("button", { text: "Older", disabled: !listing.next, onclick: function () { cursors.push(listing.next); load(); } }));
+      }, failed);
+    }
+    load();
+    every(function () { if (cursors.length === 1) load(); }, 3000);
+  }
+
+  // ---- Start: who am I, then the stream and the view.
+  function start() {
+    api("GET", "/v1/overview").then(function (overview) {
+      var scope = document.getElementById("scope");
+      if (!key) { whoAmI = "keyless"; scope.textContent = "this machine, no key"; }
+      else if (overview.bundleId) { whoAmI = "app"; scope.textContent = "app " + overview.bundleId; }
+      else { whoAmI = "admin"; scope.textContent = "admin"; }
+      connect();
+      route();
+    }, function (error) {
+      if (error.status !== 401) { main.textContent = ""; failed(error); }
+    });
+  }
+  start();
+})();
