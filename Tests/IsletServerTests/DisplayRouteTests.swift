@@ -97,6 +97,11 @@ struct DisplayRouteTests {
             #expect(try await islet.request(.POST, "/v1/activities", body: "{}").reason == "unauthorized")
             #expect(try await islet.request(.POST, "/v1/apps", body: #"{"bundleId":"com.example.x"}"#).reason == "unauthorized")
             #expect(try await islet.request(.POST, "/v1/apps/com.example.bike/key", body: "{}").reason == "unauthorized")
+            // The console's actions: pausing an app's delivery, sending a delivery again.
+            let paused = try await islet.request(.PATCH, "/v1/apps/com.example.bike", body: #"{"deliveryPaused":true}"#)
+            #expect(paused.json["deliveryPaused"] == true)
+            #expect(try await islet.request(.PATCH, "/v1/apps/com.example.bike", body: #"{"strictPushes":true}"#, headers: [("Origin", "https://evil.example")]).reason == "forbidden")
+            #expect(try await islet.request(.POST, "/v1/deliveries/1/retry", body: "{}").reason == "deliveryNotFound")
             // An app key acts for its app, not as a display.
             let other = try await islet.start(key: bike)
             #expect(try await islet.request(.POST, "/v1/activities/\(other.id)/dismiss", key: bike).reason == "forbidden")

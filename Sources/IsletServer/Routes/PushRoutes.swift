@@ -35,7 +35,13 @@ struct PushRoutes {
 
     @Sendable func updateApp(_ request: Request, context: IsletRequestContext) async throws -> Response {
         // The app's key, the admin's, or the console's on a loopback server.
-        let bundleId = try context.owner == nil && context.operatorScope() == nil ? context.parameters.require("bundleId") : app(context)
+        let bundleId: BundleID
+        if context.owner == nil {
+            try context.requireOperator()
+            bundleId = try context.parameters.require("bundleId")
+        } else {
+            bundleId = try app(context)
+        }
         let body = try await request.decodeJSON(UpdateAppBody.self, limit: maxBodySize)
         guard body.strictPushes != nil || body.deliveryPaused != nil else {
             return try Response.json(try await engine.app(bundleId))
