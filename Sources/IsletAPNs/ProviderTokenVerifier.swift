@@ -168,12 +168,3 @@ public final class ProviderTokenVerifier: Sendable {
         return header
     }
 }
-
-/// Base64url without padding, as JWTs write it.
-enum Base64URL {
-    static func decode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.count % 4) % 4)
-        return Data(base64Encoded: base64)
-    }
-}

@@ -98,19 +98,14 @@ public enum PageCursor {
     public static func cursor<Place: Encodable>(for place: Place) -> String {
         // A place is a few numbers and strings: encoding it cannot fail.
         let json = (try? JSONEncoder().encode(place)) ?? Data()
-        return (Data([version]) + json).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return Base64URL.encode(Data([version]) + json)
     }
 
     /// The place a cursor names; a cursor this server did not hand out for this listing is refused.
     public static func place<Place: Decodable>(_ type: Place.Type, from cursor: String) throws(IsletError) -> Place {
         let refused = IsletError(.invalidRequest, "The cursor is not one this listing gave; pass back the \"next\" of its previous page.")
         guard cursor.utf8.count <= 1_024 else { throw refused }
-        var base64 = cursor.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-        guard let data = Data(base64Encoded: base64), data.first == version,
+        guard let data = Base64URL.decode(cursor), data.first == version,
             let place = try? JSONDecoder().decode(Place.self, from: data.dropFirst())
         else { throw refused }
         return place

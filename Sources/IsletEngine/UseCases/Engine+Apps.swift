@@ -84,11 +84,6 @@ extension Engine {
         }
     }
 
-    /// Every device, by identifier.
-    public func devices() async throws -> [Device] {
-        try await read { store in try store.devices() }
-    }
-
     /// A page of the devices, by identifier.
     public func devices(_ page: PageRequest<DeviceID>) async throws -> Page<Device> {
         try await read { store in

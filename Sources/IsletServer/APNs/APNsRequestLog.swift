@@ -139,9 +139,7 @@ struct APNsRequestRecorder: RouterMiddleware {
         let segments = parts[1].split(separator: ".", omittingEmptySubsequences: false)
         guard segments.count == 3 else { return "bearer (not a JSON Web Token)" }
         let decoded = segments.prefix(2).map { segment -> String in
-            var base64 = segment.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-            base64 += String(repeating: "=", count: (4 - base64.utf8.count % 4) % 4)
-            guard let data = Data(base64Encoded: base64) else { return "?" }
+            guard let data = Base64URL.decode(String(segment)) else { return "?" }
             return String(decoding: data.prefix(512), as: UTF8.self)
         }
         return "bearer " + decoded.joined(separator: " ") + " (signature left out)"
