@@ -18,7 +18,7 @@ let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])
 /// The settings of a module the fuzz targets reach: the language features, plus coverage when fuzzing.
 let fuzzable = swiftSettings + instrumented
 /// The fuzz targets: `fuzz-<name>` (Fuzz/Targets/<name>/main.swift) runs one of `FuzzTarget.all`.
-let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules"]
+let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential"]
 
 let package = Package(
     name: "islet",
@@ -126,6 +126,9 @@ let package = Package(
             dependencies: [
                 "IsletCore",
                 .product(name: "JWTKit", package: "jwt-kit"),
+                // A delivery credential's authority is read where the credential enters.
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
             ],

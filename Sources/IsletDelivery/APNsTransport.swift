@@ -50,32 +50,41 @@ public final class APNsTransport: DeliveryTransport, Service {
     /// Sends the request once, with the credential's current provider token (a new one when it
     /// is `refused`); returns the answer and the token it carried.
     private func attempt(_ request: OutboundRequest, replacing refused: String?) async -> (TransportAnswer, String?) {
-        let credential = request.credential.credential
+        let route: Route
         let jwt: String
         let client: HTTPClient
         do {
+            route = try Route(request.credential.credential)
             jwt = try await tokens.token(for: request.credential, replacing: refused)
-            client = try self.client(trusting: credential.caCertificate)
+            client = self.client(for: route)
         } catch {
-            return (TransportAnswer(status: nil, latency: .zero, failure: "could not prepare the request: \(error)"), nil)
+            // Nothing was sent, and nothing can be until the credential is registered again.
+            let why = (error as? IsletError)?.message ?? "its key cannot sign a provider token (\(error))"
+            return (TransportAnswer(status: nil, latency: .zero, failure: why, unusableCredential: why), nil)
         }
-        return (await exchange(request, jwt: jwt, client: client), jwt)
+        return (await exchange(request, route: route, jwt: jwt, client: client), jwt)
     }
 
-    private func exchange(_ request: OutboundRequest, jwt: String, client: HTTPClient) async -> TransportAnswer {
-        let credential = request.credential.credential
+    /// Checks that a credential can be sent with (`DeliveryCredentialCheck`), and that the TLS
+    /// library takes its authority as the check did.
+    public func check(_ credential: StoredCredential) async throws(IsletError) {
+        try await DeliveryCredentialCheck.check(credential.credential, privateKey: credential.privateKey)
+        _ = try Route(credential.credential)
+    }
+
+    private func exchange(_ request: OutboundRequest, route: Route, jwt: String, client: HTTPClient) async -> TransportAnswer {
         var http: HTTPClientRequest
         switch request.target {
         case .device(let token):
-            http = HTTPClientRequest(url: credential.pushServer + "/3/device/" + token)
+            http = HTTPClientRequest(url: route.pushServer + "/3/device/" + token)
             http.headers.add(name: "apns-topic", value: request.bundleId + ".push-type.liveactivity")
             http.headers.add(name: "apns-id", value: request.apnsId)
         case .channel(let channelId):
-            http = HTTPClientRequest(url: credential.pushServer + "/4/broadcasts/apps/" + request.bundleId)
+            http = HTTPClientRequest(url: route.pushServer + "/4/broadcasts/apps/" + request.bundleId)
             http.headers.add(name: "apns-channel-id", value: channelId)
             http.headers.add(name: "apns-request-id", value: request.apnsId)
         case .createChannel, .deleteChannel:
-            http = HTTPClientRequest(url: credential.channelManagementServer + "/1/apps/" + request.bundleId + "/channels")
+            http = HTTPClientRequest(url: route.channelManagementServer + "/1/apps/" + request.bundleId + "/channels")
             http.headers.add(name: "apns-request-id", value: request.apnsId)
         }
         http.method = .POST
@@ -84,7 +93,7 @@ public final class APNsTransport: DeliveryTransport, Service {
         case .device, .channel:
             http.headers.add(name: "apns-push-type", value: "liveactivity")
             http.headers.add(name: "apns-priority", value: "\(request.priority)")
-            http.headers.add(name: "apns-expiration", value: "\(Int64((request.expiration ?? Date()).timeIntervalSince1970))")
+            http.headers.add(name: "apns-expiration", value: "\(Self.unixSeconds(request.expiration ?? Date()))")
         case .createChannel:
             break
         case .deleteChannel(let channelId):
@@ -114,12 +123,12 @@ public final class APNsTransport: DeliveryTransport, Service {
     }
 
     /// The client for a host's trusted authority: one pool of HTTP/2 connections each.
-    private func client(trusting caCertificate: String?) throws -> HTTPClient {
-        let key = ClientKey(caCertificate: caCertificate)
+    private func client(for route: Route) -> HTTPClient {
+        let key = ClientKey(caCertificate: route.caCertificate)
         if let client = clients.withLock({ $0[key] }) { return client }
         var tls = TLSConfiguration.makeClientConfiguration()
-        if let caCertificate {
-            tls.trustRoots = .certificates(try NIOSSLCertificate.fromPEMBytes(Array(caCertificate.utf8)))
+        if let authorities = route.authorities {
+            tls.trustRoots = .certificates(authorities)
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
@@ -132,6 +141,14 @@ public final class APNsTransport: DeliveryTransport, Service {
         }
         if let spare { Task { try? await spare.shutdown() } }
         return client
+    }
+
+    /// A date as `apns-expiration`'s whole Unix seconds; a date an earlier version stored beyond
+    /// what 64 bits hold is sent as the largest there is, never trapped on.
+    static func unixSeconds(_ date: Date) -> Int64 {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        guard seconds.isFinite else { return 0 }
+        return seconds >= 9.2e18 ? Int64.max : max(0, Int64(seconds))
     }
 
     private static func describe(_ error: any Error) -> String {
@@ -149,6 +166,40 @@ public final class APNsTransport: DeliveryTransport, Service {
     public func shutdown() async {
         for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
             try? await client.shutdown()
+        }
+    }
+}
+
+/// Where a credential's requests go and whom they trust, read from the credential by the rules
+/// its registration was checked with (`PushServerAddress`): a stored value that breaks them is an
+/// error here, never a value handed to the HTTP client.
+struct Route {
+    /// `https://host[:port]` for pushes and broadcasts.
+    var pushServer: String
+    /// `https://host[:port]` for channel management: the push host when `url` is set.
+    var channelManagementServer: String
+    /// The credential's authority, as registered: the key of the client that trusts it.
+    var caCertificate: String?
+    /// The certificates in it; `nil` to trust the system's authorities.
+    var authorities: [NIOSSLCertificate]?
+
+    init(_ credential: DeliveryCredential) throws(IsletError) {
+        if let url = credential.url {
+            let address = try PushServerAddress(url).description
+            (pushServer, channelManagementServer) = (address, address)
+        } else {
+            (pushServer, channelManagementServer) = ("https://\(credential.environment.host)", credential.environment.channelManagement)
+        }
+        caCertificate = credential.caCertificate
+        if let pem = credential.caCertificate {
+            let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
+            guard let certificates, !certificates.isEmpty else {
+                throw IsletError(
+                    .invalidRequest,
+                    "caCertificate must be the PEM text (BEGIN CERTIFICATE) of the authority to trust for url; this one cannot be read as a certificate."
+                )
+            }
+            authorities = certificates
         }
     }
 }

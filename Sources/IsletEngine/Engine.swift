@@ -57,6 +57,9 @@ public final class Engine: Sendable {
     let fanOut: FanOut
     let deadlines = WakeSignal()
     let deliveryWake = WakeSignal()
+    /// Opened once the server answers (`serverIsListening()`); the delivery sender waits for it
+    /// when `DeliverySettings.waitsForListener` says so.
+    let listening: Gate
     let transport: (any DeliveryTransport)?
     let presentations: Presentations
     let keys: KeyCache
@@ -86,9 +89,16 @@ public final class Engine: Sendable {
         self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, deadlines: deadlines, deliveries: deliveryWake)
         self.presentations = Presentations(draw: draw, clock: clock)
         self.settings = settings
+        self.listening = Gate(open: !settings.delivery.waitsForListener)
         self.logger = logger
         let keys = self.keys
         fanOut.observe { effects in keys.forget(effects.keysReplaced) }
+    }
+
+    /// Says that the server answers on its API port: the delivery sender, when it waits for
+    /// that (`DeliverySettings.waitsForListener`), starts sending.
+    public func serverIsListening() {
+        listening.open()
     }
 
     /// How stale what a node keeps of shared data may be when other nodes write it (docs/cluster.md):

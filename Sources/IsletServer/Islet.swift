@@ -107,6 +107,7 @@ public struct Islet: Sendable {
         engineSettings.retention = settings.retention
         engineSettings.tokenRotation = configuration.apns.tokenRotation
         engineSettings.delivery = configuration.delivery
+        engineSettings.delivery.waitsForListener = true
         let renderer = Renderer { name in
             logger.notice("A layout names an icon Islet does not have; drawing a placeholder", metadata: ["systemName": "\(name)"])
         }
@@ -199,6 +200,7 @@ public struct Islet: Sendable {
             ),
             services: services,
             onServerRunning: { channel in
+                engine.serverIsListening()
                 await onListening(.http, channel.localAddress?.port ?? configuration.server.port)
             },
             logger: Self.frameworkLogger(logger)

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import GRDB
 import IsletClient
 import IsletCore
 import IsletTestSupport
@@ -446,6 +447,31 @@ struct DeliveryLoopTests {
                 let refused = await reason { _ = try await admin.putDeliveryCredential(bundleId: Self.bundleId, body) }
                 #expect(refused?.hasPrefix("invalidRequest") == true, "\(refused ?? "accepted")")
             }
+            // Addresses the sender could never use: a port beyond 16 bits trapped inside the HTTP
+            // client (the process, and every restart after it); a user, a fragment or a query were
+            // taken and then ignored or refused at every send, for hours.
+            let refusedURLs: [(String, String)] = [
+                ("https://127.0.0.1:99999", "port must be a number from 1 to 65535"), ("https://127.0.0.1:65536", "port must be"),
+                ("https://user:password@127.0.0.1:\(loop.b.apnsPort!)", "user name or password"),
+                ("https://127.0.0.1:\(loop.b.apnsPort!)#fragment", "fragment"), ("https://127.0.0.1:\(loop.b.apnsPort!)?q", "query"),
+                ("http://127.0.0.1:\(loop.b.apnsPort!)", "https address"),
+            ]
+            for (url, why) in refusedURLs {
+                var body = base
+                body.url = url
+                let refused = await reason { _ = try await admin.putDeliveryCredential(bundleId: Self.bundleId, body) }
+                #expect(refused?.hasPrefix("invalidRequest") == true && refused?.contains(why) == true, "\(url): \(refused ?? "accepted")")
+            }
+            // An authority that is junk between its markers, or another kind of PEM block.
+            for pem in ["-----BEGIN CERTIFICATE-----\nbm90IGEgY2VydGlmaWNhdGU=\n-----END CERTIFICATE-----\n",
+                "-----BEGIN CERTIFICATE-----\n!!!\n-----END CERTIFICATE-----\n", base.privateKey, "no PEM at all"]
+            {
+                var body = base
+                body.url = "https://127.0.0.1:\(loop.b.apnsPort!)"
+                body.caCertificate = pem
+                let refused = await reason { _ = try await admin.putDeliveryCredential(bundleId: Self.bundleId, body) }
+                #expect(refused?.hasPrefix("invalidRequest") == true && refused?.contains("caCertificate") == true, "\(refused ?? "accepted")")
+            }
             var request = HTTPClientRequest(url: loop.a.url + "/v1/apps/\(Self.bundleId)/delivery")
             request.method = .PUT
             request.headers.add(name: "Authorization", value: "Bearer \(loop.aData.adminKey)")
@@ -483,6 +509,36 @@ struct DeliveryLoopTests {
             }
             #expect(shaped?.hasPrefix("attributesMismatch") == true, "\(shaped ?? "accepted")")
             #expect(try await loop.appOnA.activities().count == count)
+        }
+    }
+
+    /// A credential stored before its address was checked (here `:99999`, as an earlier version
+    /// took it) trapped the server at its first delivery, and at every start after it, before
+    /// the API answered. Now the server runs, the API answers, the delivery is held saying why,
+    /// and registering the credential again sends what waited.
+    @Test func aStoredCredentialThatCannotBeUsedNeverStopsTheServer() async throws {
+        try await withLoop { loop in
+            let (onA, onB) = try await loop.startActivity(order: "27")
+            await loop.a.stop(signal: SIGTERM)
+            let database = try DatabaseQueue(path: loop.aData.url.appendingPathComponent("islet.sqlite").path)
+            try await database.write { db in
+                try db.execute(sql: "UPDATE deliveryCredential SET url = 'https://127.0.0.1:99999'")
+            }
+            try database.close()
+            for round in 1...2 {
+                try await loop.restart(\.a, kill: SIGTERM)
+                try await loop.update(onA.id, "preparing \(round)")
+                let held = try await eventually("round \(round): the delivery held with the reason") {
+                    try await loop.appOnA.deliveries(onA.id).last { $0.report.outcome == .held && $0.report.note?.contains("65535") == true }
+                }
+                #expect(held.report.note?.contains("the credential cannot be used") == true, "\(held.report.note ?? "")")
+                let health = try await loop.deliveryHealth()
+                #expect(health["status"] == "degraded" && health["reason"]?.stringValue?.contains("65535") == true, "\(health)")
+            }
+            // The operator reaches the API and puts it right: what waited goes.
+            try await loop.registerCredentialOnA()
+            try await loop.waitOnB(onB.id, status: "preparing 2")
+            _ = try await eventually("A's delivery health back to ok") { try await loop.deliveryHealth()["status"] == "ok" ? true : nil }
         }
     }
 

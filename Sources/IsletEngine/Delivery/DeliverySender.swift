@@ -16,6 +16,9 @@ public struct DeliverySettings: Sendable, Equatable {
     /// The longest one request to Apple may take: half the lease, at most 30 s, so a node gives
     /// up on a request well before another node may take its delivery. In seconds.
     public var requestTimeout: TimeInterval { min(30, lease / 2) }
+    /// Whether the sender waits for `Engine.serverIsListening()` before it sends anything: a
+    /// server sets it, so that its API answers before the first delivery is attempted.
+    public var waitsForListener = false
 
     public init() {}
 }
@@ -31,6 +34,9 @@ struct DeliverySender: Service {
 
     func run() async throws {
         let (engine, transport, settings, logger) = (self.engine, self.transport, self.settings, self.logger)
+        // Whatever a delivery meets, the API is reachable first (to remove a credential, say).
+        await cancelWhenGracefulShutdown { await engine.listening.wait() }
+        guard !Task.isCancelled, !Task.isShuttingDownGracefully else { return }
         // What a sender of this store held when it stopped without finishing is sent again.
         if !engine.store.isShared {
             try? await engine.releaseAbandonedDeliveries()

@@ -61,11 +61,16 @@ public struct TransportAnswer: Sendable, Hashable {
     /// Whether the provider token was signed again after Apple refused it, and the request sent
     /// a second time (the answer is then the second one's).
     public var providerTokenRefreshed: Bool
+    /// Why the credential cannot be used at all — its stored address, authority or key cannot be
+    /// read — when that is why nothing was sent: no request of it can go until it is registered
+    /// again.
+    public var unusableCredential: String?
 
     public init(
         status: Int?, reason: String? = nil, timestamp: Int64? = nil, apnsId: String? = nil, channelId: String? = nil,
-        latency: Duration, failure: String? = nil, providerTokenRefreshed: Bool = false
+        latency: Duration, failure: String? = nil, providerTokenRefreshed: Bool = false, unusableCredential: String? = nil
     ) {
+        self.unusableCredential = unusableCredential
         self.channelId = channelId
         self.status = status
         self.reason = reason
@@ -84,4 +89,9 @@ public protocol DeliveryTransport: Sendable {
     /// Sends one request and returns the answer; never throws: a failure to send is an answer
     /// with no status.
     func send(_ request: OutboundRequest) async -> TransportAnswer
+
+    /// Checks that a credential can be sent with — its address, the authority it trusts, its
+    /// key — by the rules the transport applies before every request, so that one it could
+    /// never use is refused when it is registered, not at each delivery.
+    func check(_ credential: StoredCredential) async throws(IsletError)
 }

@@ -35,7 +35,9 @@ extension Engine {
     /// Registers (or replaces) an app's credentials for one environment. The key must already
     /// be checked (a P-256 key that signs). Held deliveries of that environment are released.
     public func putDeliveryCredential(_ stored: StoredCredential) async throws -> DeliveryCredential {
-        try await write { tx in
+        // One the transport could never send with is refused now, not at every delivery for hours.
+        try await transport?.check(stored)
+        return try await write { tx in
             _ = try tx.requireApp(stored.credential.bundleId)
             var stored = stored
             stored.credential.failure = nil
@@ -215,8 +217,8 @@ extension Engine {
         }
     }
 
-    /// How the outbox stands, for one app or all: degraded while Apple refuses a provider
-    /// token, deliveries wait to be tried again, or the oldest waits over a minute.
+    /// How the outbox stands, for one app or all: degraded while a credential cannot be used
+    /// (Apple refuses its provider token, or what is stored cannot be read), deliveries wait to be tried again, or the oldest waits over a minute.
     private static func deliveryHealth(bundleId: BundleID?, now: Date, in store: any StoreReading) throws -> DeliveryHealth {
         let backlog = try store.deliveryBacklog(bundleId: bundleId)
         let refused = try store.refusedCredentials().filter { bundleId == nil || $0.bundleId == bundleId }.map {
@@ -224,7 +226,7 @@ extension Engine {
         }
         var degraded: String?
         if !refused.isEmpty {
-            degraded = "Apple refused the provider token of \(refused.joined(separator: "; "))"
+            degraded = "delivery credentials cannot be used: \(refused.joined(separator: "; "))"
         } else if backlog.retrying > 0 {
             degraded = "\(backlog.retrying) deliver\(backlog.retrying == 1 ? "y waits" : "ies wait") to be tried again: Apple did not answer, or asked to wait (429, 500, 503)"
         } else if let oldest = backlog.oldest, now.timeIntervalSince(oldest) > 60 {

@@ -111,7 +111,7 @@ extension Engine {
             return .failure(Held(why: "no credentials for \(environment.rawValue): PUT /v1/apps/\(bundleId)/delivery"))
         }
         if let failure = credential.credential.failure {
-            return .failure(Held(why: "Apple refused the provider token (\(failure)): register the credential again"))
+            return .failure(Held(why: "the credential cannot be used — \(failure): register it again with PUT /v1/apps/\(bundleId)/delivery"))
         }
         return .success(credential)
     }
@@ -154,6 +154,14 @@ extension Engine {
             }
             tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency))
             if answer.providerTokenRefreshed { report.note = "the provider token was signed again after Apple refused it" }
+            if let why = answer.unusableCredential {
+                // Stored before its registration was checked as it is now: nothing was sent.
+                return try Self.hold(
+                    &delivery, report: report, forCredential: claimed, failure: why,
+                    note: "the credential cannot be used (\(why)): nothing was sent, and every delivery of \(claimed.environment.rawValue) waits until the credential is registered again",
+                    in: tx
+                )
+            }
             switch answer.status {
             case 200?:
                 if claimed.request.priority == 10, let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) {
@@ -175,14 +183,12 @@ extension Engine {
                 }
                 try Self.finish(&delivery, as: .failed, report: report, in: tx)
             case 403? where ["ExpiredProviderToken", "InvalidProviderToken"].contains(answer.reason ?? ""):
-                report.outcome = .held
                 let why = "\(answer.reason!) after the provider token was signed again"
-                try tx.setCredentialFailure(bundleId: claimed.request.bundleId, environment: claimed.environment, failure: why)
-                report.note = "Apple refused the provider token twice (\(why)): every delivery of \(claimed.environment.rawValue) waits until the credential is registered again"
-                delivery.state = .held
-                delivery.leaseUntil = nil
-                try tx.updateDelivery(delivery)
-                try Self.log(report, of: delivery, in: tx)
+                try Self.hold(
+                    &delivery, report: report, forCredential: claimed, failure: "Apple refused the provider token (\(why))",
+                    note: "Apple refused the provider token twice (\(why)): every delivery of \(claimed.environment.rawValue) waits until the credential is registered again",
+                    in: tx
+                )
             case nil, 429?, 500?, 503?:
                 let retry = tx.now.addingTimeInterval(Deliveries.backoff(after: delivery.attempts, limit: maximumBackoff))
                 if let expiration = delivery.expiration, retry >= expiration {
@@ -209,6 +215,22 @@ extension Engine {
                 try Self.finish(&delivery, as: .failed, report: report, in: tx)
             }
         }
+    }
+
+    /// Holds a delivery because its credential cannot be used, and marks the credential so the
+    /// deliveries behind it wait too, until it is registered again (`putDeliveryCredential`).
+    private static func hold(
+        _ delivery: inout Delivery, report: DeliveryReport, forCredential claimed: ClaimedDelivery, failure: String, note: String,
+        in tx: any Transaction
+    ) throws {
+        var report = report
+        report.outcome = .held
+        report.note = note
+        try tx.setCredentialFailure(bundleId: claimed.request.bundleId, environment: claimed.environment, failure: failure)
+        delivery.state = .held
+        delivery.leaseUntil = nil
+        try tx.updateDelivery(delivery)
+        try log(report, of: delivery, in: tx)
     }
 
     /// Ends a delivery as `state` and logs it.

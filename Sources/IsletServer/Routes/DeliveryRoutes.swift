@@ -32,27 +32,12 @@ struct DeliveryRoutes {
                 throw IsletError(.invalidRequest, "\(name) must be ASCII letters and digits, like Apple's 10-character ids.")
             }
         }
-        // A key that cannot sign is refused now, not at the first delivery.
-        do {
-            let signer = try await ProviderTokenSigner(p8: body.privateKey, keyId: body.keyId, teamId: body.teamId)
-            _ = try await signer.token()
-        } catch {
-            throw IsletError(.invalidRequest, "privateKey must be the PEM text of an ES256 .p8 key (BEGIN PRIVATE KEY) that signs; this one does not.")
-        }
-        if let url = body.url {
-            guard let parsed = URL(string: url), parsed.scheme == "https", parsed.host != nil, parsed.path.isEmpty || parsed.path == "/",
-                parsed.query == nil
-            else {
-                throw IsletError(.invalidRequest, "url must be an https address with a host and an optional port, such as https://127.0.0.1:2197.")
-            }
-        }
-        if let pem = body.caCertificate, !Self.isCertificate(pem) {
-            throw IsletError(.invalidRequest, "caCertificate must be PEM text (BEGIN CERTIFICATE) of the authority to trust for url.")
-        }
+        // The address is read by the one rule the sender reads it by; the rest of what the
+        // sender needs (the authority, a key that signs) is checked by the engine's transport.
+        let url = try body.url.map { try PushServerAddress($0).description }
         let credential = DeliveryCredential(
             bundleId: bundleId, environment: body.environment, teamId: body.teamId, keyId: body.keyId,
-            url: body.url.map { $0.hasSuffix("/") ? String($0.dropLast()) : $0 }, caCertificate: body.caCertificate,
-            createdAt: engine.clock.now()
+            url: url, caCertificate: body.caCertificate, createdAt: engine.clock.now()
         )
         let stored = try await engine.putDeliveryCredential(StoredCredential(credential: credential, privateKey: body.privateKey))
         return try Response.json(stored)
@@ -135,9 +120,5 @@ struct DeliveryRoutes {
             }
         let delivery = try await engine.retryDelivery(id, owner: owner, by: asker)
         return try Response.json(RetriedDelivery(delivery: delivery.id, state: delivery.state.rawValue, nextAttemptAt: delivery.nextAttemptAt))
-    }
-
-    private static func isCertificate(_ pem: String) -> Bool {
-        pem.contains("-----BEGIN CERTIFICATE-----") && pem.contains("-----END CERTIFICATE-----")
     }
 }
