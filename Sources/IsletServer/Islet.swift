@@ -141,8 +141,7 @@ public struct Islet: Sendable {
             // `/pages/` is a directory's index, so this comes before the API's path rules.
             router.add(middleware: FileMiddleware(pages, urlBasePath: "/pages", searchForIndexHtml: true, logger: logger))
         }
-        let loopbackOnly = configuration.server.listensOnLoopbackOnly
-        let authentication = Authentication(keys: keys, loopbackOnly: loopbackOnly)
+        let authentication = Authentication(keys: keys, keylessAllowed: configuration.server.allowsKeylessAccess)
         router.add(middleware: RequestChecks(
             knownQueries: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]), authentication: authentication
         ))

@@ -137,7 +137,7 @@ struct Serve: AsyncParsableCommand {
             configuration.apns.faults.total > 0
             ? "\n  playing Apple's failures on purpose (apns.faults): \(configuration.apns.faults)" : ""
         let displayNote =
-            configuration.server.listensOnLoopbackOnly
+            configuration.server.allowsKeylessAccess
             ? "(this machine only: no key needed)"
             : "(needs the device's key: islet devices key default)"
         return { endpoint, port in

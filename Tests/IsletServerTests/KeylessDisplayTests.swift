@@ -11,9 +11,10 @@ import Testing
 struct KeylessDisplayTests {
     /// One raw HTTP/1.1 exchange, with exactly the headers given (no client adds any).
     private func raw(
-        _ islet: Harness, _ method: String, _ path: String, host: String? = nil, headers: [String] = [], body: String? = nil
+        _ islet: Harness, _ method: String, _ path: String, host: String? = nil, headers: [String] = [], body: String? = nil,
+        version: String = "HTTP/1.1"
     ) async throws -> (status: Int, text: String) {
-        var head = "\(method) \(path) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(islet.port)")\r\nConnection: close\r\n"
+        var head = "\(method) \(path) \(version)\r\nHost: \(host ?? "127.0.0.1:\(islet.port)")\r\nConnection: close\r\n"
         for header in headers { head += header + "\r\n" }
         if let body { head += "Content-Length: \(body.utf8.count)\r\n" }
         let answer = try await RawHTTP.exchange(port: islet.port, bytes: Array((head + "\r\n" + (body ?? "")).utf8))
@@ -23,11 +24,12 @@ struct KeylessDisplayTests {
 
     /// A WebSocket handshake with exactly these headers; the close frame the server ends it with.
     private func webSocketClose(
-        _ islet: Harness, query: String, host: String? = nil, origin: String? = nil
+        _ islet: Harness, query: String, host: String? = nil, origin: String? = nil, forwarded: String? = nil
     ) async throws -> (code: Int, reason: String)? {
         var head = "GET /v1/events/ws?\(query) HTTP/1.1\r\nHost: \(host ?? "127.0.0.1:\(islet.port)")\r\n"
         head += "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         if let origin { head += "Origin: \(origin)\r\n" }
+        if let forwarded { head += forwarded + "\r\n" }
         let socket = try RawSocket(port: islet.port)
         socket.send(Array((head + "\r\n").utf8))
         let answer = Array(await offThePool { socket.readAllBytes(seconds: 5) })
@@ -165,6 +167,69 @@ struct KeylessDisplayTests {
             var server = ServerSettings()
             server.host = host
             #expect(!server.listensOnLoopbackOnly, "\(host)")
+        }
+    }
+
+    /// A reverse proxy on this machine makes every client's request arrive from loopback with a
+    /// loopback `Host` (nginx's plain `proxy_pass http://127.0.0.1:8080`): with what the proxy
+    /// adds, a request without a key listed every app, read any activity and the display, and
+    /// ended an activity. Now a request that says it was forwarded needs a key.
+    @Test func aRequestThatCameThroughAProxyNeedsAKey() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let activity = try await islet.start(key: key)
+            for header in ["X-Forwarded-For: 203.0.113.7", "Forwarded: for=203.0.113.7;proto=https", "X-Real-IP: 203.0.113.7",
+                "X-Forwarded-Host: islet.example.com", "X-Forwarded-Proto: https", "Via: 1.1 proxy", "True-Client-IP: 203.0.113.7",
+                "x-forwarded-for: 127.0.0.1"]
+            {
+                for (method, path, body) in [("GET", "/v1/apps", nil), ("GET", "/v1/activities/\(activity.id)", nil),
+                    ("GET", "/v1/devices/default/display", nil), ("POST", "/v1/activities/\(activity.id)/end", "{}"),
+                    ("POST", "/v1/activities/\(activity.id)/dismiss", "{}"), ("GET", "/v1/overview", nil)] as [(String, String, String?)]
+                {
+                    let answer = try await raw(islet, method, path, headers: [header, "Content-Type: application/json"], body: body)
+                    #expect(answer.status == 403, "\(header): \(method) \(path): \(answer.text.prefix(300))")
+                    #expect(answer.text.contains("came through a proxy"), "\(header): \(method) \(path)")
+                }
+                let stream = try await webSocketClose(islet, query: "device=default", forwarded: header)
+                #expect(stream?.code == 4403, "\(header): \(String(describing: stream))")
+                // With a key, the proxy is no matter: the key is the proof.
+                let keyed = try await raw(islet, "GET", "/v1/activities/\(activity.id)", headers: [header, "Authorization: Bearer \(key)"])
+                #expect(keyed.status == 200, "\(header)")
+            }
+            let after = try await islet.request(.GET, "/v1/activities/\(activity.id)", key: key)
+            #expect(after.json["activityState"] == "active", "\(after.text)")
+        }
+    }
+
+    /// nginx speaks HTTP/1.0 to its upstreams unless told otherwise, and adds no forwarding header
+    /// unless told to: its minimal configuration is told from a browser by the version.
+    @Test func anHTTP10RequestNeedsAKey() async throws {
+        try await withIslet { islet in
+            let http10 = try await raw(islet, "GET", "/v1/devices/default/display", version: "HTTP/1.0")
+            #expect(http10.status == 403, "\(http10.text.prefix(300))")
+            #expect(http10.text.contains("HTTP/1.0"))
+            // A client cannot pass for HTTP/1.1 by sending the field the server writes itself.
+            let disguised = try await raw(islet, "GET", "/v1/apps", headers: ["Islet-Request-Version: HTTP/1.1"], version: "HTTP/1.0")
+            #expect(disguised.status == 403)
+            // Nor make an HTTP/1.1 request look older than it is.
+            #expect(try await raw(islet, "GET", "/v1/devices/default/display", headers: ["Islet-Request-Version: HTTP/1.0"]).status == 200)
+            let keyed = try await raw(islet, "GET", "/v1/apps", headers: ["Authorization: Bearer \(islet.admin)"], version: "HTTP/1.0")
+            #expect(keyed.status == 200)
+        }
+    }
+
+    /// `server.keylessLoopback: false`: behind a proxy that says nothing, a loopback server lets
+    /// nothing in without a key — the display and the console ask for one.
+    @Test func keylessLoopbackOffAsksEveryRequestForAKey() async throws {
+        try await withIslet({ $0.server.keylessLoopback = false }) { islet in
+            let display = try await raw(islet, "GET", "/v1/devices/default/display")
+            #expect(display.status == 401, "\(display.text.prefix(300))")
+            #expect(display.text.contains("server.keylessLoopback"))
+            #expect(try await raw(islet, "GET", "/v1/apps").status == 401)
+            #expect(try await webSocketClose(islet, query: "device=default")?.code == 4401)
+            #expect(try await raw(islet, "GET", "/v1/apps", headers: ["Authorization: Bearer \(islet.admin)"]).status == 200)
+            // The pages themselves are served; their data needs the key.
+            #expect(try await raw(islet, "GET", "/console").status == 200)
         }
     }
 

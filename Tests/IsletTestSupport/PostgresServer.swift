@@ -62,7 +62,7 @@ public final class PostgresServer: Sendable {
         var started: (port: Int, error: (any Error)?) = (0, nil)
         // A free port can be taken between choosing it and the server binding it: a few tries.
         for _ in 0..<5 {
-            let candidate = try Self.freePort()
+            let candidate = try freeLoopbackPort()
             do {
                 try Self.start(programs: programs, directory: directory, port: candidate, as: runAs)
                 started = (candidate, nil)
@@ -183,23 +183,6 @@ public final class PostgresServer: Sendable {
     /// A word for `/bin/sh`, single-quoted.
     private static func quoted(_ word: String) -> String {
         "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
-    }
-
-    private static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw PostgresServerError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
-            }
-        }
-        guard bound else { throw PostgresServerError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
 

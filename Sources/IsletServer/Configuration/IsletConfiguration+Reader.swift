@@ -17,6 +17,7 @@ extension IsletConfiguration {
         server.maxBodySize = try settings.int("server.maxBodySize", in: 1024...(64 << 20)) ?? server.maxBodySize
         server.adminKey = try settings.string("server.adminKey", secret: true)
         server.pages = try settings.directory("server.pages")
+        server.keylessLoopback = try settings.bool("server.keylessLoopback") ?? server.keylessLoopback
         server.maxConnections = try settings.int("server.maxConnections", in: 1...1_000_000)
         server.requestHeadTimeout = try settings.timeout("server.requestHeadTimeout") ?? server.requestHeadTimeout
         server.requestBodyTimeout = try settings.timeout("server.requestBodyTimeout") ?? server.requestBodyTimeout

@@ -41,6 +41,11 @@ public struct ServerSettings: Equatable, Sendable {
     public var pages: String?
     /// A fixed admin key; when unset, one is generated and kept in the data directory.
     public var adminKey: String?
+    /// Whether, on a server that listens on loopback only, the display and the console may be
+    /// used without a key by pages of their own origin (`KeylessAccess`). Turn it off when a
+    /// reverse proxy on this machine forwards other machines' requests to Islet: they would
+    /// arrive from loopback too.
+    public var keylessLoopback = true
     /// The most connections served at once; more are answered `503 unavailable` and closed.
     /// `nil` derives it from the process's descriptor limit (`ConnectionBudget`).
     public var maxConnections: Int?
@@ -65,10 +70,17 @@ public struct ServerSettings: Equatable, Sendable {
     /// The defaults.
     public init() {}
 
-    /// Whether only this machine can connect: then a display needs no device key. Only a
-    /// loopback address or `localhost` counts; a host name that merely starts with `127.` does not.
+    /// Whether only this machine can connect. Only a loopback address or `localhost` counts; a
+    /// host name that merely starts with `127.` does not.
     public var listensOnLoopbackOnly: Bool {
         KeylessAccess.Authority.isLoopbackName(host)
+    }
+
+    /// Whether a request without a key may act as a display or the console (under
+    /// `KeylessAccess`'s rules): on a server that listens on loopback only, unless
+    /// `keylessLoopback` is off.
+    public var allowsKeylessAccess: Bool {
+        listensOnLoopbackOnly && keylessLoopback
     }
 }
 

@@ -9,9 +9,9 @@ import IsletCore
 /// key say so. A key that is present but unknown is refused at once.
 struct Authentication: Sendable {
     let keys: KeyRing
-    /// Whether the server listens on loopback only, so requests with no key may act as displays
-    /// (when `KeylessAccess` grants it).
-    let loopbackOnly: Bool
+    /// Whether requests with no key may act as displays and the console (when `KeylessAccess`
+    /// grants it): the server listens on loopback only and `server.keylessLoopback` is on.
+    let keylessAllowed: Bool
 
     /// Records in `context` who the request speaks for: the key's owner, or — without a key —
     /// what the keyless display allows it. One rule for `RequestChecks` and the WebSocket
@@ -20,7 +20,7 @@ struct Authentication: Sendable {
         if let key = try Self.key(in: request) {
             context.owner = try await keys.requireOwner(of: key)
         } else {
-            context.keyless = KeylessAccess.evaluate(request.head, loopbackOnly: loopbackOnly)
+            context.keyless = KeylessAccess.evaluate(request.head, allowed: keylessAllowed)
         }
     }
 

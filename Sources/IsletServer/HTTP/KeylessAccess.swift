@@ -17,13 +17,20 @@ import HTTPTypes
 /// - **A write carries `Content-Type: application/json`.** A cross-origin page can send that
 ///   only after a CORS preflight, which Islet never approves; `no-cors` requests and forms can
 ///   only send text/plain, form or multipart bodies.
+/// - **Nothing says a proxy sent it.** A reverse proxy on this machine makes every client's
+///   request arrive from loopback, with a loopback `Host` (nginx's plain `proxy_pass
+///   http://127.0.0.1:8080` sends `Host: 127.0.0.1:8080`). Proxies say so: a forwarding header
+///   (`Forwarded`, `X-Forwarded-For`, `X-Real-IP`, `Via`…), or HTTP/1.0, which nginx speaks to
+///   its upstreams by default and no browser speaks. Such a request needs a key. A proxy that
+///   says nothing cannot be told from a browser here: `server.keylessLoopback: false` is for it.
 ///
 /// With a key none of this applies: a page can only send a key it was given, and a header
 /// carrying one (`Authorization`) also needs a preflight.
 enum KeylessAccess: Equatable, Sendable {
     /// The request may act as any device's display.
     case granted
-    /// The server listens beyond loopback: displays need their device's key.
+    /// The server listens beyond loopback, or `server.keylessLoopback` is off: displays need
+    /// their device's key.
     case needsKey
     /// The server listens on loopback only, but this request could come from another web page.
     case refused(String)
@@ -32,11 +39,22 @@ enum KeylessAccess: Equatable, Sendable {
     ///
     /// - Parameters:
     ///   - request: The request's head; HTTP/1.1's `Host` is its `authority`.
-    ///   - loopbackOnly: Whether the server listens on loopback only.
-    static func evaluate(_ request: HTTPRequest, loopbackOnly: Bool) -> KeylessAccess {
-        guard loopbackOnly else { return .needsKey }
+    ///   - allowed: Whether keyless access is on at all: the server listens on loopback only and
+    ///     `server.keylessLoopback` is on.
+    static func evaluate(_ request: HTTPRequest, allowed: Bool) -> KeylessAccess {
+        guard allowed else { return .needsKey }
         let headers = request.headerFields
         let method = request.method
+        if let forwarded = forwardingFields.first(where: { headers[$0] != nil }) {
+            return .refused(
+                "A request that came through a proxy (it carries \(forwarded.canonicalName)) needs a key, even from loopback: the proxy may be forwarding another machine's request."
+            )
+        }
+        if headers[requestVersionField] == "HTTP/1.0" {
+            return .refused(
+                "Without a key, the display answers HTTP/1.1 requests only: HTTP/1.0 is what a proxy (nginx's default) sends for another machine, never a browser."
+            )
+        }
         guard let host = request.authority.flatMap(Authority.init), host.isLoopback else {
             return .refused(
                 "Without a key, the display answers only requests addressed to a loopback name (http://127.0.0.1 or http://localhost), not Host \(request.authority.map { "\"\($0.prefix(100))\"" } ?? "(none)")."
@@ -58,6 +76,18 @@ enum KeylessAccess: Equatable, Sendable {
         }
         return .granted
     }
+
+    /// The headers by which proxies say that a request was forwarded: RFC 7239's, the de facto
+    /// ones nginx, Apache, HAProxy, Caddy, Traefik and CDNs add, and RFC 9110's `Via`.
+    static let forwardingFields: [HTTPField.Name] = [
+        "Forwarded", "X-Forwarded-For", "X-Forwarded-Host", "X-Forwarded-Proto", "X-Forwarded-Port", "X-Forwarded-Server",
+        "X-Real-IP", "Via", "X-Client-IP", "Client-IP", "True-Client-IP", "CF-Connecting-IP", "Fastly-Client-IP",
+        "X-Cluster-Client-IP", "X-ProxyUser-Ip",
+    ].map { HTTPField.Name($0)! }
+
+    /// Where the REST port's `RequestGuard` writes a request's HTTP version when it is older than
+    /// 1.1 (HTTP types carry no version); one a client sends itself is removed first.
+    static let requestVersionField = HTTPField.Name("Islet-Request-Version")!
 
     /// `http://host:port` → its authority; `nil` for `null`, other schemes and anything unparsable.
     private static func authority(ofOrigin origin: String) -> Authority? {

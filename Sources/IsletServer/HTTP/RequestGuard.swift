@@ -1,3 +1,4 @@
+import HTTPTypes
 import IsletCore
 import Logging
 import NIOCore
@@ -19,10 +20,14 @@ import NIOHTTP1
 ///   empty `400` Hummingbird then writes for the same request never goes out, so a proxy
 ///   reusing the connection cannot take it for the answer to the next request.
 ///
+/// It also marks an HTTP/1.0 request's head (`KeylessAccess.requestVersionField`), which the
+/// HTTP types it is converted to cannot say.
+///
 /// A WebSocket upgrade ends its job: the connection is a WebSocket then, with pings of its
 /// own, and the guard steps aside.
 final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPServerRequestPart
+    typealias InboundOut = HTTPServerRequestPart
     typealias OutboundIn = HTTPServerResponsePart
     typealias OutboundOut = HTTPServerResponsePart
 
@@ -54,9 +59,16 @@ final class RequestGuard: ChannelDuplexHandler, RemovableChannelHandler {
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let now = context.eventLoop.now
         switch unwrapInboundIn(data) {
-        case .head:
+        case .head(var head):
             deadlines?.headReceived(at: now)
             schedule(context)
+            // The HTTP version is gone once the head becomes an `HTTPRequest`; keyless access
+            // needs to know an HTTP/1.0 request (`KeylessAccess`). A client's own copy of the
+            // field never gets through.
+            let field = KeylessAccess.requestVersionField.rawName
+            head.headers.remove(name: field)
+            if (head.version.major, head.version.minor) < (1, 1) { head.headers.add(name: field, value: "HTTP/1.0") }
+            return context.fireChannelRead(wrapInboundOut(.head(head)))
         case .body(let bytes):
             // Only extends the deadline: the timer, when it fires, finds the later one.
             deadlines?.bodyReceived(bytes.readableBytes)
