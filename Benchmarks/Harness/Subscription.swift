@@ -98,25 +98,6 @@ enum Loopback {
             .connect(host: "127.0.0.1", port: port).get()
     }
 
-    /// A port nothing listens on now, for a server that cannot pick its own and say which.
-    static func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw HarnessError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { generic in
-                bind(fd, generic, length) == 0 && getsockname(fd, generic, &length) == 0
-            }
-        }
-        guard bound else { throw HarnessError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     /// Whether something accepts connections on `port`.
     static func accepts(port: Int) async -> Bool {
         guard let channel = try? await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)

@@ -1,4 +1,5 @@
 import Foundation
+import IsletTestSupport
 
 /// A peer, started, with nothing to create up front: its keys or topics come into being with
 /// their first update.
@@ -42,7 +43,7 @@ extension Systems {
     /// - Parameter arguments: The command line, given the directory and the port.
     func startPeer(_ name: String, executable: String, arguments: (URL, Int) throws -> [String]) async throws -> ServerUnderTest {
         let directory = try scratch(name)
-        let port = try Loopback.freePort()
+        let port = try freeLoopbackPort()
         return try await ServerUnderTest(
             name: name, executable: executable, arguments: try arguments(directory, port), directory: directory, port: port
         )
