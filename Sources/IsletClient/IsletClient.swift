@@ -380,6 +380,11 @@ public struct IsletClient: Sendable {
         try await send(.GET, "/healthz", expect: JSONValue.self)
     }
 
+    /// Whom the client's key speaks for (`GET /v1/whoami`).
+    public func whoami() async throws -> KeyIdentity {
+        try await send(.GET, "/v1/whoami", expect: KeyIdentity.self)
+    }
+
     /// The id of the newest event the server has recorded, blocking the calling thread (see
     /// `sendBlocking`): where a stream that must miss nothing from now on starts.
     public func lastEventIDBlocking() throws -> EventID {

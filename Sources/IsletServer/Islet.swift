@@ -198,9 +198,22 @@ public struct Islet: Sendable {
                 address: .hostname(configuration.server.host, port: configuration.server.port), serverName: "Islet"
             ),
             services: services,
-            onServerRunning: { channel in
+            onServerRunning: { [logger] channel in
                 engine.serverIsListening()
-                await onListening(.http, channel.localAddress?.port ?? configuration.server.port)
+                let port = channel.localAddress?.port ?? configuration.server.port
+                if adminKeyPath != nil {
+                    // The CLI sends the admin key it finds here to this address only.
+                    let host = configuration.server.host.contains(":") ? "[\(configuration.server.host)]" : configuration.server.host
+                    do {
+                        try AdminKeyAddress.record("http://\(host):\(port)", in: configuration.store.dataDirectory)
+                    } catch {
+                        logger.warning(
+                            "Cannot record where this server listens; the islet CLI will not send it the admin key by itself",
+                            metadata: ["error": "\(error)"]
+                        )
+                    }
+                }
+                await onListening(.http, port)
             },
             logger: Self.frameworkLogger(logger)
         )

@@ -59,7 +59,7 @@ struct Apps: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() async throws {
-            let issued = try await options.preferringAdminKey.run { try await $0.issueAppKey(bundleId: bundleId) }
+            let issued = try await options.run { try await $0.issueAppKey(bundleId: bundleId) }
             Create.show(issued, saying: "A new key for \(issued.app.bundleId); the earlier one no longer works.", quiet: quiet, json: options.json)
         }
     }
@@ -190,7 +190,7 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let output = Output(json: options.json)
             if off {
-                try await options.preferringAdminKey.run { try await $0.deleteDeliveryCredentials(bundleId: bundleId, environment: environment) }
+                try await options.run { try await $0.deleteDeliveryCredentials(bundleId: bundleId, environment: environment) }
                 if options.json { return output.print(["bundleId": bundleId, "delivery": "off"]) }
                 return print("Delivery for \(bundleId)\(environment.map { " (\($0.rawValue))" } ?? "") is off; what waits stays in the outbox.")
             }
@@ -209,7 +209,7 @@ struct Apps: AsyncParsableCommand {
                 let body = DeliveryCredentialBody(
                     teamId: teamId, keyId: keyId, privateKey: privateKey, environment: environment, url: url, caCertificate: ca
                 )
-                let credential = try await options.preferringAdminKey.run { try await $0.putDeliveryCredential(bundleId: bundleId, body) }
+                let credential = try await options.run { try await $0.putDeliveryCredential(bundleId: bundleId, body) }
                 if options.json { return output.print(credential) }
                 return print("Delivery for \(bundleId) (\(environment.rawValue)): key \(credential.keyId) of team \(credential.teamId), to \(credential.pushServer).")
             }

@@ -3,6 +3,7 @@ import AsyncHTTPClient
 import Foundation
 import IsletClient
 import IsletCore
+import IsletServer
 import NIOCore
 
 /// The options every command that talks to a server shares.
@@ -30,29 +31,37 @@ struct ClientOptions: ParsableArguments {
         server ?? environment["ISLET_URL"] ?? "http://127.0.0.1:8080"
     }
 
-    /// The key to send: explicit, from the environment, or the local admin key.
-    var resolvedKey: String? {
-        if let key { return key }
-        if let key = environment["ISLET_KEY"], !key.isEmpty { return key }
-        return localAdminKey
+    /// The key to send and where it came from: `--key`, then `ISLET_KEY` — an explicit key always
+    /// wins — then the admin key in the data directory, but only to the server that keeps it
+    /// there (`AdminKeyAddress`): never to whatever other server `--server` or `ISLET_URL` names.
+    var keyChoice: (key: String?, source: KeySource) {
+        if let key { return (key, .option) }
+        if let key = environment["ISLET_KEY"], !key.isEmpty { return (key, .environment) }
+        guard let admin = localAdminKey, !admin.isEmpty else { return (nil, .none(why: nil)) }
+        guard let recorded = AdminKeyAddress.recorded(in: dataDirectoryPath) else {
+            return (nil, .none(why: "the admin key in \(adminKeyPath) was not sent: no server has said where it listens beside it (\(AdminKeyAddress.path(in: dataDirectoryPath)) is written when islet serve starts)"))
+        }
+        guard AdminKeyAddress.matches(serverURL, recorded: recorded) else {
+            return (nil, .none(why: "the admin key in \(adminKeyPath) belongs to the server at \(recorded), not to \(serverURL), so it was not sent; pass --key or set ISLET_KEY for \(serverURL)"))
+        }
+        return (admin, .dataDirectory(adminKeyPath))
     }
+
+    /// The key to send, if any (`keyChoice`).
+    var resolvedKey: String? { keyChoice.key }
 
     /// The admin key in the data directory, on the server's machine.
     var localAdminKey: String? {
         try? String(contentsOfFile: adminKeyPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
-    /// These options, sending the local admin key unless `--key` names one — even when
-    /// `ISLET_KEY` holds an app's key: for commands that act beyond one app (a demo creates its own).
-    var preferringAdminKey: ClientOptions {
-        var options = self
-        if options.key == nil, let admin = localAdminKey { options.key = admin }
-        return options
+    /// The data directory the CLI reads the admin key from: `--data`, `ISLET_STORE_DATA_DIRECTORY`, `.islet`.
+    var dataDirectoryPath: String {
+        dataDirectory ?? environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet"
     }
 
     var adminKeyPath: String {
-        let directory = dataDirectory ?? environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet"
-        return (directory as NSString).appendingPathComponent("admin.key")
+        (dataDirectoryPath as NSString).appendingPathComponent("admin.key")
     }
 
     /// Runs a call against the server, printing a refusal and exiting with its exit code.
@@ -60,23 +69,61 @@ struct ClientOptions: ParsableArguments {
     /// A server that cannot be reached fails at once rather than being retried: the CLI
     /// answers within the connect timeout, and `watch` does its own reconnecting.
     func run<T>(_ body: (IsletClient) async throws -> T) async throws -> T {
+        do {
+            return try await attempt(body).get()
+        } catch let error as ClientError {
+            Output(json: json).fail(error, key: keyChoice)
+            throw ExitCode(error.exitCode)
+        }
+    }
+
+    /// Runs a call against the server and returns what came of it, printing nothing.
+    ///
+    /// - Parameter withKey: Whether to send the key (`keyChoice`); a server refuses a key it
+    ///   does not know even where none is needed.
+    func attempt<T>(withKey: Bool = true, _ body: (IsletClient) async throws -> T) async -> Result<T, any Error> {
         var configuration = HTTPClient.Configuration()
         configuration.timeout = .init(connect: .seconds(5), read: .seconds(60))
         configuration.connectionPool.retryConnectionEstablishment = false
         let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
         let result: Result<T, any Error>
         do {
-            result = .success(try await body(IsletClient(server: serverURL, key: resolvedKey, http: http)))
+            result = .success(try await body(IsletClient(server: serverURL, key: withKey ? resolvedKey : nil, http: http)))
         } catch {
             result = .failure(error)
         }
         try? await http.shutdown()
-        do {
-            return try result.get()
-        } catch let error as ClientError {
-            Output(json: json).fail(error, keyHint: resolvedKey == nil ? adminKeyPath : nil)
-            throw ExitCode(error.exitCode)
+        return result
+    }
+}
+
+/// Where the key a command sends comes from: what a refusal and `islet status` say.
+enum KeySource: Equatable {
+    /// `--key`.
+    case option
+    /// `ISLET_KEY`.
+    case environment
+    /// The admin key in the data directory, at this path.
+    case dataDirectory(String)
+    /// No key; `why` the data directory's admin key was not sent, when there is one.
+    case none(why: String?)
+
+    /// The source in words: "ISLET_KEY", "the admin key in .islet/admin.key", "no key".
+    var description: String {
+        switch self {
+        case .option: "--key"
+        case .environment: "ISLET_KEY"
+        case .dataDirectory(let path): "the admin key in \(path)"
+        case .none: "no key"
         }
+    }
+
+    /// Whose a key looks like by its prefix (`islet_admin_…`, `islet_app_…`, `islet_device_…`).
+    static func kind(of key: String) -> String {
+        if key.hasPrefix("islet_admin_") { return "an admin key" }
+        if key.hasPrefix("islet_app_") { return "an app's key" }
+        if key.hasPrefix("islet_device_") { return "a device's key" }
+        return "a key Islet did not make"
     }
 }
 

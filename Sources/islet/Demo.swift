@@ -55,7 +55,7 @@ struct DemoCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let options = self.options.preferringAdminKey
+        let options = self.options
         let demo: any Demo = name == "ci" ? CIBuild(fails: fail) : Demos.named(name)!
         if printLayout {
             let encoder = JSONEncoder()

@@ -10,7 +10,9 @@ struct IsletCommand: AsyncParsableCommand {
         discussion: """
             Run `islet serve` to start a server (data in ./.islet, listening on 127.0.0.1:8080). \
             The other commands talk to a server: --server (ISLET_URL) says which, --key (ISLET_KEY) \
-            with which key; on the server's machine they use the admin key from the data directory. \
+            with which key; without one, on the server's machine, they send the admin key from the \
+            data directory — to that server only. `islet status` shows which server, key and data \
+            directory a command would use. \
             An activity's id may be given by its first characters (at least 4).
 
             Exit codes: 0 success, 1 refused as invalid, 3 not authorized, 4 not found, \
@@ -21,6 +23,7 @@ struct IsletCommand: AsyncParsableCommand {
         subcommands: [
             Serve.self, Migrate.self, Apps.self, Devices.self, Start.self, Update.self, End.self, Dismiss.self, Get.self,
             List.self, History.self, Deliveries.self, Channels.self, Watch.self, Push.self, JWT.self, Render.self, DemoCommand.self,
+            Status.self,
         ]
     )
 }

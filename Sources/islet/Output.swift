@@ -77,7 +77,7 @@ struct Output {
         FileHandle.standardError.write(Data("warning: \(text)\n".utf8))
     }
 
-    func fail(_ error: ClientError, keyHint: String?) {
+    func fail(_ error: ClientError, key: (key: String?, source: KeySource)) {
         if json, case .refused(_, let refusal) = error {
             struct Body: Encodable {
                 struct Detail: Encodable { var reason: String; var message: String }
@@ -92,10 +92,26 @@ struct Output {
                 "hint: start a server with `islet serve`, or point --server (ISLET_URL) at a running one.\n".utf8
             ))
         }
-        if case .refused(401, _) = error, let keyHint {
-            FileHandle.standardError.write(Data(
-                "hint: no API key was found; pass --key, set ISLET_KEY, or run on the server's machine (\(keyHint)).\n".utf8
-            ))
+        if case .refused(let status, _) = error, status == 401 || status == 403, let hint = Self.keyHint(status: status, key) {
+            FileHandle.standardError.write(Data("hint: \(hint)\n".utf8))
+        }
+    }
+
+    /// What a 401 or 403 says about the key that was sent: its source and kind, and what to do.
+    static func keyHint(status: Int, _ key: (key: String?, source: KeySource)) -> String? {
+        guard let sent = key.key else {
+            if case .none(let why?) = key.source { return "no key was sent: \(why)." }
+            return "no key was sent; pass --key, set ISLET_KEY, or run on the server's machine, where the CLI reads the admin key in the data directory (--data)."
+        }
+        if status == 401 {
+            return "sent \(key.source.description) (\(KeySource.kind(of: sent)), by its prefix), which this server does not know."
+        }
+        let what = "sent \(key.source.description) (\(KeySource.kind(of: sent)))"
+        switch key.source {
+        case .option, .environment:
+            return "\(what); an explicit key always wins. For what only the admin key may do, on the server's machine run without it (`ISLET_KEY= islet …`) and the CLI sends the admin key in the data directory."
+        default:
+            return "\(what)."
         }
     }
 

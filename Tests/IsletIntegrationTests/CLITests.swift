@@ -30,7 +30,11 @@ extension DurabilityTests {
         let again = try await runCLI(["apps", "create", "com.example.ci", "-q"], environment: local)
         #expect(again.status == 5)
         #expect(again.stderr.contains("islet apps key com.example.ci"), "\(again.stderr)")
-        let renewed = try await runCLI(["apps", "key", "com.example.ci", "-q"], environment: local.merging(["ISLET_KEY": "stale"]) { _, new in new })
+        // An explicit key wins (a stale one is refused, saying so); without it, the admin key goes.
+        let stale = try await runCLI(["apps", "key", "com.example.ci", "-q"], environment: local.merging(["ISLET_KEY": "stale"]) { _, new in new })
+        #expect(stale.status == 3)
+        #expect(stale.stderr.contains("sent ISLET_KEY"), "\(stale.stderr)")
+        let renewed = try await runCLI(["apps", "key", "com.example.ci", "-q"], environment: local)
         #expect(renewed.status == 0, "\(renewed.stderr)")
         let key = renewed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(key.hasPrefix("islet_app_") && key != first.trimmingCharacters(in: .whitespacesAndNewlines))

@@ -140,7 +140,11 @@ import Testing
             try await tour.send(.POST, "/v1/apps", key: appKey, example: "ci", 403)
             try await tour.send(.POST, "/v1/apps", key: "islet_admin_unknown", example: "ci", 401)
             try await tour.send(.POST, "/v1/apps", key: admin, body: #"{"bundleId": "#, 400)
+            try await tour.send(.GET, "/v1/whoami", key: appKey, 200)
+            try await tour.send(.GET, "/v1/whoami", key: admin, 200)
+            try await tour.send(.GET, "/v1/whoami", key: firstKey, 401)
             // No key on a loopback server: the console's reads (docs/console.md).
+            try await tour.send(.GET, "/v1/whoami", 200)
             try await tour.send(.GET, "/v1/apps", 200)
             try await tour.send(.GET, "/v1/apps", key: appKey, 200)
             try await tour.send(.GET, "/v1/apps/\(app)", key: appKey, 200)

@@ -98,3 +98,31 @@ public struct Listing<Item: Codable & Sendable>: Codable, Sendable {
         try container.encodeIfPresent(next, forKey: .next)
     }
 }
+
+/// `GET /v1/whoami`: whom the request's key speaks for — or, without a key, whether the request
+/// has the keyless display's and console's rights (a loopback server, a page of its own origin,
+/// no proxy in between) and why not. `islet status` prints it.
+public struct KeyIdentity: Codable, Hashable, Sendable {
+    /// Whose key it is.
+    public enum Kind: String, Codable, Hashable, Sendable {
+        case admin, app, device, none
+    }
+
+    public var kind: Kind
+    /// The app, for an app's key.
+    public var bundleId: BundleID?
+    /// The device, for a device's key.
+    public var deviceId: DeviceID?
+    /// Without a key: whether the request may act as the display and the console.
+    public var keyless: Bool?
+    /// Without a key, when it may not: why.
+    public var message: String?
+
+    public init(kind: Kind, bundleId: BundleID? = nil, deviceId: DeviceID? = nil, keyless: Bool? = nil, message: String? = nil) {
+        self.kind = kind
+        self.bundleId = bundleId
+        self.deviceId = deviceId
+        self.keyless = keyless
+        self.message = message
+    }
+}

@@ -86,7 +86,7 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
             case .needsKey:
                 throw IsletError(
                     .unauthorized,
-                    "This server lets no display in without a key (it is reachable from other machines, or server.keylessLoopback is off): run \"islet devices key \(deviceId)\" and open the address it prints."
+                    "This server lets no display in without a key (\(KeylessAccess.whyKeysAreNeeded)): run \"islet devices key \(deviceId)\" and open the address it prints."
                 )
             case .refused(let why): throw IsletError(.forbidden, why)
             }

@@ -32,6 +32,9 @@ enum KeylessAccess: Equatable, Sendable {
     /// The server listens beyond loopback, or `server.keylessLoopback` is off: displays need
     /// their device's key.
     case needsKey
+
+    /// Why a `needsKey` server lets no one in without a key, as answers say it.
+    static let whyKeysAreNeeded = "it is reachable from other machines, or server.keylessLoopback is off"
     /// The server listens on loopback only, but this request could come from another web page.
     case refused(String)
 

@@ -5,8 +5,8 @@ import IsletEngine
 import Prometheus
 import NIOCore
 
-/// `GET /healthz`, `GET /metrics` and `GET /openapi.json`: what an operator's probes, Prometheus
-/// and API tools read. None needs a key.
+/// `GET /healthz`, `GET /metrics`, `GET /openapi.json` and `GET /v1/whoami`: what an operator's
+/// probes, Prometheus, API tools and `islet status` read. None needs a key.
 struct OperationsRoutes {
     let engine: Engine
     let metrics: ServerMetrics
@@ -16,6 +16,25 @@ struct OperationsRoutes {
         router.get("healthz", use: health)
         router.get("metrics", use: prometheus)
         router.get("openapi.json", use: openAPI)
+        router.get("v1/whoami", use: whoami)
+    }
+
+    /// Whom the request's key speaks for; without one, whether it has the keyless rights.
+    @Sendable func whoami(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let identity =
+            switch context.owner {
+            case .admin: KeyIdentity(kind: .admin)
+            case .app(let bundleId): KeyIdentity(kind: .app, bundleId: bundleId)
+            case .device(let deviceId): KeyIdentity(kind: .device, deviceId: deviceId)
+            case nil:
+                switch context.keyless {
+                case .granted: KeyIdentity(kind: .none, keyless: true)
+                case .refused(let why): KeyIdentity(kind: .none, keyless: false, message: why)
+                case .needsKey:
+                    KeyIdentity(kind: .none, keyless: false, message: "This server lets no one in without a key: \(KeylessAccess.whyKeysAreNeeded).")
+                }
+            }
+        return try Response.json(identity)
     }
 
     struct Health: Encodable {
