@@ -31,12 +31,13 @@ struct APNsRequestEntry: Codable, Sendable {
     /// From the request's arrival to the answer.
     var latencyMs: Double
 
-    /// The entry with the device token in its path cut to its first characters.
+    /// The entry as a reader without a key sees it: the device token in its path, any token
+    /// Islet's words repeat, and the channel id it names cut to their first 8 characters.
     var withoutTokens: APNsRequestEntry {
         var entry = self
-        if path.hasPrefix("/3/device/") {
-            entry.path = "/3/device/" + String(path.dropFirst("/3/device/".count).prefix(8)) + "…"
-        }
+        entry.path = path.withoutTokens
+        entry.detail = detail?.withoutTokens
+        entry.headers["apns-channel-id"] = headers["apns-channel-id"].map { String.cut($0) }
         return entry
     }
 }

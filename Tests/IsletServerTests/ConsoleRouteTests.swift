@@ -1,0 +1,49 @@
+import Foundation
+import IsletCore
+import IsletServer
+import Testing
+
+/// What the console reads (docs/console.md), and what each reader may see of it.
+@Suite("Console routes")
+struct ConsoleRouteTests {
+    /// A reader without a key sees no more than a token's first 8 digits, wherever Islet wrote
+    /// it: a push-to-start delivery's target and note (which name the phone's token), the
+    /// activity's events, and the APNs log's path and Islet's words about a malformed token.
+    @Test func aKeylessReaderSeesAtMostEightDigitsOfAToken() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let token = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+                let app = provider.bundleId
+                _ = try await islet.request(.PUT, "/v1/apps/\(app)/delivery", key: islet.admin, body: Self.credential)
+                _ = try await islet.request(
+                    .PUT, "/v1/devices/default/push-to-start-tokens/BuildAttributes", key: provider.apiKey,
+                    body: #"{"token":"\#(token)","environment":"development"}"#
+                )
+                let started = try await islet.request(
+                    .POST, "/v1/activities", key: provider.apiKey,
+                    body: #"{"attributesType":"BuildAttributes","attributes":{},"content":{"state":{"step":"build"}}}"#
+                )
+                let id = try #require(started.json["id"]?.stringValue, "\(started.text)")
+                // One more digit than a token has: refused, and Islet's words repeat what was sent.
+                let malformed = try await provider.push(token + "0", Provider.update(#"{"step":"test"}"#))
+                #expect(malformed.reason == "BadDeviceToken")
+
+                let asLogged = token.prefix(8) + "…" + token.suffix(8)
+                let keyed = try await islet.request(.GET, "/v1/activities/\(id)/deliveries", key: provider.apiKey)
+                #expect(keyed.text.contains("push-to-start to \(asLogged)"), "a key holder sees what it saw: \(keyed.text)")
+                for path in ["/v1/activities/\(id)/deliveries", "/v1/activities/\(id)/events", "/v1/apns/requests"] {
+                    let keyless = try await islet.request(.GET, path)
+                    #expect(keyless.status == 200, "\(path): \(keyless.text)")
+                    #expect(keyless.text.contains(token.prefix(8) + "…"), "\(path): \(keyless.text)")
+                    #expect(!keyless.text.contains(token.prefix(9)) && !keyless.text.contains(token.suffix(8)), "\(path): \(keyless.text)")
+                }
+            }
+        }
+    }
+
+    /// A sandbox credential that sends to a closed port: a delivery is written, never sent.
+    static let credential = #"""
+        {"teamId":"TEAMPIZZA1","keyId":"PIZZA12345","environment":"development","url":"https://127.0.0.1:9",
+         "privateKey":"-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgWnlB5FCZ1iUtUYhw\nevUlmHleXeJqm+BrGbsbJ00b8JehRANCAASbTQTwv9mENm17rk1KCSDXWmfeGtgO\ntDi7giMcIc7cjh1dsHYdHEInyNLc/HbPNqooYP3AQGAFGeqeC/9kqjvR\n-----END PRIVATE KEY-----\n"}
+        """#
+}
