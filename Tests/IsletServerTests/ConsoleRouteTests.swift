@@ -41,9 +41,59 @@ struct ConsoleRouteTests {
         }
     }
 
+    /// An entry of the APNs log is an app's, and its key sees it, only when the request's
+    /// provider token verified for that app. Requests without one — anyone who reaches the port
+    /// can send them, naming any topic — are the operator's alone, and however many come, they
+    /// push none of an app's entries out of the log.
+    @Test func requestsWithoutAProviderTokenForTheAppAreNotItsAndPushNoneOfItsEntriesOut() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let activity = try await provider.startWithToken()
+                let token = try #require(activity.pushToken)
+                #expect(try await provider.push(token, Provider.update(#"{"step":2}"#)).status == 200)
+                // Another app's verified key, naming this app's topic.
+                try await islet.withProvider("com.example.other", keyId: "OTHER12345") { other in
+                    let answer = try await other.push(token, Provider.update(#"{"step":3}"#), topic: provider.bundleId)
+                    #expect(answer.reason == "TopicDisallowed", "\(answer)")
+                }
+                let named = try await islet.request(.GET, "/v1/apns/requests", key: islet.admin).json["requests"].items
+                #expect(named.first?["status"] == 400 && named.first?["bundleId"] == nil, "the other key's request is no app's: \(named)")
+                // More requests without a provider token than the log keeps, naming the app.
+                let unsigned = Data(Provider.update(#"{"step":4}"#).utf8)
+                let headers = [("apns-topic", provider.bundleId + ".push-type.liveactivity"), ("apns-push-type", "liveactivity")]
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for lane in 0..<20 {
+                        group.addTask {
+                            for _ in 0..<55 {
+                                let answer = try await provider.apns.send(.POST, "/3/device/\(token)", headers: headers, body: unsigned, providerToken: nil)
+                                #expect(answer.status == 403, "lane \(lane): \(answer)")
+                            }
+                        }
+                    }
+                    try await group.waitForAll()
+                }
+                let own = try await islet.request(.GET, "/v1/apns/requests?limit=1000", key: provider.apiKey)
+                let entries = own.json["requests"].items
+                #expect(entries.count == 1 && entries.first?["status"] == 200, "the app's key sees its verified push only, still there: \(entries.count)")
+                #expect(entries.first?["bundleId"] == .string(provider.bundleId))
+                let all = try await islet.request(.GET, "/v1/apns/requests?limit=1000", key: islet.admin).json["requests"].items
+                #expect(all.contains { $0["status"] == 200 && $0["bundleId"] == .string(provider.bundleId) })
+                #expect(all.contains { $0["status"] == 403 && $0["bundleId"] == nil }, "the operator sees the unsigned ones")
+            }
+        }
+    }
+
     /// A sandbox credential that sends to a closed port: a delivery is written, never sent.
     static let credential = #"""
         {"teamId":"TEAMPIZZA1","keyId":"PIZZA12345","environment":"development","url":"https://127.0.0.1:9",
          "privateKey":"-----BEGIN PRIVATE KEY-----\nMIGHAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBG0wawIBAQQgWnlB5FCZ1iUtUYhw\nevUlmHleXeJqm+BrGbsbJ00b8JehRANCAASbTQTwv9mENm17rk1KCSDXWmfeGtgO\ntDi7giMcIc7cjh1dsHYdHEInyNLc/HbPNqooYP3AQGAFGeqeC/9kqjvR\n-----END PRIVATE KEY-----\n"}
         """#
+}
+
+extension Optional<JSONValue> {
+    /// The array's items; none when the value is not an array.
+    var items: [JSONValue] {
+        if case .array(let items)? = self { return items }
+        return []
+    }
 }

@@ -16,7 +16,9 @@ struct APNsRequestEntry: Codable, Sendable {
     var time: Date
     var method: String
     var path: String
-    /// The app it names (`apns-topic` without its `.push-type.liveactivity` suffix, or the path's).
+    /// The app it is attributed to: the one it names (`apns-topic` without its
+    /// `.push-type.liveactivity` suffix, or the path's), when its provider token verified for
+    /// that app. A request without one is no app's: anyone who reaches the port can send it.
     var bundleId: BundleID?
     /// Its headers; `authorization`'s token reduced to its header and claims (the signature left out).
     var headers: [String: String]
@@ -44,28 +46,54 @@ struct APNsRequestEntry: Codable, Sendable {
 
 /// This node's last requests to its APNs endpoint, in memory: a debugging view, so a busy
 /// endpoint writes nothing to the store for it, and a restart forgets it.
+///
+/// Requests attributed to an app (their provider token verified for it) and the rest are kept
+/// in two rings: anyone who reaches the port can send requests without a provider token, and
+/// however many they send, they push none of an app's out.
 final class APNsRequestLog: Sendable {
-    /// The requests kept.
+    /// The requests kept of those attributed to an app.
     let capacity: Int
-    private let state = Mutex<(next: Int64, entries: [APNsRequestEntry])>((1, []))
+    /// The requests kept of the others, which only the operator sees.
+    let unattributedCapacity: Int
+    private struct State {
+        var next: Int64 = 1
+        var attributed: [APNsRequestEntry] = []
+        var unattributed: [APNsRequestEntry] = []
+    }
+    private let state = Mutex(State())
 
-    init(capacity: Int = 1_000) {
+    init(capacity: Int = 1_000, unattributedCapacity: Int = 100) {
         self.capacity = capacity
+        self.unattributedCapacity = unattributedCapacity
     }
 
-    /// Keeps an entry (its `id` given here), forgetting the oldest beyond the capacity.
+    /// Keeps an entry (its `id` given here) in its ring, forgetting that ring's oldest beyond
+    /// its capacity.
     func record(_ entry: APNsRequestEntry) {
         state.withLock { state in
             var entry = entry
             entry.id = state.next
             state.next += 1
-            state.entries.append(entry)
-            if state.entries.count > capacity { state.entries.removeFirst(state.entries.count - capacity) }
+            if entry.bundleId == nil {
+                Self.keep(entry, in: &state.unattributed, capacity: unattributedCapacity)
+            } else {
+                Self.keep(entry, in: &state.attributed, capacity: capacity)
+            }
         }
     }
 
-    /// The entries kept, oldest first.
-    var entries: [APNsRequestEntry] { state.withLock { $0.entries } }
+    private static func keep(_ entry: APNsRequestEntry, in ring: inout [APNsRequestEntry], capacity: Int) {
+        ring.append(entry)
+        if ring.count > capacity { ring.removeFirst(ring.count - capacity) }
+    }
+
+    /// The entries kept, of one app or (`nil`) all, oldest first.
+    func entries(of bundleId: BundleID?) -> [APNsRequestEntry] {
+        state.withLock { state in
+            guard let bundleId else { return (state.attributed + state.unattributed).sorted { $0.id < $1.id } }
+            return state.attributed.filter { $0.bundleId == bundleId }
+        }
+    }
 }
 
 /// Records every request to the APNs endpoint and its answer in the log. Outermost, so it sees
@@ -90,6 +118,7 @@ struct APNsRequestRecorder: RouterMiddleware {
             let elapsed = (ContinuousClock.now - started).components
             entry.latencyMs = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
             (entry.payload, entry.payloadBytes) = payload.taken
+            entry.bundleId = context.trace.app(named: entry.bundleId)
             log.record(entry)
         }
         do {

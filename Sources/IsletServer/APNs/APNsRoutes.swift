@@ -189,6 +189,7 @@ struct APNsRoutes {
         let identity = try await verifier.verify(authorization: request.headers[.authorization], now: now) { keyId in
             try await engine.providerKeys(keyId: keyId)
         }
+        context.trace.verified(identity)
         try tokenUpdates.check(identity, on: context.connection, now: now)
         return identity
     }
