@@ -41,6 +41,28 @@ struct ConsoleRouteTests {
         }
     }
 
+    /// A push Islet answered 200 but the device dropped says why in the APNs log, and which
+    /// activity it reached; so does one the device applied.
+    @Test func aPushTheDeviceDroppedShowsItsReasonAndItsActivityInTheLog() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let activity = try await provider.startWithToken()
+                let token = try #require(activity.pushToken)
+                #expect(try await provider.push(token, Provider.update(#"{"step":5}"#, timestamp: t0Seconds + 100)).status == 200)
+                #expect(try await provider.push(token, Provider.update(#"{"step":4}"#, timestamp: t0Seconds + 50)).status == 200)
+                let log = try await islet.request(.GET, "/v1/apns/requests", key: provider.apiKey)
+                let entries = log.json["requests"].items
+                try #require(entries.count == 2, "\(log.text)")
+                let (dropped, applied) = (entries[0], entries[1])
+                #expect(dropped["status"] == 200 && applied["status"] == 200)
+                let drop = try #require(dropped["outcomes"].items.first, "\(dropped)")
+                #expect(drop["activityId"] == .string(activity.id) && drop["device"] == "default", "\(drop)")
+                #expect(drop["dropped"] == "olderTimestamp" && drop["message"]?.stringValue?.contains("older") == true, "\(drop)")
+                #expect(applied["outcomes"] == [["activityId": .string(activity.id), "device": "default"]], "\(applied)")
+            }
+        }
+    }
+
     /// An entry of the APNs log is an app's, and its key sees it, only when the request's
     /// provider token verified for that app. Requests without one — anyone who reaches the port
     /// can send them, naming any topic — are the operator's alone, and however many come, they

@@ -8,7 +8,7 @@ import NIOCore
 import Synchronization
 
 /// One request to Islet's APNs endpoint, as the console's pushes view shows it: what a provider
-/// sent and what it was answered.
+/// sent, what it was answered, and what the push did on the devices it reached.
 struct APNsRequestEntry: Codable, Sendable {
     /// Its place in this node's sequence of requests, from 1.
     var id: Int64
@@ -32,6 +32,23 @@ struct APNsRequestEntry: Codable, Sendable {
     var detail: String?
     /// From the request's arrival to the answer.
     var latencyMs: Double
+    /// What a push Islet took did on each device it reached — a broadcast's first
+    /// `APNsRequestTrace.outcomesKept` — applied, or dropped with the device's reason. Absent
+    /// when Islet took none (a refusal, a channel request).
+    var outcomes: [Outcome]?
+    /// How many activities a broadcast reached, of which `outcomes` lists the first.
+    var reached: Int?
+
+    /// What a push did on one device.
+    struct Outcome: Codable, Sendable, Hashable {
+        /// The activity it reached; absent when the device refused a push-to-start (its own
+        /// history says why).
+        var activityId: ActivityID?
+        var device: DeviceID
+        /// Why the device dropped it, and the drop in words; both absent when it was applied.
+        var dropped: IgnoreReason?
+        var message: String?
+    }
 
     /// The entry as a reader without a key sees it: the device token in its path, any token
     /// Islet's words repeat, and the channel id it names cut to their first 8 characters.
@@ -40,6 +57,11 @@ struct APNsRequestEntry: Codable, Sendable {
         entry.path = path.withoutTokens
         entry.detail = detail?.withoutTokens
         entry.headers["apns-channel-id"] = headers["apns-channel-id"].map { String.cut($0) }
+        entry.outcomes = outcomes?.map { outcome in
+            var outcome = outcome
+            outcome.message = outcome.message?.withoutTokens
+            return outcome
+        }
         return entry
     }
 }
@@ -111,7 +133,7 @@ struct APNsRequestRecorder: RouterMiddleware {
         var entry = APNsRequestEntry(
             id: 0, time: clock.now(), method: request.method.rawValue, path: request.uri.path,
             bundleId: Self.bundleId(request), headers: Self.headers(request.headers), payload: nil, payloadBytes: 0, status: 0,
-            reason: nil, detail: nil, latencyMs: 0
+            reason: nil, detail: nil, latencyMs: 0, outcomes: nil, reached: nil
         )
         let payload = PayloadCopy(keeping: Self.payloadShown)
         defer {
@@ -119,6 +141,7 @@ struct APNsRequestRecorder: RouterMiddleware {
             entry.latencyMs = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
             (entry.payload, entry.payloadBytes) = payload.taken
             entry.bundleId = context.trace.app(named: entry.bundleId)
+            (entry.outcomes, entry.reached) = context.trace.pushed
             log.record(entry)
         }
         do {

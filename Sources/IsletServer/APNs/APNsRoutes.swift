@@ -87,6 +87,7 @@ struct APNsRoutes {
         } catch let refusal as PushRefusal {
             throw APNsError(refusal)
         }
+        context.trace.pushed(result)
         return try Self.accepted(headers, result)
     }
 
@@ -106,9 +107,9 @@ struct APNsRoutes {
             }
         }
         do {
-            try await engine.broadcast(BroadcastPush(
+            context.trace.broadcast(try await engine.broadcast(BroadcastPush(
                 channelId: headers.channelId!, bundleId: bundleId, expiration: headers.expiration ?? 0, change: change
-            ))
+            )))
         } catch let refusal as PushRefusal {
             throw APNsError(refusal)
         }
