@@ -105,6 +105,33 @@ struct ConsoleRouteTests {
         }
     }
 
+    /// The overview's counts are the server's, since the node started: what any reader gets,
+    /// at any time, is the same totals, however often a page is reloaded — limited to its own
+    /// app for an app's key.
+    @Test func theOverviewCountsUpdatesAndDropsSinceTheNodeStarted() async throws {
+        try await withIslet { islet in
+            let bike = try await islet.createApp("com.example.bike")
+            let ci = try await islet.createApp("com.example.ci")
+            let ride = try await islet.start(key: bike)
+            for (speed, timestamp) in [(2, 10), (3, 20), (1, 5)] {
+                _ = try await islet.request(
+                    .POST, "/v1/activities/\(ride.id)/update", key: bike,
+                    body: #"{"content":{"state":{"speed":\#(speed)}},"timestamp":\#(t0Seconds + timestamp)}"#
+                )
+            }
+            let build = try await islet.start(key: ci)
+            _ = try await islet.request(.POST, "/v1/activities/\(build.id)/update", key: ci, body: #"{"content":{"state":{"speed":9}}}"#)
+            for reader in [islet.admin, nil] {
+                let overview = try await islet.request(.GET, "/v1/overview", key: reader)
+                #expect(overview.json["counts"]?["updates"] == 3, "\(overview.text)")
+                #expect(overview.json["counts"]?["dropped"] == ["olderTimestamp": 1], "\(overview.text)")
+                #expect(overview.json["counts"]?["since"] == .integer(Int64(t0Seconds)), "\(overview.text)")
+            }
+            let own = try await islet.request(.GET, "/v1/overview", key: bike)
+            #expect(own.json["counts"]?["updates"] == 2 && own.json["counts"]?["dropped"] == ["olderTimestamp": 1], "\(own.text)")
+        }
+    }
+
     /// A sandbox credential that sends to a closed port: a delivery is written, never sent.
     static let credential = #"""
         {"teamId":"TEAMPIZZA1","keyId":"PIZZA12345","environment":"development","url":"https://127.0.0.1:9",
