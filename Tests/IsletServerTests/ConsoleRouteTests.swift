@@ -63,6 +63,37 @@ struct ConsoleRouteTests {
         }
     }
 
+    /// A broadcast's entry says what it did on each activity it reached: applied, or dropped
+    /// with the reason; a reader without a key sees the channel's id cut short.
+    @Test func aBroadcastSaysWhatItDidOnEachActivityItReached() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let client = islet.isletClient(key: provider.apiKey)
+                let channel = try await client.createChannel(bundleId: provider.bundleId, storagePolicy: 0)
+                var ids: [ActivityID] = []
+                for _ in 0..<2 {
+                    ids.append(try await client.start(ActivityRequest(
+                        attributesType: "Score", content: ActivityContent(state: ["home": 0]), pushType: .channel(channel.id)
+                    )).id)
+                }
+                _ = try await client.update(ids[0], ContentUpdate(content: ActivityContent(state: ["home": 1]), timestamp: t0.addingTimeInterval(100)))
+                let response = try await provider.apns.broadcast(
+                    bundleId: provider.bundleId, channelId: channel.id,
+                    payload: Data(#"{"aps":{"event":"update","content-state":{"home":2},"timestamp":\#(t0Seconds + 50)}}"#.utf8),
+                    providerToken: try await provider.jwt()
+                )
+                #expect(response.status == 200)
+                let entry = try #require(try await islet.request(.GET, "/v1/apns/requests", key: provider.apiKey).json["requests"].items.first)
+                #expect(entry["reached"] == 2, "\(entry)")
+                let outcomes = entry["outcomes"].items
+                #expect(outcomes.first { $0["activityId"] == .string(ids[0]) }?["dropped"] == "olderTimestamp", "\(outcomes)")
+                #expect(outcomes.first { $0["activityId"] == .string(ids[1]) }?["dropped"] == nil, "\(outcomes)")
+                let keyless = try #require(try await islet.request(.GET, "/v1/apns/requests").json["requests"].items.first)
+                #expect(keyless["headers"]?["apns-channel-id"] == .string(String(channel.id.prefix(8)) + "…"), "\(keyless)")
+            }
+        }
+    }
+
     /// An entry of the APNs log is an app's, and its key sees it, only when the request's
     /// provider token verified for that app. Requests without one — anyone who reaches the port
     /// can send them, naming any topic — are the operator's alone, and however many come, they
