@@ -55,6 +55,7 @@ public final class Engine: Sendable {
 
     let store: any Store
     let fanOut: FanOut
+    let tally: EventTally
     let deadlines = WakeSignal()
     let deliveryWake = WakeSignal()
     /// Opened once the server answers (`serverIsListening()`); the delivery sender waits for it
@@ -86,7 +87,8 @@ public final class Engine: Sendable {
         self.clock = clock
         self.rules = settings.rules
         self.bus = EventBus(settings: settings.streams, metrics: metrics, clock: clock)
-        self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, deadlines: deadlines, deliveries: deliveryWake)
+        self.tally = EventTally(since: clock.now())
+        self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, tally: tally, deadlines: deadlines, deliveries: deliveryWake)
         self.presentations = Presentations(draw: draw, clock: clock)
         self.settings = settings
         self.listening = Gate(open: !settings.delivery.waitsForListener)

@@ -7,15 +7,18 @@ import Foundation
 
 extension EncodedEvent {
     /// The event with its push tokens and channel id left out; `nil` for an event that is only
-    /// a token (`pushTokenUpdated`). A delivery's target keeps its first 8 characters, enough to
-    /// tell two phones apart and not to push to either.
+    /// a token (`pushTokenUpdated`). A delivery's target and note keep 8 characters of a token
+    /// or a channel id (`String.withoutTokens`), enough to tell two phones apart and not to push
+    /// to either.
     public var withoutTokens: EncodedEvent? {
         switch type {
         case .pushTokenUpdated:
             return nil
         case .delivery:
-            guard let event = try? decoded(), case .object(var data) = event.data, let target = data["target"]?.stringValue else { return self }
-            data["target"] = .string(DeliveryReport.shortened(target))
+            guard let event = try? decoded(), case .object(var data) = event.data else { return self }
+            for field in ["target", "note"] {
+                if let text = data[field]?.stringValue { data[field] = .string(text.withoutTokens) }
+            }
             return Self.encoded(event, data: data)
         case .started, .settingsChanged:
             guard let event = try? decoded(), case .object(var data) = event.data else { return self }
@@ -59,15 +62,12 @@ extension AppSettings {
 }
 
 extension DeliveryReport {
-    /// The report with its target (a phone's token, or a channel id) cut to its first characters.
+    /// The report with the tokens and channel ids in its target and note cut to their first 8
+    /// characters (`String.withoutTokens`).
     public var withoutTokens: DeliveryReport {
         var report = self
-        report.target = target.map(Self.shortened)
+        report.target = target?.withoutTokens
+        report.note = note?.withoutTokens
         return report
-    }
-
-    /// A token or channel id cut to its first 8 characters: enough to tell two apart, not to push.
-    static func shortened(_ target: String) -> String {
-        String(target.prefix(8)) + "…"
     }
 }

@@ -1,8 +1,8 @@
 import Foundation
 
-/// `GET /v1/overview`: the figures the console's overview draws that the event stream does not
-/// carry, read from the store in one go — for every app with the admin key, for its own with
-/// an app key.
+/// `GET /v1/overview`: the figures the console's overview draws — the store's, read in one go,
+/// and the totals of what the event stream carried since the node started — for every app with
+/// the admin key, for its own with an app key.
 public struct Overview: Codable, Hashable, Sendable {
     /// The app the figures are limited to; absent: every app.
     public var bundleId: BundleID?
@@ -14,13 +14,20 @@ public struct Overview: Codable, Hashable, Sendable {
     public var activities: [String: Int]
     /// How delivery to Apple stands.
     public var delivery: DeliveryOverview
+    /// What the event stream carried since the node started: updates, drops, requests to Apple
+    /// and its answers.
+    public var counts: EventCounts
 
-    public init(bundleId: BundleID?, time: Date, population: Population, activities: [ActivityState: Int], delivery: DeliveryOverview) {
+    public init(
+        bundleId: BundleID?, time: Date, population: Population, activities: [ActivityState: Int], delivery: DeliveryOverview,
+        counts: EventCounts
+    ) {
         self.bundleId = bundleId
         self.time = time
         self.population = population
         self.activities = Dictionary(uniqueKeysWithValues: ActivityState.allCases.map { ($0.rawValue, activities[$0] ?? 0) })
         self.delivery = delivery
+        self.counts = counts
     }
 }
 

@@ -205,14 +205,16 @@ extension Engine {
         return try await read { store in try Self.deliveryHealth(bundleId: nil, now: now, in: store) }
     }
 
-    /// The figures of the console's overview, of one app or of all, in one read.
+    /// The figures of the console's overview, of one app or of all: the store's in one read,
+    /// and what the event stream carried since this node started.
     public func overview(bundleId: BundleID?) async throws -> Overview {
         let now = clock.now()
+        let counts = tally.counts(bundleId: bundleId)
         return try await read { store in
             Overview(
                 bundleId: bundleId, time: now, population: try store.population(bundleId: bundleId),
                 activities: try store.activityCounts(bundleId: bundleId),
-                delivery: try Self.deliveryHealth(bundleId: bundleId, now: now, in: store).overview
+                delivery: try Self.deliveryHealth(bundleId: bundleId, now: now, in: store).overview, counts: counts
             )
         }
     }

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Publishes committed transactions, off the store's writer: the `CommitLog` hands it each commit
 /// in commit order, on a queue of the log's own; it offers the events to the bus, counts the
-/// effects, wakes the deadline scheduler for a nearer deadline and the delivery sender for new
+/// effects and the events (the overview's `EventTally`), wakes the deadline scheduler for a nearer deadline and the delivery sender for new
 /// deliveries, and tells the caches what changed.
 ///
 /// A change is acknowledged only once its commit is published (`published(through:)`), as
@@ -22,15 +22,17 @@ final class FanOut: Service, Sendable {
     private let log: CommitLog
     private let bus: EventBus
     private let metrics: any EngineMetrics
+    private let tally: EventTally
     private let deadlines: WakeSignal
     private let deliveries: WakeSignal
     private let observers: Mutex<[@Sendable (Effects) -> Void]>
     private let progress = Mutex(Progress())
 
-    init(log: CommitLog, bus: EventBus, metrics: any EngineMetrics, deadlines: WakeSignal, deliveries: WakeSignal) {
+    init(log: CommitLog, bus: EventBus, metrics: any EngineMetrics, tally: EventTally, deadlines: WakeSignal, deliveries: WakeSignal) {
         self.log = log
         self.bus = bus
         self.metrics = metrics
+        self.tally = tally
         self.deadlines = deadlines
         self.deliveries = deliveries
         self.observers = Mutex([])
@@ -58,6 +60,7 @@ final class FanOut: Service, Sendable {
     private func publish(_ commit: Commit) {
         bus.publish(commit.events)
         metrics.published(commit)
+        tally.count(commit.events)
         if let deadline = commit.earliestDeadline {
             deadlines.notify(deadline: deadline)
         }

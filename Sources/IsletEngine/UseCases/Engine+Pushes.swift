@@ -49,6 +49,11 @@ public struct PushResult: Sendable, Hashable {
     public var ignored: IgnoredPush?
     /// Whether the app asked for strict pushes: a drop is then answered as a refusal.
     public var strict: Bool
+    /// The activity it reached: the token's, or the one a push-to-start started; `nil` when
+    /// the device refused a push-to-start (its own history says why).
+    public var activityId: ActivityID?
+    /// The device it reached.
+    public var deviceId: DeviceID
 
     /// A push a device dropped.
     public struct IgnoredPush: Sendable, Hashable {
@@ -85,7 +90,6 @@ extension Engine {
         let rules = self.rules
         return try await write { tx in
             guard let app = try tx.app(push.bundleId) else { throw PushRefusal.unknownTopic(push.bundleId) }
-            let ignored: PushResult.IgnoredPush?
             switch try tx.token(push.token.lowercased()) {
             case .unknown:
                 throw PushRefusal.unknownToken
@@ -96,13 +100,14 @@ extension Engine {
                 try Self.check(owner, is: push.bundleId)
                 let payload = try push.payload.get()
                 var activity = try tx.loadActivity(activityId, owner: nil)
-                ignored = try Self.push(payload, priority: push.priority, to: &activity, rules: rules, in: tx)
+                let ignored = try Self.push(payload, priority: push.priority, to: &activity, rules: rules, in: tx)
+                return PushResult(ignored: ignored, strict: app.strictPushes, activityId: activityId, deviceId: activity.deviceId)
             case .pushToStart(let deviceId, let owner):
                 try Self.check(owner, is: push.bundleId)
                 let payload = try push.payload.get()
-                ignored = try Self.pushToStart(payload, deviceId: deviceId, bundleId: push.bundleId, rules: rules, in: tx)
+                let (started, ignored) = try Self.pushToStart(payload, deviceId: deviceId, bundleId: push.bundleId, rules: rules, in: tx)
+                return PushResult(ignored: ignored, strict: app.strictPushes, activityId: started, deviceId: deviceId)
             }
-            return PushResult(ignored: ignored, strict: app.strictPushes)
         }
     }
 
@@ -138,9 +143,11 @@ extension Engine {
 
     /// A push to a device's push-to-start token: a start the device makes (or refuses, and
     /// records on the device), or any other payload recorded on the device as unusable.
+    ///
+    /// - Returns: The activity started, or why the device dropped the push.
     private static func pushToStart(
         _ payload: LiveActivityPayload, deviceId: DeviceID, bundleId: BundleID, rules: LifecycleRules, in tx: any Transaction
-    ) throws -> PushResult.IgnoredPush? {
+    ) throws -> (started: ActivityID?, ignored: PushResult.IgnoredPush?) {
         let ignored: PushResult.IgnoredPush
         let content: ActivityContent?
         switch payload.action {
@@ -148,9 +155,8 @@ extension Engine {
             start.request.deviceId = deviceId
             do {
                 let outcome = try Self.start(start.request, bundleId: bundleId, key: nil, rules: rules, in: tx)
-                _ = outcome
                 tx.effects.countPush(ignored: nil)
-                return nil
+                return (outcome.activity.id, nil)
             } catch let refusal as IsletError {
                 guard let reason = IgnoreReason(refusal: refusal) else { throw refusal }
                 ignored = PushResult.IgnoredPush(reason: reason, detail: refusal.message)
@@ -172,7 +178,7 @@ extension Engine {
         )
         try tx.append(.updateIgnored(record), bundleId: bundleId, deviceId: deviceId, activityId: nil)
         tx.effects.countPush(ignored: ignored.reason)
-        return ignored
+        return (nil, ignored)
     }
 
     /// Records a push the activity's device could not use.
@@ -323,7 +329,7 @@ extension Engine {
 
 extension Transition {
     /// The message of the last input the rules ignored, if any.
-    var ignoredMessage: String {
+    public var ignoredMessage: String {
         for case .updateIgnored(let ignored) in payloads.reversed() {
             return ignored.message
         }

@@ -8,7 +8,7 @@ import NIOCore
 import Synchronization
 
 /// One request to Islet's APNs endpoint, as the console's pushes view shows it: what a provider
-/// sent and what it was answered.
+/// sent, what it was answered, and what the push did on the devices it reached.
 struct APNsRequestEntry: Codable, Sendable {
     /// Its place in this node's sequence of requests, from 1.
     var id: Int64
@@ -16,7 +16,9 @@ struct APNsRequestEntry: Codable, Sendable {
     var time: Date
     var method: String
     var path: String
-    /// The app it names (`apns-topic` without its `.push-type.liveactivity` suffix, or the path's).
+    /// The app it is attributed to: the one it names (`apns-topic` without its
+    /// `.push-type.liveactivity` suffix, or the path's), when its provider token verified for
+    /// that app. A request without one is no app's: anyone who reaches the port can send it.
     var bundleId: BundleID?
     /// Its headers; `authorization`'s token reduced to its header and claims (the signature left out).
     var headers: [String: String]
@@ -30,12 +32,35 @@ struct APNsRequestEntry: Codable, Sendable {
     var detail: String?
     /// From the request's arrival to the answer.
     var latencyMs: Double
+    /// What a push Islet took did on each device it reached — a broadcast's first
+    /// `APNsRequestTrace.outcomesKept` — applied, or dropped with the device's reason. Absent
+    /// when Islet took none (a refusal, a channel request).
+    var outcomes: [Outcome]?
+    /// How many activities a broadcast reached, of which `outcomes` lists the first.
+    var reached: Int?
 
-    /// The entry with the device token in its path cut to its first characters.
+    /// What a push did on one device.
+    struct Outcome: Codable, Sendable, Hashable {
+        /// The activity it reached; absent when the device refused a push-to-start (its own
+        /// history says why).
+        var activityId: ActivityID?
+        var device: DeviceID
+        /// Why the device dropped it, and the drop in words; both absent when it was applied.
+        var dropped: IgnoreReason?
+        var message: String?
+    }
+
+    /// The entry as a reader without a key sees it: the device token in its path, any token
+    /// Islet's words repeat, and the channel id it names cut to their first 8 characters.
     var withoutTokens: APNsRequestEntry {
         var entry = self
-        if path.hasPrefix("/3/device/") {
-            entry.path = "/3/device/" + String(path.dropFirst("/3/device/".count).prefix(8)) + "…"
+        entry.path = path.withoutTokens
+        entry.detail = detail?.withoutTokens
+        entry.headers["apns-channel-id"] = headers["apns-channel-id"].map { String.cut($0) }
+        entry.outcomes = outcomes?.map { outcome in
+            var outcome = outcome
+            outcome.message = outcome.message?.withoutTokens
+            return outcome
         }
         return entry
     }
@@ -43,28 +68,54 @@ struct APNsRequestEntry: Codable, Sendable {
 
 /// This node's last requests to its APNs endpoint, in memory: a debugging view, so a busy
 /// endpoint writes nothing to the store for it, and a restart forgets it.
+///
+/// Requests attributed to an app (their provider token verified for it) and the rest are kept
+/// in two rings: anyone who reaches the port can send requests without a provider token, and
+/// however many they send, they push none of an app's out.
 final class APNsRequestLog: Sendable {
-    /// The requests kept.
+    /// The requests kept of those attributed to an app.
     let capacity: Int
-    private let state = Mutex<(next: Int64, entries: [APNsRequestEntry])>((1, []))
+    /// The requests kept of the others, which only the operator sees.
+    let unattributedCapacity: Int
+    private struct State {
+        var next: Int64 = 1
+        var attributed: [APNsRequestEntry] = []
+        var unattributed: [APNsRequestEntry] = []
+    }
+    private let state = Mutex(State())
 
-    init(capacity: Int = 1_000) {
+    init(capacity: Int = 1_000, unattributedCapacity: Int = 100) {
         self.capacity = capacity
+        self.unattributedCapacity = unattributedCapacity
     }
 
-    /// Keeps an entry (its `id` given here), forgetting the oldest beyond the capacity.
+    /// Keeps an entry (its `id` given here) in its ring, forgetting that ring's oldest beyond
+    /// its capacity.
     func record(_ entry: APNsRequestEntry) {
         state.withLock { state in
             var entry = entry
             entry.id = state.next
             state.next += 1
-            state.entries.append(entry)
-            if state.entries.count > capacity { state.entries.removeFirst(state.entries.count - capacity) }
+            if entry.bundleId == nil {
+                Self.keep(entry, in: &state.unattributed, capacity: unattributedCapacity)
+            } else {
+                Self.keep(entry, in: &state.attributed, capacity: capacity)
+            }
         }
     }
 
-    /// The entries kept, oldest first.
-    var entries: [APNsRequestEntry] { state.withLock { $0.entries } }
+    private static func keep(_ entry: APNsRequestEntry, in ring: inout [APNsRequestEntry], capacity: Int) {
+        ring.append(entry)
+        if ring.count > capacity { ring.removeFirst(ring.count - capacity) }
+    }
+
+    /// The entries kept, of one app or (`nil`) all, oldest first.
+    func entries(of bundleId: BundleID?) -> [APNsRequestEntry] {
+        state.withLock { state in
+            guard let bundleId else { return (state.attributed + state.unattributed).sorted { $0.id < $1.id } }
+            return state.attributed.filter { $0.bundleId == bundleId }
+        }
+    }
 }
 
 /// Records every request to the APNs endpoint and its answer in the log. Outermost, so it sees
@@ -82,13 +133,15 @@ struct APNsRequestRecorder: RouterMiddleware {
         var entry = APNsRequestEntry(
             id: 0, time: clock.now(), method: request.method.rawValue, path: request.uri.path,
             bundleId: Self.bundleId(request), headers: Self.headers(request.headers), payload: nil, payloadBytes: 0, status: 0,
-            reason: nil, detail: nil, latencyMs: 0
+            reason: nil, detail: nil, latencyMs: 0, outcomes: nil, reached: nil
         )
         let payload = PayloadCopy(keeping: Self.payloadShown)
         defer {
             let elapsed = (ContinuousClock.now - started).components
             entry.latencyMs = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
             (entry.payload, entry.payloadBytes) = payload.taken
+            entry.bundleId = context.trace.app(named: entry.bundleId)
+            (entry.outcomes, entry.reached) = context.trace.pushed
             log.record(entry)
         }
         do {

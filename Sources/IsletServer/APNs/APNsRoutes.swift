@@ -87,6 +87,7 @@ struct APNsRoutes {
         } catch let refusal as PushRefusal {
             throw APNsError(refusal)
         }
+        context.trace.pushed(result)
         return try Self.accepted(headers, result)
     }
 
@@ -106,9 +107,9 @@ struct APNsRoutes {
             }
         }
         do {
-            try await engine.broadcast(BroadcastPush(
+            context.trace.broadcast(try await engine.broadcast(BroadcastPush(
                 channelId: headers.channelId!, bundleId: bundleId, expiration: headers.expiration ?? 0, change: change
-            ))
+            )))
         } catch let refusal as PushRefusal {
             throw APNsError(refusal)
         }
@@ -189,6 +190,7 @@ struct APNsRoutes {
         let identity = try await verifier.verify(authorization: request.headers[.authorization], now: now) { keyId in
             try await engine.providerKeys(keyId: keyId)
         }
+        context.trace.verified(identity)
         try tokenUpdates.check(identity, on: context.connection, now: now)
         return identity
     }

@@ -1,7 +1,8 @@
 // The console (docs/console.md): one page routed by its own path, a client of the REST API like
 // any other. It acts with the key it is given (the admin's, or an app's, which the API limits to
 // that app), or, on a loopback server, without one. It follows /v1/events and redraws what an
-// event touches; the overview's rates are counted here from that stream over a sliding minute.
+// event touches; the overview's counts are the server's (/v1/overview, since the node started),
+// and its rates the differences between successive readings of them.
 (function () {
   "use strict";
 
@@ -51,7 +52,6 @@
   var whoAmI = null; // "admin", "app <bundleId>", or "keyless"
   var source = null;
   var listeners = [];
-  var stream = { updates: [], pushes: [], drops: {}, answers: {} };
 
   // ---- Keys: given once as #key=…, kept for the tab in sessionStorage, never in the address.
   function readKey() {
@@ -202,29 +202,9 @@
         source.addEventListener(type, function (message) {
           var event;
           try { event = JSON.parse(message.data); } catch (error) { return; }
-          count(event);
           listeners.forEach(function (listener) { listener(event); });
         });
       });
-  }
-  function count(event) {
-    var now = Date.now();
-    if (event.type === "contentUpdated") stream.updates.push(now);
-    if (event.type === "updateIgnored") {
-      var reason = event.data && event.data.reason || "unknown";
-      stream.drops[reason] = (stream.drops[reason] || 0) + 1;
-    }
-    if (event.type === "delivery" && event.data) {
-      var report = event.data;
-      if (report.attempt > 0 && report.outcome !== "queued") {
-        stream.pushes.push(now);
-        var status = report.status ? String(report.status) : "no answer";
-        stream.answers[status] = (stream.answers[status] || 0) + 1;
-      }
-    }
-    var minute = now - 60000;
-    while (stream.updates.length && stream.updates[0] < minute) stream.updates.shift();
-    while (stream.pushes.length && stream.pushes[0] < minute) stream.pushes.shift();
   }
 
   // ---- Routing.
@@ -266,7 +246,10 @@
   }
 
   // ---- 1. Overview.
+  // The server's totals as the page read them, the last minute or so: rates are their growth.
+  var readings = [];
   function overviewView() {
+    readings = [];
     var title = el("h1", { text: "Overview" });
     var sub = el("p", { class: "sub", text: "" });
     var population = el("div", { class: "figures" });
@@ -291,16 +274,23 @@
     function figure(label, value, id) {
       return el("div", { class: "figure" }, [el("div", { class: "value", id: id, text: String(value) }), el("div", { class: "label", text: label })]);
     }
-    function drawCounts() {
-      drawRows(drops, stream.drops, function (reason) { return WORDS.ignore[reason] || reason; }, "none since the page opened");
-      drawRows(answers, stream.answers, function (status) { return status === "200" ? "200 accepted" : status; }, "none since the page opened");
+    function drawCounts(counts) {
+      var since = "none since the server started, " + dateTime(counts.since);
+      drawRows(drops, counts.dropped, function (reason) { return WORDS.ignore[reason] || reason; }, since);
+      drawRows(answers, counts.answers, function (status) {
+        return status === "200" ? "200 accepted" : status === "none" ? "no answer" : status;
+      }, since);
       rates.textContent = "";
-      rates.appendChild(sparkline("Updates", stream.updates, "updates"));
-      rates.appendChild(sparkline("Pushes to Apple", stream.pushes, "pushes"));
+      rates.appendChild(sparkline("Updates", "updates", counts.updates));
+      rates.appendChild(sparkline("Pushes to Apple", "pushes", counts.pushes));
     }
     function load() {
       return api("GET", "/v1/overview").then(function (overview) {
-        sub.textContent = (overview.bundleId ? "App " + overview.bundleId : "Every app") + " · read " + clock(overview.time);
+        sub.textContent = (overview.bundleId ? "App " + overview.bundleId : "Every app") + " · read " + clock(overview.time) +
+          " · counted since the server started, " + dateTime(overview.counts.since);
+        readings.push({ time: Date.now(), updates: overview.counts.updates, pushes: overview.counts.pushes });
+        while (readings.length > 2 && readings[1].time < Date.now() - 65000) readings.shift();
+        drawCounts(overview.counts);
         population.textContent = "";
         population.appendChild(figure("apps", overview.population.apps, "apps"));
         population.appendChild(figure("devices", overview.population.devices, "devices"));
@@ -327,11 +317,9 @@
       }, failed);
     }
     load();
-    drawCounts();
     var reload = debounce(load, 700);
-    listeners.push(function () { reload(); drawCounts(); });
+    listeners.push(function () { reload(); });
     every(load, 5000);
-    every(drawCounts, 1000);
   }
   function drawRows(container, counts, words, empty) {
     container.textContent = "";
@@ -342,20 +330,28 @@
       container.appendChild(el("span", { class: "num", "data-count": name, text: String(counts[name]) }));
     });
   }
-  // Events per second over the last minute, as a filled line: one point per 5 s.
-  function sparkline(label, times, kind) {
-    var now = Date.now(), buckets = [];
+  // A count's growth per second over the last minute, as a filled line: one point per 5 s. The
+  // growth between two readings is spread evenly over the time between them.
+  function sparkline(label, kind, total) {
+    var now = Date.now(), start = now - 60000, buckets = [];
     for (var index = 0; index < 12; index++) buckets.push(0);
-    times.forEach(function (time) {
-      var bucket = 11 - Math.floor((now - time) / 5000);
-      if (bucket >= 0 && bucket < 12) buckets[bucket] += 1 / 5;
-    });
+    for (var pair = 1; pair < readings.length; pair++) {
+      var from = readings[pair - 1], to = readings[pair], growth = to[kind] - from[kind];
+      if (growth <= 0 || to.time <= from.time) continue;
+      for (var bucket = 0; bucket < 12; bucket++) {
+        var left = start + bucket * 5000, overlap = Math.min(to.time, left + 5000) - Math.max(from.time, left);
+        if (overlap > 0) buckets[bucket] += growth * overlap / (to.time - from.time) / 5;
+      }
+    }
     var most = Math.max.apply(null, buckets.concat([1]));
     var points = buckets.map(function (value, index) { return [index * (300 / 11), 52 - 48 * value / most]; });
     var line = "M" + points.map(function (point) { return point[0].toFixed(1) + " " + point[1].toFixed(1); }).join(" L");
     var current = buckets[11];
     return el("div", {}, [
-      el("div", { class: "rows" }, [el("span", { text: label }), el("span", { class: "num", "data-rate": kind, text: current.toFixed(1) + "/s" })]),
+      el("div", { class: "rows" }, [
+        el("span", {}, [label + " ", el("span", { class: "total", "data-total": kind, text: total + " since the server started" })]),
+        el("span", { class: "num", "data-rate": kind, text: current.toFixed(1) + "/s" })
+      ]),
       svg("svg", { class: "spark " + kind, viewBox: "0 0 300 56", preserveAspectRatio: "none", role: "img", "aria-label": label + " per second" }, [
         svg("path", { class: "area", d: line + " L300 56 L0 56 Z" }),
         svg("path", { class: "line", d: line, "vector-effect": "non-scaling-stroke" })
@@ -378,11 +374,11 @@
     main.appendChild(el("h1", { text: "Activities" }));
     main.appendChild(el("p", { class: "sub", text: "Most relevant first, as a device shows them." }));
     main.appendChild(el("div", { class: "toolbar" }, [search, state, app, type]));
-    main.appendChild(el("div", { class: "table-wrap" }, [el("table", { id: "activities" }, [
+    main.appendChild(el("div", { class: "table-wrap" }, [el("table", { id: "activities", class: "stack" }, [
       el("thead", {}, [el("tr", {}, [
-        el("th", { text: "Activity" }), el("th", { text: "App" }), el("th", { text: "Type", class: "hide-narrow" }),
-        el("th", { text: "Device", class: "hide-narrow" }), el("th", { text: "State" }), el("th", { text: "Last update" }),
-        el("th", { text: "Relevance", class: "num hide-narrow" })
+        el("th", { text: "Activity" }), el("th", { text: "App" }), el("th", { text: "Type" }),
+        el("th", { text: "Device" }), el("th", { text: "State" }), el("th", { text: "Last update", class: "num" }),
+        el("th", { text: "Relevance", class: "num" })
       ])]),
       body
     ])]));
@@ -409,14 +405,14 @@
         listing.activities.forEach(function (activity) {
           var updated = activity.lastUpdateTimestamp || activity.startedAt || activity.createdAt;
           body.appendChild(el("tr", { class: "open", "data-id": activity.id, onclick: function () { navigate("/console/activities/" + activity.id); } }, [
-            el("td", {}, [el("a", { href: "/console/activities/" + activity.id, "data-link": true, class: "mono", text: short(activity.id) }),
+            el("td", { "data-label": "Activity" }, [el("a", { href: "/console/activities/" + activity.id, "data-link": true, class: "mono", text: short(activity.id) }),
               activity.key ? el("div", { class: "detail mono", text: activity.key }) : null]),
-            el("td", { text: activity.bundleId }),
-            el("td", { class: "hide-narrow", text: activity.attributesType }),
-            el("td", { class: "hide-narrow", text: activity.device }),
-            el("td", {}, [chip(activity.activityState)]),
-            el("td", { class: "num", title: dateTime(updated), text: ago(updated) }),
-            el("td", { class: "num hide-narrow", text: String(activity.content.relevanceScore || 0) })
+            el("td", { "data-label": "App", text: activity.bundleId }),
+            el("td", { "data-label": "Type", text: activity.attributesType }),
+            el("td", { "data-label": "Device", text: activity.device }),
+            el("td", { "data-label": "State" }, [chip(activity.activityState)]),
+            el("td", { class: "num", "data-label": "Last update", title: dateTime(updated), text: ago(updated) }),
+            el("td", { class: "num", "data-label": "Relevance", text: String(activity.content.relevanceScore || 0) })
           ]));
         });
         pager.textContent = "";
@@ -535,7 +531,7 @@
       events.forEach(function (event) { if (event.type === "delivery" && event.data) latest[event.data.delivery] = event.id; });
       events.slice().reverse().forEach(function (event) {
         var words = describe(event);
-        var cell = el("td", {}, [words.head, words.why ? el("span", { class: "why", text: " — " + words.why }) : null]);
+        var cell = el("td", { "data-label": "What happened" }, [words.head, words.why ? el("span", { class: "why", text: " — " + words.why }) : null]);
         if (words.detail) cell.appendChild(el("div", { class: "detail", text: words.detail }));
         if (event.type === "delivery" && event.data && latest[event.data.delivery] === event.id && ["failed", "held", "retrying"].indexOf(event.data.outcome) >= 0) {
           cell.appendChild(el("button", { class: "retry", "data-delivery": event.data.delivery, style: "margin-top:4px", text: "Send again", onclick: function (clicked) {
@@ -544,7 +540,7 @@
           } }));
         }
         rows.appendChild(el("tr", { class: "open", "data-event": event.id, "data-type": event.type, onclick: function () { select(event.id); } }, [
-          el("td", { class: "time", title: dateTime(event.time), text: clock(event.time) }), cell
+          el("td", { class: "time", "data-label": "Time", title: dateTime(event.time), text: clock(event.time) }), cell
         ]));
       });
     }
@@ -633,38 +629,85 @@
   }
 
   // ---- 4. Requests to Islet's APNs endpoint.
+  // New requests are added on top as they come; a row once drawn is never drawn again (a
+  // request's line does not change), so what the reader opened stays open.
   function pushesView() {
     var body = el("tbody", {});
     var pager = el("div", { class: "pager" });
     var cursors = [null];
     main.appendChild(el("h1", { text: "Pushes to Islet's APNs endpoint" }));
-    main.appendChild(el("p", { class: "sub", text: "This node's last 1,000 requests, newest first, as a provider sent them and as they were answered." }));
-    main.appendChild(el("div", { class: "table-wrap" }, [el("table", { id: "pushes" }, [
-      el("thead", {}, [el("tr", {}, [el("th", { text: "Time" }), el("th", { text: "Request" }), el("th", { text: "Answer" }), el("th", { text: "Time taken", class: "num hide-narrow" })])]),
+    main.appendChild(el("p", { class: "sub", text: whoAmI === "app"
+      ? "This node's last requests whose provider token verified for the app, newest first, as they were sent and answered, and what each push did on the device."
+      : "This node's last 1,000 requests whose provider token verified for the app they name, and its last 100 others (no token, another app's, a fault played), newest first: as they were sent and answered, and what each push did on the device." }));
+    main.appendChild(el("div", { class: "table-wrap" }, [el("table", { id: "pushes", class: "stack" }, [
+      el("thead", {}, [el("tr", {}, [el("th", { text: "Time" }), el("th", { text: "Request" }), el("th", { text: "Answer" }), el("th", { text: "Time taken", class: "num" })])]),
       body
     ])]));
     main.appendChild(pager);
+    function row(entry) {
+      var answer = el("td", { "data-label": "Answer" }, [chip(String(entry.status), entry.status === 200 ? "ok" : entry.status >= 500 || entry.status === 429 ? "warn" : "bad"),
+        entry.reason ? " " + entry.reason : ""]);
+      if (entry.detail) answer.appendChild(el("div", { class: "detail", text: entry.detail }));
+      (entry.outcomes || []).forEach(function (outcome) { answer.appendChild(outcomeLine(outcome)); });
+      if (entry.reached > (entry.outcomes || []).length) {
+        answer.appendChild(el("div", { class: "detail", text: "and " + (entry.reached - entry.outcomes.length) + " more activities" }));
+      }
+      var headers = Object.keys(entry.headers).sort().map(function (name) { return name + ": " + entry.headers[name]; }).join("\n");
+      return el("tr", { "data-request": entry.id }, [
+        el("td", { class: "time num", "data-label": "Time", title: dateTime(entry.time), text: clock(entry.time) }),
+        el("td", { "data-label": "Request" }, [el("div", { class: "mono", text: entry.method + " " + entry.path }),
+          el("details", {}, [el("summary", { text: (entry.bundleId || "no app: not verified for one") + " · " + entry.payloadBytes + " bytes" }),
+            el("pre", { class: "json", text: headers + (entry.payload ? "\n\n" + entry.payload : "") })])]),
+        answer,
+        el("td", { class: "num", "data-label": "Time taken", text: entry.latencyMs.toFixed(1) + " ms" })
+      ]);
+    }
+    // What the push did on one device: applied to its activity, or dropped, and why.
+    function outcomeLine(outcome) {
+      var line = el("div", { class: "outcome" + (outcome.dropped ? " dropped" : ""), "data-dropped": outcome.dropped });
+      line.appendChild(document.createTextNode(outcome.dropped ? "Dropped by the device: " + (WORDS.ignore[outcome.dropped] || outcome.dropped) : "Applied"));
+      if (outcome.activityId) {
+        line.appendChild(document.createTextNode(outcome.dropped ? " · " : " to "));
+        line.appendChild(el("a", { href: "/console/activities/" + outcome.activityId, "data-link": true, "data-activity": outcome.activityId },
+          ["activity ", el("span", { class: "mono", text: short(outcome.activityId) })]));
+      } else {
+        line.appendChild(document.createTextNode(" · device " + outcome.device));
+      }
+      if (outcome.message) line.appendChild(el("div", { class: "detail", text: outcome.message }));
+      return line;
+    }
+    function empty() {
+      return el("tr", {}, [el("td", { class: "empty", colspan: "4", text: "No request yet: point a provider at the APNs endpoint (docs/apns.md)." })]);
+    }
+    // The newest page: rows for new requests go on top, those that fell off the page go.
+    function merge(requests) {
+      var shown = {};
+      Array.prototype.forEach.call(body.querySelectorAll("tr[data-request]"), function (tr) { shown[tr.dataset.request] = tr; });
+      var keep = {};
+      requests.forEach(function (entry) { keep[entry.id] = true; });
+      Object.keys(shown).forEach(function (id) { if (!keep[id]) shown[id].remove(); });
+      var next = body.querySelector("tr[data-request]");
+      requests.forEach(function (entry) {
+        var existing = shown[entry.id];
+        if (existing) { next = existing.nextElementSibling; return; }
+        body.insertBefore(row(entry), next);
+      });
+      var placeholder = body.querySelector("td.empty");
+      if (requests.length && placeholder) placeholder.parentNode.remove();
+      if (!requests.length && !placeholder) body.appendChild(empty());
+    }
     function load() {
       var cursor = cursors[cursors.length - 1];
       return api("GET", "/v1/apns/requests?limit=50" + (cursor ? "&cursor=" + cursor : "")).then(function (listing) {
-        body.textContent = "";
-        if (!listing.requests.length) body.appendChild(el("tr", {}, [el("td", { class: "empty", colspan: "4", text: "No request yet: point a provider at the APNs endpoint (docs/apns.md)." })]));
-        listing.requests.forEach(function (entry) {
-          var answer = el("td", {}, [chip(String(entry.status), entry.status === 200 ? "ok" : entry.status >= 500 || entry.status === 429 ? "warn" : "bad"),
-            entry.reason ? " " + entry.reason : ""]);
-          if (entry.detail) answer.appendChild(el("div", { class: "detail", text: entry.detail }));
-          var headers = Object.keys(entry.headers).sort().map(function (name) { return name + ": " + entry.headers[name]; }).join("\n");
-          body.appendChild(el("tr", { "data-request": entry.id }, [
-            el("td", { class: "time num", title: dateTime(entry.time), text: clock(entry.time) }),
-            el("td", {}, [el("div", { class: "mono", text: entry.method + " " + entry.path }),
-              el("details", {}, [el("summary", { text: (entry.bundleId || "") + " · " + entry.payloadBytes + " bytes" }),
-                el("pre", { class: "json", text: headers + (entry.payload ? "\n\n" + entry.payload : "") })])]),
-            answer,
-            el("td", { class: "num hide-narrow", text: entry.latencyMs.toFixed(1) + " ms" })
-          ]));
-        });
+        if (cursor) {
+          body.textContent = "";
+          listing.requests.forEach(function (entry) { body.appendChild(row(entry)); });
+          if (!listing.requests.length) body.appendChild(empty());
+        } else {
+          merge(listing.requests);
+        }
         pager.textContent = "";
-        pager.appendChild(el("button", { text: "Newest", disabled: cursors.length === 1, onclick: function () { cursors = [null]; load(); } }));
+        pager.appendChild(el("button", { text: "Newest", disabled: cursors.length === 1, onclick: function () { cursors = [null]; body.textContent = ""; load(); } }));
         pager.appendChild(el("button", { text: "Older", disabled: !listing.next, onclick: function () { cursors.push(listing.next); load(); } }));
       }, failed);
     }

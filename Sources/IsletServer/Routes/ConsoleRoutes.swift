@@ -30,8 +30,7 @@ struct ConsoleRoutes {
     @Sendable func requests(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let scope = try context.operatorScope()
         let page = try request.page(of: Int64.self)
-        var entries = apnsRequests?.entries ?? []
-        if let scope { entries = entries.filter { $0.bundleId == scope } }
+        var entries = apnsRequests?.entries(of: scope) ?? []
         if !context.showsTokens { entries = entries.map(\.withoutTokens) }
         // Newest first: the place is the id, negated.
         return try Response.json(Listing("requests", page.page(ofAll: entries) { -$0.id }))

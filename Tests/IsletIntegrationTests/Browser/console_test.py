@@ -19,6 +19,7 @@ from selenium.webdriver.common.by import By
 APPLE = os.environ["APPLE_URL"]
 LOOP_ACTIVITY = os.environ["LOOP_ACTIVITY"]
 LOOP_APP_KEY = os.environ["LOOP_APP_KEY"]
+DROPPED_ON_B = os.environ["DROPPED_ON_B"]
 SHOTS = os.environ.get("SHOTS")
 
 
@@ -37,6 +38,27 @@ def texts(page, selector):
 
 def click(page, selector):
     page.js("document.querySelector(arguments[0]).click()", selector)
+
+
+def cut_cells(page, driver, table):
+    """What a phone's width hides or cuts of a table: at 390 points, every cell of its first rows
+    must be on the page whole, its content within it, and the page must not scroll sideways."""
+    driver.set_window_size(390, 900)
+    try:
+        return page.until("the table at 390 points", lambda: page.js("""
+            const width = document.documentElement.clientWidth, problems = [];
+            const rows = Array.from(document.querySelectorAll(arguments[0] + ' tbody tr')).slice(0, 4);
+            if (!rows.length) return null;
+            for (const row of rows) for (const cell of row.cells) {
+              const box = cell.getBoundingClientRect(), name = cell.dataset.label || cell.cellIndex;
+              if (box.width === 0 || box.height === 0) problems.push(name + ' hidden');
+              else if (box.left < -1 || box.right > width + 1) problems.push(name + ' cut at ' + Math.round(box.right) + ' of ' + width);
+              else if (cell.scrollWidth > cell.clientWidth + 1) problems.push(name + ' wider than its cell');
+            }
+            if (document.documentElement.scrollWidth > width + 1) problems.push('the page scrolls sideways');
+            return {problems: problems};""", table))["problems"]
+    finally:
+        driver.set_window_size(1280, 1000)
 
 
 def shoot(scenario, name):
@@ -90,13 +112,26 @@ def main():
         print("ok: the overview counts 3 starts, the updates and the ignored one under its reason")
         shoot(scenario, "overview")
 
+        scenario.at("the overview's counts are the server's, since it started")
+        # A's deliveries to B were refused with 500 and accepted before the page opened.
+        page.until("Apple's 500 and 200", lambda: int(text(page, '#answers [data-count="500"]') or 0) > 0
+                   and int(text(page, '#answers [data-count="200"]') or 0) > 0)
+        counts = {name: text(page, f'[data-count="{name}"]') for name in ("olderTimestamp", "500", "200")}
+        driver.refresh()
+        page.until("the stream live", lambda: text(page, "#live") == "live")
+        page.until("the same counts after a reload", lambda: all(
+            int(text(page, f'[data-count="{name}"]') or 0) >= int(count) for name, count in counts.items()))
+        assert text(page, '[data-count="olderTimestamp"]') == "1", text(page, "#drops")
+        print("ok: the overview's counts come from the server: Apple's answers before the page opened, the same after a reload")
+
         scenario.at("the table finds and opens an activity")
         driver.get(URL + "/console/activities")
-        page.until("the activities listed", lambda: len(attributes(page, "#activities tbody tr[data-id]", "data-id")) == 4)
+        page.until("the activities listed", lambda: len(attributes(page, "#activities tbody tr[data-id]", "data-id")) == 5)
         search = driver.find_element(By.CSS_SELECTOR, 'input[type="search"]')
         search.send_keys(builds[1]["id"][:8].lower())
         page.until("one match", lambda: attributes(page, "#activities tbody tr[data-id]", "data-id") == [builds[1]["id"]])
         assert "q=" in driver.current_url
+        assert cut_cells(page, driver, "#activities") == [], "the activities table at 390 points"
         shoot(scenario, "activities")
         click(page, "#activities tbody tr[data-id]")
         page.until("its timeline", lambda: driver.current_url.endswith("/console/activities/" + builds[1]["id"]))
@@ -111,6 +146,7 @@ def main():
         page.until("the presentation then", lambda: "sign" in (text(page, "#preview") or "").lower())
         click(page, "#raw summary")
         assert "olderTimestamp" in text(page, "#raw pre")
+        assert cut_cells(page, driver, "#events") == [], "the timeline's table at 390 points"
         print("ok: the timeline shows the ignored update's reason, the card as it was then, and the raw event")
         shoot(scenario, "timeline")
 
@@ -158,8 +194,30 @@ def main():
         assert any("POST /3/device/" in row for row in rows), rows
         click(page, "#pushes details summary")
         assert "(signature left out)" in text(page, "#pushes pre"), text(page, "#pushes pre")
+        assert cut_cells(page, driver, "#pushes") == [], "the pushes table at 390 points"
         shoot(scenario, "pushes")
         print("ok: the APNs endpoint's log shows A's requests, refused and accepted, with readable headers")
+
+        scenario.at("a push the phone dropped says why, links to its activity, and open rows stay open")
+        dropped = page.until("the dropped push", lambda: page.js("""
+            const row = Array.from(document.querySelectorAll('#pushes tbody tr[data-request]'))
+              .find(row => row.innerText.includes('the activity had ended'));
+            const link = row && row.querySelector('a[data-link]');
+            return link ? {request: row.dataset.request, href: link.getAttribute('href'), text: row.innerText} : null;"""))
+        assert dropped["href"] == "/console/activities/" + DROPPED_ON_B, dropped
+        assert "200" in dropped["text"], dropped
+        opened = attributes(page, "#pushes tbody tr[data-request]", "data-request")[0]
+        if not page.js("return document.querySelector(arguments[0]).open", f'#pushes tr[data-request="{opened}"] details'):
+            click(page, f'#pushes tr[data-request="{opened}"] details summary')
+        newest = int(opened)
+        api("POST", f"/v1/activities/{LOOP_ACTIVITY}/update", {"content": {"state": {"status": "one more"}}}, key=LOOP_APP_KEY)
+        page.until("A's next request", lambda: int(attributes(page, "#pushes tbody tr[data-request]", "data-request")[0]) > newest)
+        assert page.js("return document.querySelector(arguments[0]).open", f'#pushes tr[data-request="{opened}"] details'), \
+            "the request opened was closed by the refresh"
+        click(page, '#pushes tr[data-request="%s"] a[data-link]' % dropped["request"])
+        page.until("the activity's timeline", lambda: driver.current_url.endswith("/console/activities/" + DROPPED_ON_B))
+        page.until("the drop on it", lambda: "the activity had ended" in (text(page, "#events") or ""))
+        print("ok: a push B's phone dropped shows why, in words, and opens its activity; a request opened stays open as new ones arrive")
 
         scenario.at("nothing loaded from elsewhere")
         for origin in (URL, APPLE):

@@ -1,0 +1,36 @@
+import Foundation
+import IsletCore
+import Testing
+
+/// `String.withoutTokens`: the one rule for what a reader without a key sees of a token or a
+/// channel id in what Islet writes.
+@Suite("Text without tokens")
+struct WithoutTokensTests {
+    static let token = "5a1b2c3d4e5f60718293a4b5c6d7e8f90a1b2c3d4e5f60718293a4b5c6d7e8f9"
+
+    @Test func aTokenAsLogsShowItKeepsItsFirstEightDigits() {
+        let note = "push-to-start to \(PhoneToken.shorten(Self.token)) (development)"
+        #expect(note == "push-to-start to 5a1b2c3d…c6d7e8f9 (development)")
+        #expect(note.withoutTokens == "push-to-start to 5a1b2c3d… (development)")
+    }
+
+    @Test func aWholeTokenKeepsItsFirstEightDigitsWhateverSurroundsIt() {
+        #expect("/3/device/\(Self.token)".withoutTokens == "/3/device/5a1b2c3d…")
+        #expect("\"\(Self.token.uppercased())0zz\" is not one.".withoutTokens == "\"5A1B2C3D…zz\" is not one.")
+    }
+
+    @Test func aChannelIdKeepsItsFirstEightCharacters() {
+        #expect("channel dHN0LXNyY2gtY2hubA==".withoutTokens == "channel dHN0LXNy…")
+        #expect("not sent: this activity joined channel Ab3dEf7hIj1lMn5pQr9tUw==, whose changes go by broadcast (POST /v1/apps/a/channels/Ab3dEf7hIj1lMn5pQr9tUw==/broadcast)".withoutTokens
+            == "not sent: this activity joined channel Ab3dEf7h…, whose changes go by broadcast (POST /v1/apps/a/channels/Ab3dEf7h…/broadcast)")
+    }
+
+    @Test func whatIsNoTokenIsLeftAlone() {
+        for text in [
+            "Apple 500 after 12.5 ms; next try at 1700000000123", "activity 9C3F0A20-4E5B-4D1A-88B1-27E5A4B6C421",
+            "the channel was deleted", "decade…ace", "applied…and", "deadbeef…cafe",
+        ] {
+            #expect(text.withoutTokens == text)
+        }
+    }
+}
