@@ -178,6 +178,82 @@ struct RendererTests {
         #expect(passing.contains("data-n=\"l.0e\"") && passing.contains("Out of date"))
     }
 
+    /// Issue 27: a state that does not fit the layout drew an almost empty card and said nothing.
+    /// It still draws what it can; each binding that found nothing its view could draw is noted,
+    /// where it is read, once per region.
+    @Test func aStateThatDoesNotFitTheLayoutIsWarnedAboutWhereItIsRead() throws {
+        let presentation = try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "text": ["Build ", {"bind": "attributes.buildId"}]},
+              {"type": "ProgressView", "value": {"bind": "state.progress"}},
+              {"type": "Text", "text": {"bind": "state.done", "format": "percent"}},
+              {"type": "Text", "text": {"bind": "state.speed", "format": "number", "default": "–"}},
+              {"type": "Text", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.eta"}}},
+              {"type": "If", "condition": {"bind": "state.status", "equals": "failed"}, "then": {"type": "Text", "text": "Failed"},
+               "else": {"type": "Text", "text": {"bind": "state.step"}}},
+              {"type": "If", "condition": {"any": [{"bind": "isStale"}, {"bind": "state.laps", "greaterThan": 2}]}, "then": {"type": "Spacer"}},
+              {"type": "Text", "text": {"bind": "state.progress"}}
+            ]}
+            """, state: ["done": "most", "speed": "fast", "start": 1e300, "eta": "10:04", "step": .null, "laps": true])
+        #expect(
+            presentation.warnings.map(\.message) == [
+                "attributes.buildId is missing",
+                "state.progress is missing",
+                "state.done is a string, not a number",
+                "state.speed is a string, not a number",
+                "state.start is a number outside the dates Islet draws; a date is a number of seconds since 1970-01-01 (the layout's dateEncoding)",
+                "state.eta is a string, not a date; a date is a number of seconds since 1970-01-01 (the layout's dateEncoding)",
+                "state.status is missing",
+                "state.step is null",
+                "state.laps is true or false, not a number",
+            ]
+        )
+        #expect(
+            presentation.warnings.map(\.path) == [
+                "lockScreen.children[0].text[1]", "lockScreen.children[1].value", "lockScreen.children[2].text", "lockScreen.children[3].text",
+                "lockScreen.children[4].timerInterval.start", "lockScreen.children[4].timerInterval.end",
+                "lockScreen.children[5].condition.bind", "lockScreen.children[5].else.text",
+                "lockScreen.children[6].condition.any[1].bind",
+            ]
+        )
+        #expect(presentation.warnings.map(\.problem) == [.missing, .missing, .notANumber, .notANumber, .notADate, .notADate, .missing, .missing, .notANumber])
+        #expect(Set(presentation.warnings.map(\.region)) == [.lockScreen])
+        // Drawn as before: what is there is shown as it is.
+        #expect(presentation.lockScreen.contains(">most<") && presentation.lockScreen.contains(">fast<"))
+    }
+
+    @Test func aMissingFieldIsWarnedAboutOncePerRegionThatReadsIt() throws {
+        let document = #"""
+            {"lockScreen": {"type": "HStack", "children": [{"type": "Text", "text": {"bind": "state.speed"}}, {"type": "Text", "text": {"bind": "state.speed"}}]},
+             "dynamicIsland": {"expanded": {"bottom": {"type": "Text", "text": {"bind": "state.speed"}}},
+                               "compactTrailing": {"type": "Text", "text": {"bind": "state.speed"}}, "minimal": {"type": "Text", "text": "km/h"}}}
+            """#
+        let layout = try Layout.parse(try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8)))
+        let drawn = Renderer().render(layout, scope: LayoutScope(attributes: [:], state: [:], isStale: false), now: Date(timeIntervalSince1970: noon))
+        #expect(drawn.warnings.map(\.region) == [.lockScreen, .expandedBottom, .compactTrailing])
+        #expect(drawn.warnings.map(\.path) == ["lockScreen.children[0].text", "dynamicIsland.expanded.bottom.text", "dynamicIsland.compactTrailing.text"])
+    }
+
+    /// What a layout author says may be missing is not a warning: a `default`, an `exists` test,
+    /// a comparison with null, and whatever a branch not drawn reads.
+    @Test func aValueTheLayoutSaysMayBeMissingIsNoWarning() throws {
+        let presentation = try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "text": {"bind": "state.note", "default": ""}},
+              {"type": "Text", "text": {"bind": "state.speed", "format": "number", "default": "–"}},
+              {"type": "If", "condition": {"bind": "state.eta", "exists": true}, "then": {"type": "Text", "date": {"bind": "state.eta"}, "style": "timer"}},
+              {"type": "If", "condition": {"all": [{"bind": "state.laps", "exists": true}, {"bind": "state.laps", "greaterThan": 2}]}, "then": {"type": "Spacer"}},
+              {"type": "If", "condition": {"bind": "state.courier", "notEquals": null}, "then": {"type": "Text", "text": {"bind": "state.courier"}}},
+              {"type": "If", "condition": {"bind": "state.courier", "equals": null}, "then": {"type": "Text", "text": "no courier yet"}},
+              {"type": "If", "condition": {"bind": "isStale"}, "then": {"type": "Text", "text": {"bind": "state.never"}}},
+              {"type": "If", "condition": {"bind": "state.status", "exists": false}, "then": {"type": "Text", "text": "starting"},
+               "else": {"type": "Text", "text": {"bind": "state.status"}}}
+            ]}
+            """)
+        #expect(presentation.warnings == [])
+        #expect(presentation.lockScreen.contains(">no courier yet<") && presentation.lockScreen.contains(">starting<"))
+    }
+
     @Test func modifiersApplyInOrderAsInSwiftUI() throws {
         let html = lines(try render("""
             {"type": "VStack", "children": [
@@ -267,8 +343,8 @@ struct RendererTests {
         #expect(presentation.lockScreen.contains(">Build<") && presentation.lockScreen.contains(">running<"))
     }
 
-    /// The shipped examples parse, draw every region with every sample state, and name only icons
-    /// Islet has.
+    /// The shipped examples parse, draw every region with every sample state, name only icons
+    /// Islet has, and find every value they bind (no warnings).
     @Test func theExampleLayoutsDrawEveryRegionWithEverySampleState() throws {
         let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Layouts")
             .standardizedFileURL
@@ -297,6 +373,7 @@ struct RendererTests {
                     #expect(html.contains("data-n="), "\(name) \(file): \(region) draws nothing")
                 }
                 #expect(unknown.names.isEmpty, "\(name) \(file) names icons Islet lacks: \(unknown.names)")
+                #expect(drawn.warnings.isEmpty, "\(name) \(file): \(drawn.warnings.map(\.message))")
             }
         }
     }
