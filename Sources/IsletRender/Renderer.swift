@@ -137,7 +137,8 @@ public struct Renderer: Sendable {
             }
             return Box(tag: "span", classes: ["la-text"], inner: inner.joined())
         case .timer(let start, let end, let countsDown):
-            let start = context.reader.date(start, at: place.field("timerInterval.start"))
+            // No start: from when it is drawn (SwiftUI's `Date.now...end`).
+            let start: Double? = if let start { context.reader.date(start, at: place.field("timerInterval.start")) } else { context.now }
             let end = context.reader.date(end, at: place.field("timerInterval.end"))
             guard let start, let end else { return emptyText() }
             let elapsed = min(max(context.now - start, 0), max(end - start, 0))
@@ -205,7 +206,7 @@ public struct Renderer: Sendable {
             let whole = context.reader.number(total, at: place.field("total")) ?? 1
             fraction = whole > 0 ? amount / whole : 0
         case .timer(let start, let end, let countsDown):
-            let start = context.reader.date(start, at: place.field("timerInterval.start")) ?? context.now
+            let start = start.flatMap { context.reader.date($0, at: place.field("timerInterval.start")) } ?? context.now
             let end = context.reader.date(end, at: place.field("timerInterval.end")) ?? context.now
             let elapsed = end > start ? (context.now - start) / (end - start) : 1
             fraction = countsDown ? 1 - elapsed : elapsed

@@ -148,6 +148,24 @@ struct RendererTests {
         #expect(html.contains("--p:0.8\""))
     }
 
+    /// `Date.now...end`: a timer interval without a start counts from when it is drawn, and stops
+    /// at its end rather than counting up again.
+    @Test func aTimerIntervalWithoutAStartCountsDownFromWhenItIsDrawnAndStopsAtItsEnd() throws {
+        let view = """
+            {"type": "VStack", "children": [
+              {"type": "Text", "timerInterval": {"end": {"bind": "state.end"}}},
+              {"type": "ProgressView", "timerInterval": {"end": {"bind": "state.end"}}, "countsDown": true}
+            ]}
+            """
+        let soon = try render(view, state: ["end": .number(noon + 245)]).lockScreen
+        #expect(soon.contains(">4:05<") && soon.contains("data-start=\"\(Int64(noon * 1000))\""))
+        #expect(soon.contains("--p:1\""))
+        let past = try render(view, state: ["end": .number(noon - 30)])
+        #expect(past.lockScreen.contains(">0:00<") && past.lockScreen.contains("--p:0\""))
+        #expect(past.warnings.isEmpty)
+        #expect(try render(view).warnings.map(\.path) == ["lockScreen.children[0].timerInterval.end"])
+    }
+
     @Test func progressByValueAndTotalLinearAndCircular() throws {
         let html = lines(try render("""
             {"type": "VStack", "children": [
@@ -346,11 +364,8 @@ struct RendererTests {
     /// The shipped examples parse, draw every region with every sample state, name only icons
     /// Islet has, and find every value they bind (no warnings).
     @Test func theExampleLayoutsDrawEveryRegionWithEverySampleState() throws {
-        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Layouts")
-            .standardizedFileURL
         let names = try FileManager.default.contentsOfDirectory(atPath: examples.path).filter { !$0.contains(".") }.sorted()
         #expect(names == ["bike-computer", "ci-build", "water-countdown"])
-        func json(_ url: URL) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url)) }
         for name in names {
             let folder = examples.appendingPathComponent(name)
             let layout = try Layout.parse(try json(folder.appendingPathComponent("layout.json")))
@@ -378,6 +393,31 @@ struct RendererTests {
         }
     }
 
+    /// Issue 27: the ci example's timer counted on past the estimated completion time while its
+    /// label still said "remaining". Past the estimate it stops at 0:00 (in the display's script
+    /// too: the interval ends there); once the activity is stale — the example's stale date is its
+    /// estimate — it says how long the build is overdue.
+    @Test func theCIExamplesTimerStopsAtTheEstimateAndThenSaysOverdue() throws {
+        let layout = try Layout.parse(try json(examples.appendingPathComponent("ci-build/layout.json")))
+        func drawn(_ secondsToEstimate: Double, stale: Bool = false) -> Presentation {
+            let estimate = noon + secondsToEstimate - 978_307_200  // a Swift Date: seconds since 2001
+            let state: JSONValue = ["status": "inProgress", "estimatedCompletionTime": .number(estimate)]
+            let scope = LayoutScope(attributes: ["buildId": "42"], state: state, isStale: stale, dateEncoding: layout.dateEncoding)
+            return Renderer().render(layout, scope: scope, now: Date(timeIntervalSince1970: noon))
+        }
+        let running = drawn(150)
+        #expect(running.lockScreen.contains(">2:30<") && running.lockScreen.contains(">remaining<"))
+        let late = drawn(-90)
+        for (region, html) in [("lockScreen", late.lockScreen), ("expandedTrailing", late.expandedTrailing), ("compactTrailing", late.compactTrailing)] {
+            #expect(!html.contains(">1:30<"), "\(region): a timer counts on past the estimate")
+            #expect(html.contains(">0:00<") && html.contains("data-end=\"\(Int64((noon - 90) * 1000))\""), "\(region)")
+        }
+        let overdue = drawn(-90, stale: true)
+        #expect(overdue.lockScreen.contains(">1:30<") && overdue.lockScreen.contains(">overdue<"))
+        #expect(!overdue.lockScreen.contains("remaining"))
+        #expect(running.warnings.isEmpty && late.warnings.isEmpty && overdue.warnings.isEmpty)
+    }
+
     @Test func theStandaloneDocumentFramesEachPresentation() throws {
         let presentation = try render(#"{"type": "Text", "text": "hello"}"#, isStale: true)
         let page = PresentationDocument.html(presentation, kinds: PresentationDocument.Kind.allCases, appearance: .dark, title: "<x>")
@@ -388,6 +428,13 @@ struct RendererTests {
         #expect(page.contains("IsletPresentation.refresh"))
     }
 }
+
+/// The reference scenarios' layouts and sample states (Examples/Layouts).
+let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Layouts")
+    .standardizedFileURL
+
+/// A JSON file.
+func json(_ url: URL) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url)) }
 
 /// Names a renderer reported, collected across its callback.
 final class ReportedNames: Sendable {
