@@ -200,9 +200,11 @@ public struct IsletClient: Sendable {
         try await send(.GET, "/v1/activities/\(escaped(id))", expect: Activity.self)
     }
 
-    /// An activity's presentations, drawn by the server from its type's layout.
-    public func presentation(_ id: ActivityID) async throws -> Presentation {
-        try await send(.GET, "/v1/activities/\(escaped(id))/presentation", expect: Presentation.self)
+    /// An activity's presentations, drawn by the server from its type's layout: as they stand,
+    /// or as they stood just after one of its events.
+    public func presentation(_ id: ActivityID, at event: EventID? = nil) async throws -> Presentation {
+        let at = event.map { "?at=\($0)" } ?? ""
+        return try await send(.GET, "/v1/activities/\(escaped(id))/presentation\(at)", expect: Presentation.self)
     }
 
     /// Registers or replaces the layout of an app's activity type.

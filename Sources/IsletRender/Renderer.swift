@@ -21,41 +21,65 @@ public struct Renderer: Sendable {
         self.unknownIcon = unknownIcon
     }
 
-    /// Every presentation of one activity.
+    /// Every presentation of one activity, with the warnings of the bindings that found nothing
+    /// their views could draw (noted as it draws, by one `BindingReader`).
     /// - Parameter now: The time for the text timers and relative dates show before the display's
     ///   script takes over.
     public func render(_ layout: Layout, scope: LayoutScope, now: Date) -> Presentation {
-        let context = Context(scope: scope, now: now.timeIntervalSince1970)
-        func region(_ view: LayoutView?, _ id: String) -> String {
-            view.map { render($0, id: id, parent: .vertical, context: context).html } ?? ""
+        var context = Context(reader: BindingReader(scope: scope), now: now.timeIntervalSince1970)
+        func region(_ region: Layout.Region) -> String {
+            context.reader.region = region
+            let place = Place(id: Self.elementIDs[region]!, path: region.path)
+            return layout[region].map { render($0, at: place, parent: .vertical, context: &context).html } ?? ""
         }
         let card = layout.lockScreen?.cardStyle
         return Presentation(
-            lockScreen: region(layout.lockScreen, "l"),
-            expandedLeading: region(layout.expandedLeading, "el"),
-            expandedTrailing: region(layout.expandedTrailing, "et"),
-            expandedCenter: region(layout.expandedCenter, "ec"),
-            expandedBottom: region(layout.expandedBottom, "eb"),
-            compactLeading: region(layout.compactLeading, "cl"),
-            compactTrailing: region(layout.compactTrailing, "ct"),
-            minimal: region(layout.minimal, "m"),
+            lockScreen: region(.lockScreen),
+            expandedLeading: region(.expandedLeading),
+            expandedTrailing: region(.expandedTrailing),
+            expandedCenter: region(.expandedCenter),
+            expandedBottom: region(.expandedBottom),
+            compactLeading: region(.compactLeading),
+            compactTrailing: region(.compactTrailing),
+            minimal: region(.minimal),
             backgroundTint: card?.backgroundTint.map(CSSColor.init(resolving:)),
             systemActionForegroundColor: card?.systemActionForegroundColor.map(CSSColor.init(resolving:)),
             keylineTint: layout.keylineTint.map(CSSColor.init(resolving:)),
-            isStale: scope.isStale
+            isStale: scope.isStale,
+            warnings: context.reader.warnings
         )
     }
 
+    /// The first step of each region's element paths (`data-n`): short, as every element has one.
+    private static let elementIDs: [Layout.Region: String] = [
+        .lockScreen: "l", .expandedLeading: "el", .expandedTrailing: "et", .expandedCenter: "ec", .expandedBottom: "eb",
+        .compactLeading: "cl", .compactTrailing: "ct", .minimal: "m",
+    ]
+
     private struct Context {
-        let scope: LayoutScope
+        /// Reads every value and condition, and notes what they find missing.
+        var reader: BindingReader
         let now: Double
+        var scope: LayoutScope { reader.scope }
     }
 
-    private func render(_ view: LayoutView, id: String, parent: LayoutView.Stack.Axis, context: Context) -> Box {
-        var box = content(view.content, id: id, parent: parent, context: context)
+    /// Where a view is: its element's path (`data-n`), and its path in the layout document, which
+    /// warnings name.
+    private struct Place {
+        var id: String
+        var path: String
+
+        func child(_ index: Int) -> Place { Place(id: "\(id).\(index)", path: "\(path).children[\(index)]") }
+        var then: Place { Place(id: "\(id)t", path: "\(path).then") }
+        var otherwise: Place { Place(id: "\(id)e", path: "\(path).else") }
+        func field(_ name: String) -> String { "\(path).\(name)" }
+    }
+
+    private func render(_ view: LayoutView, at place: Place, parent: LayoutView.Stack.Axis, context: inout Context) -> Box {
+        var box = content(view.content, at: place, parent: parent, context: &context)
         // An `If` is its branch, which carries its own path; a false one with no `else` is nothing.
         if case .conditional = view.content {} else {
-            box.attributes.insert("data-n=\"\(id)\"", at: 0)
+            box.attributes.insert("data-n=\"\(place.id)\"", at: 0)
         }
         for modifier in view.modifiers {
             apply(modifier, to: &box, parent: parent)
@@ -63,11 +87,11 @@ public struct Renderer: Sendable {
         return box
     }
 
-    private func content(_ content: LayoutView.Content, id: String, parent: LayoutView.Stack.Axis, context: Context) -> Box {
+    private func content(_ content: LayoutView.Content, at place: Place, parent: LayoutView.Stack.Axis, context: inout Context) -> Box {
         switch content {
         case .stack(let stack):
             let boxes = stack.children.enumerated().map { index, child in
-                render(child, id: "\(id).\(index)", parent: stack.axis, context: context)
+                render(child, at: place.child(index), parent: stack.axis, context: &context)
             }
             var box = Box(classes: ["la-\(stack.axis.rawValue.lowercased())", "la-a-\(stack.alignment.rawValue)"], inner: boxes.map(\.html).joined())
             if let spacing = stack.spacing { box.style.append("--gap:\(css(spacing))px") }
@@ -75,9 +99,9 @@ public struct Renderer: Sendable {
             box.flexibleHeight = boxes.contains(where: \.flexibleHeight)
             return box
         case .text(let text):
-            return self.text(text, context: context)
+            return self.text(text, at: place, context: &context)
         case .image(let name):
-            let symbol = name.resolve(in: context.scope).map(ValueText.plain) ?? ""
+            let symbol = context.reader.read(name, as: .anything, at: place.field("systemName")).map(ValueText.plain) ?? ""
             let svg = icons.svg(named: symbol)
             if svg == nil { unknownIcon(symbol) }
             var box = Box(tag: "span", classes: svg == nil ? ["la-image", "la-placeholder"] : ["la-image"], inner: svg ?? icons.placeholder)
@@ -90,50 +114,57 @@ public struct Renderer: Sendable {
             box.flexibleHeight = parent == .vertical
             return box
         case .progress(let progress):
-            return self.progress(progress, context: context)
+            return self.progress(progress, at: place, context: &context)
         case .conditional(let condition, let then, let otherwise):
             // The branch is the view: SwiftUI's `if` puts one or the other in the tree. Each branch
             // has its own path, so a display fades one out and the other in when they swap.
-            if condition.holds(in: context.scope) {
-                return render(then, id: "\(id)t", parent: parent, context: context)
+            if context.reader.holds(condition, at: place.field("condition")) {
+                return render(then, at: place.then, parent: parent, context: &context)
             }
             if let otherwise {
-                return render(otherwise, id: "\(id)e", parent: parent, context: context)
+                return render(otherwise, at: place.otherwise, parent: parent, context: &context)
             }
             return Box(classes: ["la-empty"], inner: "")
         }
     }
 
-    private func text(_ text: LayoutView.Text, context: Context) -> Box {
+    private func text(_ text: LayoutView.Text, at place: Place, context: inout Context) -> Box {
         switch text {
         case .parts(let parts):
-            let inner = parts.map { self.value($0, context: context) }.joined()
-            return Box(tag: "span", classes: ["la-text"], inner: inner)
+            // One part is written `"text": VALUE`, several `"text": [VALUE, …]`.
+            let inner = parts.enumerated().map { index, part in
+                value(part, at: parts.count == 1 ? place.field("text") : place.field("text[\(index)]"), context: &context)
+            }
+            return Box(tag: "span", classes: ["la-text"], inner: inner.joined())
         case .timer(let start, let end, let countsDown):
-            guard let start = date(start, context), let end = date(end, context) else { return emptyText() }
+            // No start: from when it is drawn (SwiftUI's `Date.now...end`).
+            let start: Double? = if let start { context.reader.date(start, at: place.field("timerInterval.start")) } else { context.now }
+            let end = context.reader.date(end, at: place.field("timerInterval.end"))
+            guard let start, let end else { return emptyText() }
             let elapsed = min(max(context.now - start, 0), max(end - start, 0))
             let remaining = min(max(end - context.now, 0), max(end - start, 0))
             var box = Box(tag: "span", classes: ["la-text", "la-timer"], inner: ValueText.timer(countsDown ? remaining : elapsed))
             box.attributes += [millis("data-start", start), millis("data-end", end), "data-counts-down=\"\(countsDown)\""]
             return box
         case .date(let value, let style):
-            guard let date = date(value, context) else { return emptyText() }
+            guard let date = context.reader.date(value, at: place.field("date")) else { return emptyText() }
             switch style {
             case .timer:
                 var box = Box(tag: "span", classes: ["la-text", "la-timer"], inner: ValueText.timer(abs(date - context.now)))
                 box.attributes.append(millis("data-date", date))
                 return box
             case .relative, .offset, .time, .date:
-                return Box(tag: "span", classes: ["la-text"], inner: dateElement(date, style: style.rawValue, context: context))
+                return Box(tag: "span", classes: ["la-text"], inner: dateElement(date, style: style.rawValue, now: context.now))
             }
         }
     }
 
     private func emptyText() -> Box { Box(tag: "span", classes: ["la-text"], inner: "") }
 
-    /// One value as text, formatted; dates as `<time>` elements the display keeps current.
-    private func value(_ value: LayoutValue, context: Context) -> String {
-        guard let resolved = value.resolve(in: context.scope) else { return "" }
+    /// One value as text, formatted; dates as `<time>` elements the display keeps current. A value
+    /// its format cannot read is shown as it is (and noted by the reader).
+    private func value(_ value: LayoutValue, at path: String, context: inout Context) -> String {
+        guard let resolved = context.reader.read(value, as: value.format?.need ?? .anything, at: path) else { return "" }
         guard let format = value.format else { return HTML.escape(ValueText.plain(resolved)) }
         switch format {
         case .number(let precision, let unit):
@@ -147,18 +178,18 @@ public struct Renderer: Sendable {
             return ValueText.duration(number, style: style)
         case .date(let style):
             guard let date = context.scope.unixSeconds(resolved) else { return HTML.escape(ValueText.plain(resolved)) }
-            return dateElement(date, style: style.rawValue, context: context)
+            return dateElement(date, style: style.rawValue, now: context.now)
         case .relative:
             guard let date = context.scope.unixSeconds(resolved) else { return HTML.escape(ValueText.plain(resolved)) }
-            return dateElement(date, style: "relative", context: context)
+            return dateElement(date, style: "relative", now: context.now)
         }
     }
 
-    private func dateElement(_ date: Double, style: String, context: Context) -> String {
+    private func dateElement(_ date: Double, style: String, now: Double) -> String {
         let text: String =
             switch style {
-            case "relative": ValueText.relative(date, now: context.now)
-            case "offset": ValueText.offset(date, now: context.now)
+            case "relative": ValueText.relative(date, now: now)
+            case "offset": ValueText.offset(date, now: now)
             case "date": ValueText.date(date, style: .date)
             case "dateTime": ValueText.date(date, style: .dateTime)
             default: ValueText.date(date, style: .time)
@@ -166,17 +197,17 @@ public struct Renderer: Sendable {
         return "<time class=\"la-date\" \(millis("data-date", date)) data-style=\"\(style)\">\(text)</time>"
     }
 
-    private func progress(_ progress: LayoutView.Progress, context: Context) -> Box {
+    private func progress(_ progress: LayoutView.Progress, at place: Place, context: inout Context) -> Box {
         let fraction: Double
         var attributes: [String] = []
         switch progress.kind {
         case .value(let value, let total):
-            let amount = value.resolve(in: context.scope)?.numberValue ?? 0
-            let whole = total.resolve(in: context.scope)?.numberValue ?? 1
+            let amount = context.reader.number(value, at: place.field("value")) ?? 0
+            let whole = context.reader.number(total, at: place.field("total")) ?? 1
             fraction = whole > 0 ? amount / whole : 0
         case .timer(let start, let end, let countsDown):
-            let start = date(start, context) ?? context.now
-            let end = date(end, context) ?? context.now
+            let start = start.flatMap { context.reader.date($0, at: place.field("timerInterval.start")) } ?? context.now
+            let end = context.reader.date(end, at: place.field("timerInterval.end")) ?? context.now
             let elapsed = end > start ? (context.now - start) / (end - start) : 1
             fraction = countsDown ? 1 - elapsed : elapsed
             attributes = [millis("data-start", start), millis("data-end", end), "data-counts-down=\"\(countsDown)\""]
@@ -249,10 +280,6 @@ public struct Renderer: Sendable {
         // As wide (or tall) as there is room.
         if frame.maxWidth == .infinity { box.flexibleWidth = true }
         if frame.maxHeight == .infinity { box.flexibleHeight = true }
-    }
-
-    private func date(_ value: LayoutValue, _ context: Context) -> Double? {
-        value.resolve(in: context.scope).flatMap(context.scope.unixSeconds)
     }
 
     /// A date as milliseconds for the display's script. Dates reach here through

@@ -14,6 +14,10 @@ struct Render: AsyncParsableCommand {
               islet render 4F1C2A9B --output card.png
             or a layout file with attributes and a state, without a server:
               islet render --layout bike.json --attributes '{"name": "Morning ride"}' --state @state.json
+
+            A binding that finds nothing its view can draw (a field the state lacks, a string where \
+            a number belongs) is drawn as it is and printed to standard error as a warning; with \
+            --strict it also makes the exit code 1, for a check that sample states fit a layout.
             """
     )
 
@@ -44,6 +48,9 @@ struct Render: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: "Where to write: a .html or .png file (default: HTML to standard output).")
     var output: String?
 
+    @Flag(help: "Exit 1 when the drawing has warnings (after writing it).")
+    var strict = false
+
     @OptionGroup var options: ClientOptions
 
     func validate() throws {
@@ -67,16 +74,21 @@ struct Render: AsyncParsableCommand {
             drawn = try drawLayout()
             title = type
         }
+        // Every region's warnings, whichever presentations are written: the others are drawn too.
+        for warning in drawn.warnings {
+            Output(json: options.json).warn("\(warning.message) (at \(warning.path))")
+        }
         let html = PresentationDocument.html(drawn, kinds: kinds, appearance: PresentationDocument.Appearance(rawValue: appearance)!, title: title)
-        guard let output else {
-            FileHandle.standardOutput.write(Data(html.utf8))
-            return
-        }
-        if output.hasSuffix(".png") {
+        if let output, output.hasSuffix(".png") {
             try Screenshot.png(html: html, height: kinds.map(\.height).reduce(32, +), to: output)
-        } else {
+        } else if let output {
             try html.write(toFile: output, atomically: true, encoding: .utf8)
+        } else {
+            FileHandle.standardOutput.write(Data(html.utf8))
         }
+        // A preview of a partial state is normal use, so warnings alone do not fail the command;
+        // a check that sample states fit a layout asks for that with --strict.
+        if strict && !drawn.warnings.isEmpty { throw ExitCode(1) }
     }
 
     private func drawLayout() throws -> Presentation {

@@ -164,6 +164,11 @@ struct LayoutTests {
         #expect(try !holds(#"{"bind": "isStale"}"#))
         #expect(try holds(#"{"bind": "state.nothing", "exists": false}"#))
         #expect(try holds(#"{"bind": "state.missing", "exists": false}"#))
+        // null is Swift's nil: a missing value equals it too.
+        #expect(try holds(#"{"bind": "state.nothing", "equals": null}"#))
+        #expect(try holds(#"{"bind": "state.missing", "equals": null}"#))
+        #expect(try !holds(#"{"bind": "state.missing", "notEquals": null}"#))
+        #expect(try holds(#"{"bind": "state.n", "notEquals": null}"#))
         #expect(try holds(#"{"any": [{"bind": "isStale"}, {"bind": "state.n", "equals": 3}]}"#))
         #expect(try !holds(#"{"all": [{"bind": "isStale"}, {"bind": "state.n", "equals": 3}]}"#))
         #expect(try holds(#"{"not": {"bind": "isStale"}}"#))

@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Crypto
 import Foundation
+import IsletClient
 import IsletCore
 import IsletTestSupport
 import NIOCore
@@ -196,6 +197,46 @@ extension DurabilityTests {
 }
 
 extension DurabilityTests {
+    /// Issue 27: `islet render` drew a state that does not fit its layout without a word. It
+    /// prints what the state lacks on standard error, for a layout file and for a server's
+    /// activity, and exits 0 — or 1 with --strict, for a check that sample states fit.
+    @Test func renderPrintsWhatAStateLacksAndStrictMakesItAFailure() async throws {
+        let layout = #"""
+            {"lockScreen": {"type": "VStack", "children": [{"type": "Text", "text": {"bind": "state.step"}},
+              {"type": "ProgressView", "value": {"bind": "state.progress"}}]}}
+            """#
+        let partial = #"{"step": "Build"}"#
+        let offline = try await runCLI(["render", "--layout", layout, "--state", partial])
+        #expect(offline.status == 0, "\(offline.stderr)")
+        #expect(offline.stdout.contains(">Build<"))
+        #expect(offline.stderr == "warning: state.progress is missing (at lockScreen.children[1].value)\n", "\(offline.stderr)")
+        let scratch = DataDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        let card = scratch.url.appendingPathComponent("card.html").path
+        let strict = try await runCLI(["render", "--layout", layout, "--state", partial, "--strict", "-o", card])
+        #expect(strict.status == 1, "\(strict.stderr)")
+        #expect(strict.stderr.contains("state.progress is missing"), "\(strict.stderr)")
+        #expect(FileManager.default.fileExists(atPath: card), "what it drew is written all the same")
+        let fits = try await runCLI(["render", "--layout", layout, "--state", #"{"step": "Build", "progress": 0.5}"#, "--strict"])
+        #expect(fits.status == 0 && fits.stderr.isEmpty, "\(fits.stderr)")
+
+        // An activity on a server: the warnings its presentation carries.
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+        let key = try await runCLI(["apps", "create", "com.example.ci", "-q"], environment: local).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let document = try WireFormat.decoder().decode(JSONValue.self, from: Data(layout.utf8))
+        _ = try await IsletClient(server: server.url, key: key).putLayout(bundleId: "com.example.ci", attributesType: "BuildAttributes", document)
+        let app = local.merging(["ISLET_KEY": key]) { _, new in new }
+        let id = try await runCLI(["start", "BuildAttributes", "--state", partial, "-q"], environment: app).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let drawn = try await runCLI(["render", id], environment: app)
+        #expect(drawn.status == 0, "\(drawn.stderr)")
+        #expect(drawn.stderr == "warning: state.progress is missing (at lockScreen.children[1].value)\n", "\(drawn.stderr)")
+        #expect(try await runCLI(["render", id, "--strict"], environment: app).status == 1)
+    }
+
     @Test func isletPushUpdatesAnActivityThatWatchShows() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)

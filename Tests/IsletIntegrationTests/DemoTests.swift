@@ -32,6 +32,15 @@ extension DurabilityTests {
             return (activity, try await states(of: activity.id))
         }
 
+        /// Every presentation an activity went through fits its layout: each drawn with no
+        /// warning (issue 27: a demo's states are the normal states of its layout).
+        func expectEveryPresentationFits(_ id: ActivityID) async throws {
+            for event in try await admin.history(id) where [.started, .contentUpdated, .stateChanged].contains(event.type) {
+                let drawn = try await admin.presentation(id, at: event.id)
+                #expect(drawn.warnings.isEmpty, "event \(event.id) of \(id): \(drawn.warnings.map(\.message))")
+            }
+        }
+
         /// The content states an activity's history went through: its start's, then each update's.
         func states(of id: ActivityID) async throws -> [JSONValue] {
             try await admin.history(id).compactMap { event in
@@ -54,6 +63,7 @@ extension DurabilityTests {
         // Its layout, registered from the DSL, draws the summary.
         let drawn = try await local.admin.presentation(ride.id)
         #expect(drawn.lockScreen.contains("km/h top"))
+        try await local.expectEveryPresentationFits(ride.id)
     }
 
     @Test func theCIDemoGoesFromPendingThroughItsStepsToSucceededOrFailed() async throws {
@@ -78,6 +88,7 @@ extension DurabilityTests {
             #expect(statuses.first == "pending" && statuses.dropFirst().dropLast().allSatisfy { $0 == "inProgress" })
             outcomes.append(statuses.last ?? "")
             #expect(build.state == .ended && build.content.state["elapsed"] != nil)
+            try await local.expectEveryPresentationFits(build.id)
         }
         #expect(outcomes.sorted() == ["failed", "succeeded"])
     }
@@ -89,6 +100,7 @@ extension DurabilityTests {
         let (countdown, states) = try await local.played("com.example.demo.water", "MyLiveActivity")
         #expect(states.map { $0["mins"] } == [5, 4, 3, 2, 1, 0])
         #expect(countdown.state == .dismissed)
+        try await local.expectEveryPresentationFits(countdown.id)
     }
 
     @Test func theDeliveryDemoIsPlayedEntirelyByPushes() async throws {
@@ -98,6 +110,7 @@ extension DurabilityTests {
         let (delivery, states) = try await local.played("com.example.demo.delivery", "DeliveryAttributes")
         #expect(states.compactMap { $0["status"]?.stringValue } == ["confirmed", "preparing", "onTheWay", "onTheWay", "onTheWay", "onTheWay", "delivered"])
         #expect(delivery.state == .ended && delivery.pushToken != nil)
+        try await local.expectEveryPresentationFits(delivery.id)
         #expect(run.stdout.contains("Started by push") && run.stdout.contains("the app saw its activity end"), "\(run.stdout)")
     }
 
@@ -167,6 +180,7 @@ extension DurabilityTests {
             #expect(build.attributes["pipeline"]?.stringValue == "islet · \"main\"")
             // The registered layout draws it.
             #expect(try await local.admin.presentation(build.id).lockScreen.contains(statuses.last == "failed" ? ">Failed<" : ">Succeeded<"))
+            try await local.expectEveryPresentationFits(build.id)
         }
     }
 

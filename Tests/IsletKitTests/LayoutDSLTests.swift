@@ -73,7 +73,7 @@ struct LayoutDSLTests {
         #expect(speed["modifiers"] == [["font": ["size": 34.0, "weight": "bold", "design": "default"]], ["contentTransition": "numericText"]])
         #expect(Self.children(rows[1])[2]["condition"] == ["bind": "state.paused"])
         #expect(rows[2]["text"] == ["bind": "state.climb.name"])
-        #expect(rows[3]["text"] == ["bind": "state.nextClimb.name"])
+        #expect(rows[3]["text"] == ["bind": "state.nextClimb.name", "default": ""])
         #expect(document["dynamicIsland"]?["keylineTint"] == "green")
 
         // Drawn by the renderer with a content state encoded as iOS would.
@@ -139,6 +139,53 @@ struct LayoutDSLTests {
         #expect(try drawn(.init(phase: .running, previous: .failed, note: "")).contains(">Running<"))
         #expect(try drawn(.init(phase: .running, previous: .failed, note: "")).contains(">again<"))
         #expect(try drawn(.init(phase: .pending, previous: .pending, note: "")).contains(">Waiting<"))
+    }
+
+    struct Order: ActivityAttributes {
+        struct Courier: Codable, Hashable {
+            var name: String
+            var stops: Double
+        }
+        struct ContentState: Codable, Hashable {
+            var status: String
+            var eta: Date?
+            var note: String?
+            var courier: Courier?
+        }
+    }
+
+    /// Issue 27: a nil optional is a value a content state may have (`JSONEncoder` leaves it
+    /// out), not a state that does not fit the layout: what binds it draws nothing and warns of
+    /// nothing, and a test of it holds as Swift's `nil == x` does. A missing field that is not
+    /// optional is still a warning.
+    @Test func anOptionalsNilDrawsNothingAndIsNoWarning() throws {
+        let configuration = Self.simple(Order.self) { context in
+            Text(context.state.status)
+            Text(context.state.eta, style: .time)
+            Text(context.state.courier.name)
+            If(context.state.note == "leave at the door") { Text("at the door") }
+            If(context.state.note != "leave at the door") { Text("ring") }
+            If(context.state.courier.stops > 1) { Text("stops away") }
+        }
+        let document = try configuration.document()
+        let rows = Self.children(try #require(document["lockScreen"]))
+        #expect(rows[0]["text"] == ["bind": "state.status"])
+        #expect(rows[1]["date"] == ["bind": "state.eta", "default": ""])
+        #expect(rows[2]["text"] == ["bind": "state.courier.name", "default": ""])
+        let note: JSONValue = ["all": [["bind": "state.note", "exists": true], ["bind": "state.note", "equals": "leave at the door"]]]
+        #expect(rows[3]["condition"] == note)
+        #expect(rows[4]["condition"] == ["not": note])
+        #expect(rows[5]["condition"] == ["all": [["bind": "state.courier.stops", "exists": true], ["bind": "state.courier.stops", "greaterThan": 1.0]]])
+
+        let layout = try Layout.parse(document)
+        func drawn(_ state: JSONValue) -> Presentation {
+            let scope = LayoutScope(attributes: [:], state: state, isStale: false, dateEncoding: layout.dateEncoding)
+            return Renderer().render(layout, scope: scope, now: Date())
+        }
+        let confirmed = drawn(try Wire.json(Order.ContentState(status: "confirmed")))
+        #expect(confirmed.warnings == [])
+        #expect(confirmed.lockScreen.contains(">ring<") && !confirmed.lockScreen.contains(">at the door<"))
+        #expect(drawn([:]).warnings.map(\.message) == ["state.status is missing"])
     }
 
     @Test func anEnumTheLayoutNeverNamesIsAClearError() {

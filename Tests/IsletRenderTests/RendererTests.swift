@@ -148,6 +148,24 @@ struct RendererTests {
         #expect(html.contains("--p:0.8\""))
     }
 
+    /// `Date.now...end`: a timer interval without a start counts from when it is drawn, and stops
+    /// at its end rather than counting up again.
+    @Test func aTimerIntervalWithoutAStartCountsDownFromWhenItIsDrawnAndStopsAtItsEnd() throws {
+        let view = """
+            {"type": "VStack", "children": [
+              {"type": "Text", "timerInterval": {"end": {"bind": "state.end"}}},
+              {"type": "ProgressView", "timerInterval": {"end": {"bind": "state.end"}}, "countsDown": true}
+            ]}
+            """
+        let soon = try render(view, state: ["end": .number(noon + 245)]).lockScreen
+        #expect(soon.contains(">4:05<") && soon.contains("data-start=\"\(Int64(noon * 1000))\""))
+        #expect(soon.contains("--p:1\""))
+        let past = try render(view, state: ["end": .number(noon - 30)])
+        #expect(past.lockScreen.contains(">0:00<") && past.lockScreen.contains("--p:0\""))
+        #expect(past.warnings.isEmpty)
+        #expect(try render(view).warnings.map(\.path) == ["lockScreen.children[0].timerInterval.end"])
+    }
+
     @Test func progressByValueAndTotalLinearAndCircular() throws {
         let html = lines(try render("""
             {"type": "VStack", "children": [
@@ -176,6 +194,82 @@ struct RendererTests {
         assertSnapshot(of: passing, as: .lines, named: "else")
         #expect(failed.contains("data-n=\"l.0t\"") && failed.contains("la-empty"))
         #expect(passing.contains("data-n=\"l.0e\"") && passing.contains("Out of date"))
+    }
+
+    /// Issue 27: a state that does not fit the layout drew an almost empty card and said nothing.
+    /// It still draws what it can; each binding that found nothing its view could draw is noted,
+    /// where it is read, once per region.
+    @Test func aStateThatDoesNotFitTheLayoutIsWarnedAboutWhereItIsRead() throws {
+        let presentation = try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "text": ["Build ", {"bind": "attributes.buildId"}]},
+              {"type": "ProgressView", "value": {"bind": "state.progress"}},
+              {"type": "Text", "text": {"bind": "state.done", "format": "percent"}},
+              {"type": "Text", "text": {"bind": "state.speed", "format": "number", "default": "–"}},
+              {"type": "Text", "timerInterval": {"start": {"bind": "state.start"}, "end": {"bind": "state.eta"}}},
+              {"type": "If", "condition": {"bind": "state.status", "equals": "failed"}, "then": {"type": "Text", "text": "Failed"},
+               "else": {"type": "Text", "text": {"bind": "state.step"}}},
+              {"type": "If", "condition": {"any": [{"bind": "isStale"}, {"bind": "state.laps", "greaterThan": 2}]}, "then": {"type": "Spacer"}},
+              {"type": "Text", "text": {"bind": "state.progress"}}
+            ]}
+            """, state: ["done": "most", "speed": "fast", "start": 1e300, "eta": "10:04", "step": .null, "laps": true])
+        #expect(
+            presentation.warnings.map(\.message) == [
+                "attributes.buildId is missing",
+                "state.progress is missing",
+                "state.done is a string, not a number",
+                "state.speed is a string, not a number",
+                "state.start is a number outside the dates Islet draws; a date is a number of seconds since 1970-01-01 (the layout's dateEncoding)",
+                "state.eta is a string, not a date; a date is a number of seconds since 1970-01-01 (the layout's dateEncoding)",
+                "state.status is missing",
+                "state.step is null",
+                "state.laps is true or false, not a number",
+            ]
+        )
+        #expect(
+            presentation.warnings.map(\.path) == [
+                "lockScreen.children[0].text[1]", "lockScreen.children[1].value", "lockScreen.children[2].text", "lockScreen.children[3].text",
+                "lockScreen.children[4].timerInterval.start", "lockScreen.children[4].timerInterval.end",
+                "lockScreen.children[5].condition.bind", "lockScreen.children[5].else.text",
+                "lockScreen.children[6].condition.any[1].bind",
+            ]
+        )
+        #expect(presentation.warnings.map(\.problem) == [.missing, .missing, .notANumber, .notANumber, .notADate, .notADate, .missing, .missing, .notANumber])
+        #expect(Set(presentation.warnings.map(\.region)) == [.lockScreen])
+        // Drawn as before: what is there is shown as it is.
+        #expect(presentation.lockScreen.contains(">most<") && presentation.lockScreen.contains(">fast<"))
+    }
+
+    @Test func aMissingFieldIsWarnedAboutOncePerRegionThatReadsIt() throws {
+        let document = #"""
+            {"lockScreen": {"type": "HStack", "children": [{"type": "Text", "text": {"bind": "state.speed"}}, {"type": "Text", "text": {"bind": "state.speed"}}]},
+             "dynamicIsland": {"expanded": {"bottom": {"type": "Text", "text": {"bind": "state.speed"}}},
+                               "compactTrailing": {"type": "Text", "text": {"bind": "state.speed"}}, "minimal": {"type": "Text", "text": "km/h"}}}
+            """#
+        let layout = try Layout.parse(try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8)))
+        let drawn = Renderer().render(layout, scope: LayoutScope(attributes: [:], state: [:], isStale: false), now: Date(timeIntervalSince1970: noon))
+        #expect(drawn.warnings.map(\.region) == [.lockScreen, .expandedBottom, .compactTrailing])
+        #expect(drawn.warnings.map(\.path) == ["lockScreen.children[0].text", "dynamicIsland.expanded.bottom.text", "dynamicIsland.compactTrailing.text"])
+    }
+
+    /// What a layout author says may be missing is not a warning: a `default`, an `exists` test,
+    /// a comparison with null, and whatever a branch not drawn reads.
+    @Test func aValueTheLayoutSaysMayBeMissingIsNoWarning() throws {
+        let presentation = try render("""
+            {"type": "VStack", "children": [
+              {"type": "Text", "text": {"bind": "state.note", "default": ""}},
+              {"type": "Text", "text": {"bind": "state.speed", "format": "number", "default": "–"}},
+              {"type": "If", "condition": {"bind": "state.eta", "exists": true}, "then": {"type": "Text", "date": {"bind": "state.eta"}, "style": "timer"}},
+              {"type": "If", "condition": {"all": [{"bind": "state.laps", "exists": true}, {"bind": "state.laps", "greaterThan": 2}]}, "then": {"type": "Spacer"}},
+              {"type": "If", "condition": {"bind": "state.courier", "notEquals": null}, "then": {"type": "Text", "text": {"bind": "state.courier"}}},
+              {"type": "If", "condition": {"bind": "state.courier", "equals": null}, "then": {"type": "Text", "text": "no courier yet"}},
+              {"type": "If", "condition": {"bind": "isStale"}, "then": {"type": "Text", "text": {"bind": "state.never"}}},
+              {"type": "If", "condition": {"bind": "state.status", "exists": false}, "then": {"type": "Text", "text": "starting"},
+               "else": {"type": "Text", "text": {"bind": "state.status"}}}
+            ]}
+            """)
+        #expect(presentation.warnings == [])
+        #expect(presentation.lockScreen.contains(">no courier yet<") && presentation.lockScreen.contains(">starting<"))
     }
 
     @Test func modifiersApplyInOrderAsInSwiftUI() throws {
@@ -267,14 +361,11 @@ struct RendererTests {
         #expect(presentation.lockScreen.contains(">Build<") && presentation.lockScreen.contains(">running<"))
     }
 
-    /// The shipped examples parse, draw every region with every sample state, and name only icons
-    /// Islet has.
+    /// The shipped examples parse, draw every region with every sample state, name only icons
+    /// Islet has, and find every value they bind (no warnings).
     @Test func theExampleLayoutsDrawEveryRegionWithEverySampleState() throws {
-        let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Layouts")
-            .standardizedFileURL
         let names = try FileManager.default.contentsOfDirectory(atPath: examples.path).filter { !$0.contains(".") }.sorted()
         #expect(names == ["bike-computer", "ci-build", "water-countdown"])
-        func json(_ url: URL) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url)) }
         for name in names {
             let folder = examples.appendingPathComponent(name)
             let layout = try Layout.parse(try json(folder.appendingPathComponent("layout.json")))
@@ -297,8 +388,34 @@ struct RendererTests {
                     #expect(html.contains("data-n="), "\(name) \(file): \(region) draws nothing")
                 }
                 #expect(unknown.names.isEmpty, "\(name) \(file) names icons Islet lacks: \(unknown.names)")
+                #expect(drawn.warnings.isEmpty, "\(name) \(file): \(drawn.warnings.map(\.message))")
             }
         }
+    }
+
+    /// Issue 27: the ci example's timer counted on past the estimated completion time while its
+    /// label still said "remaining". Past the estimate it stops at 0:00 (in the display's script
+    /// too: the interval ends there); once the activity is stale — the example's stale date is its
+    /// estimate — it says how long the build is overdue.
+    @Test func theCIExamplesTimerStopsAtTheEstimateAndThenSaysOverdue() throws {
+        let layout = try Layout.parse(try json(examples.appendingPathComponent("ci-build/layout.json")))
+        func drawn(_ secondsToEstimate: Double, stale: Bool = false) -> Presentation {
+            let estimate = noon + secondsToEstimate - 978_307_200  // a Swift Date: seconds since 2001
+            let state: JSONValue = ["status": "inProgress", "estimatedCompletionTime": .number(estimate)]
+            let scope = LayoutScope(attributes: ["buildId": "42"], state: state, isStale: stale, dateEncoding: layout.dateEncoding)
+            return Renderer().render(layout, scope: scope, now: Date(timeIntervalSince1970: noon))
+        }
+        let running = drawn(150)
+        #expect(running.lockScreen.contains(">2:30<") && running.lockScreen.contains(">remaining<"))
+        let late = drawn(-90)
+        for (region, html) in [("lockScreen", late.lockScreen), ("expandedTrailing", late.expandedTrailing), ("compactTrailing", late.compactTrailing)] {
+            #expect(!html.contains(">1:30<"), "\(region): a timer counts on past the estimate")
+            #expect(html.contains(">0:00<") && html.contains("data-end=\"\(Int64((noon - 90) * 1000))\""), "\(region)")
+        }
+        let overdue = drawn(-90, stale: true)
+        #expect(overdue.lockScreen.contains(">1:30<") && overdue.lockScreen.contains(">overdue<"))
+        #expect(!overdue.lockScreen.contains("remaining"))
+        #expect(running.warnings.isEmpty && late.warnings.isEmpty && overdue.warnings.isEmpty)
     }
 
     @Test func theStandaloneDocumentFramesEachPresentation() throws {
@@ -311,6 +428,13 @@ struct RendererTests {
         #expect(page.contains("IsletPresentation.refresh"))
     }
 }
+
+/// The reference scenarios' layouts and sample states (Examples/Layouts).
+let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Layouts")
+    .standardizedFileURL
+
+/// A JSON file.
+func json(_ url: URL) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url)) }
 
 /// Names a renderer reported, collected across its callback.
 final class ReportedNames: Sendable {

@@ -50,6 +50,45 @@ struct LayoutRouteTests {
         }
     }
 
+    /// Issue 27: a state missing a field the layout binds drew an almost empty card and said
+    /// nothing. It still draws, and its presentation says what was missing and where.
+    @Test func aStateThatDoesNotFitTheLayoutIsDrawnWithWarnings() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            _ = try await islet.request(.PUT, "/v1/apps/com.example.bike/layouts/RideAttributes", key: key, body: rideLayout)
+            let activity = try await islet.start(key: key, state: ["distance": 12])
+            let drawn = try await islet.request(.GET, "/v1/activities/\(activity.id)/presentation", key: key)
+            #expect(drawn.status == 200)
+            #expect(
+                drawn.json["warnings"] == [
+                    [
+                        "region": "lockScreen", "path": "lockScreen.children[1].text", "binding": "state.speed", "problem": "missing",
+                        "message": "state.speed is missing",
+                    ],
+                    [
+                        "region": "compactTrailing", "path": "dynamicIsland.compactTrailing.text", "binding": "state.speed",
+                        "problem": "missing", "message": "state.speed is missing",
+                    ],
+                ]
+            )
+            let first = try #require(try await islet.isletClient(key: key).history(activity.id).first?.id)
+            _ = try await islet.request(.POST, "/v1/activities/\(activity.id)/update", key: key, body: #"{"content": {"state": {"speed": "fast"}}}"#)
+            let wrong = try await islet.request(.GET, "/v1/activities/\(activity.id)/presentation", key: key)
+            #expect(Self.messages(wrong.json) == ["state.speed is a string, not a number", "state.speed is a string, not a number"])
+            _ = try await islet.request(.POST, "/v1/activities/\(activity.id)/update", key: key, body: #"{"content": {"state": {"speed": 30}}}"#)
+            #expect(try await islet.request(.GET, "/v1/activities/\(activity.id)/presentation", key: key).json["warnings"] == [])
+            // The console's view of the past: the start's state, with its warnings.
+            let then = try await islet.request(.GET, "/v1/activities/\(activity.id)/presentation?at=\(first)", key: key)
+            #expect(Self.messages(then.json) == ["state.speed is missing", "state.speed is missing"])
+        }
+    }
+
+    /// The warnings' messages of a presentation.
+    static func messages(_ presentation: JSONValue) -> [String]? {
+        guard case .array(let warnings)? = presentation["warnings"] else { return nil }
+        return warnings.compactMap { $0["message"]?.stringValue }
+    }
+
     @Test func anInvalidLayoutIsRefusedWithThePathAndChangesNothing() async throws {
         try await withIslet { islet in
             let key = try await islet.createApp("com.example.bike")

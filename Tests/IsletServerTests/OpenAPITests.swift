@@ -59,6 +59,9 @@ import Testing
         #expect(strings(data["stateChanged"]?["properties"]?["reason"]?["enum"]) == StateChangeReason.allCases.map(\.rawValue))
         #expect(strings(data["updateIgnored"]?["properties"]?["reason"]?["enum"]) == IgnoreReason.allCases.map(\.rawValue))
         #expect(strings(schemas?["Activity"]?["properties"]?["activityState"]?["enum"]) == ActivityState.allCases.map(\.rawValue))
+        let warning = schemas?["LayoutWarning"]?["properties"]
+        #expect(strings(warning?["problem"]?["enum"]) == LayoutWarning.Problem.allCases.map(\.rawValue))
+        #expect(strings(warning?["region"]?["enum"]) == Layout.Region.allCases.map(\.rawValue))
     }
 
     /// The strings of a JSON array, or the one string.
@@ -209,7 +212,9 @@ import Testing
             try await tour.send(.PUT, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, body: #"{"lockScreen": {"type": "Marquee"}}"#, 400)
             try await tour.send(.GET, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, 200)
             try await tour.send(.GET, "/v1/apps/\(app)/layouts", key: appKey, 200)
-            try await tour.send(.GET, "/v1/activities/\(id)/presentation", key: appKey, 200)
+            // The update left out `progress`, which the card binds: a warning, held to its schema.
+            let drawn = try await tour.send(.GET, "/v1/activities/\(id)/presentation", key: appKey, 200)
+            #expect(LayoutRouteTests.messages(drawn.json) == ["state.progress is missing"])
             try await tour.send(.GET, "/v1/activities/\(id)/presentation?at=1", key: appKey, 400)
             try await tour.send(.GET, "/v1/devices/default/display", key: admin, 200)
             try await tour.send(.DELETE, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, 204)

@@ -87,16 +87,42 @@ public struct Layout: Hashable, Sendable {
         return layout
     }
 
+    /// One of the places iOS shows an activity in, by the name a `Presentation` gives its HTML.
+    public enum Region: String, CaseIterable, Codable, Hashable, Sendable {
+        case lockScreen, expandedLeading, expandedTrailing, expandedCenter, expandedBottom, compactLeading, compactTrailing, minimal
+
+        /// Where the region's view is in a layout document: `dynamicIsland.expanded.leading`.
+        public var path: String {
+            switch self {
+            case .lockScreen: "lockScreen"
+            case .expandedLeading: "dynamicIsland.expanded.leading"
+            case .expandedTrailing: "dynamicIsland.expanded.trailing"
+            case .expandedCenter: "dynamicIsland.expanded.center"
+            case .expandedBottom: "dynamicIsland.expanded.bottom"
+            case .compactLeading: "dynamicIsland.compactLeading"
+            case .compactTrailing: "dynamicIsland.compactTrailing"
+            case .minimal: "dynamicIsland.minimal"
+            }
+        }
+    }
+
+    /// The view the layout gives `region`, if any.
+    public subscript(region: Region) -> LayoutView? {
+        switch region {
+        case .lockScreen: lockScreen
+        case .expandedLeading: expandedLeading
+        case .expandedTrailing: expandedTrailing
+        case .expandedCenter: expandedCenter
+        case .expandedBottom: expandedBottom
+        case .compactLeading: compactLeading
+        case .compactTrailing: compactTrailing
+        case .minimal: minimal
+        }
+    }
+
     /// The regions with their paths, in document order.
     public var regions: [(path: String, view: LayoutView)] {
-        let all: [(String, LayoutView?)] = [
-            ("lockScreen", lockScreen),
-            ("dynamicIsland.expanded.leading", expandedLeading), ("dynamicIsland.expanded.trailing", expandedTrailing),
-            ("dynamicIsland.expanded.center", expandedCenter), ("dynamicIsland.expanded.bottom", expandedBottom),
-            ("dynamicIsland.compactLeading", compactLeading), ("dynamicIsland.compactTrailing", compactTrailing),
-            ("dynamicIsland.minimal", minimal),
-        ]
-        return all.compactMap { path, view in view.map { (path, $0) } }
+        Region.allCases.compactMap { region in self[region].map { (region.path, $0) } }
     }
 
     /// `activityBackgroundTint` and `activitySystemActionForegroundColor` style the Lock Screen

@@ -20,29 +20,15 @@ public indirect enum LayoutCondition: Hashable, Sendable {
         case atMost(Double)
     }
 
-    /// Whether the condition holds for the activity in `scope`.
+    /// Whether the condition holds for the activity in `scope` (the renderer tests it through
+    /// its `BindingReader`, which also notes what the test found missing).
     public func holds(in scope: LayoutScope) -> Bool {
-        switch self {
-        case .all(let conditions): return conditions.allSatisfy { $0.holds(in: scope) }
-        case .any(let conditions): return conditions.contains { $0.holds(in: scope) }
-        case .not(let condition): return !condition.holds(in: scope)
-        case .compare(let path, let comparison):
-            let value = scope.value(at: path)
-            switch comparison {
-            case .isTrue: return value.map(Self.isTruthy) ?? false
-            case .exists(let expected): return (value != nil && value != .null) == expected
-            case .equals(let expected): return value.map { Self.same($0, expected) } ?? false
-            case .notEquals(let expected): return !(value.map { Self.same($0, expected) } ?? false)
-            case .greaterThan(let bound): return value?.numberValue.map { $0 > bound } ?? false
-            case .lessThan(let bound): return value?.numberValue.map { $0 < bound } ?? false
-            case .atLeast(let bound): return value?.numberValue.map { $0 >= bound } ?? false
-            case .atMost(let bound): return value?.numberValue.map { $0 <= bound } ?? false
-            }
-        }
+        var reader = BindingReader(scope: scope)
+        return reader.holds(self, at: "condition")
     }
 
     /// `true`, a non-zero number, a non-empty string or array, any object.
-    private static func isTruthy(_ value: JSONValue) -> Bool {
+    static func isTruthy(_ value: JSONValue) -> Bool {
         switch value {
         case .null: false
         case .bool(let flag): flag
@@ -55,7 +41,7 @@ public indirect enum LayoutCondition: Hashable, Sendable {
     }
 
     /// Equality where 3 and 3.0 are the same number.
-    private static func same(_ left: JSONValue, _ right: JSONValue) -> Bool {
+    static func same(_ left: JSONValue, _ right: JSONValue) -> Bool {
         if let left = left.numberValue, let right = right.numberValue { return left == right }
         return left == right
     }

@@ -44,8 +44,9 @@ public struct LayoutView: Hashable, Sendable {
     /// Text: plain (parts joined), a timer over an interval, or a date in a style.
     public enum Text: Hashable, Sendable {
         case parts([LayoutValue])
-        /// `Text(timerInterval: start...end, countsDown:)`: counts by itself.
-        case timer(start: LayoutValue, end: LayoutValue, countsDown: Bool)
+        /// `Text(timerInterval: start...end, countsDown:)`: counts by itself, and stops at the
+        /// interval's end. Without a start, from when it is drawn (`Date.now...end`).
+        case timer(start: LayoutValue?, end: LayoutValue, countsDown: Bool)
         /// `Text(date, style:)`.
         case date(LayoutValue, style: DateTextStyle)
     }
@@ -64,8 +65,9 @@ public struct LayoutView: Hashable, Sendable {
     public struct Progress: Hashable, Sendable {
         public enum Kind: Hashable, Sendable {
             case value(LayoutValue, total: LayoutValue)
-            /// Fills (or empties, counting down) between two dates by itself.
-            case timer(start: LayoutValue, end: LayoutValue, countsDown: Bool)
+            /// Fills (or empties, counting down) between two dates by itself; without a start,
+            /// from when it is drawn.
+            case timer(start: LayoutValue?, end: LayoutValue, countsDown: Bool)
         }
 
         public enum Style: String, CaseIterable, Sendable {
@@ -186,9 +188,12 @@ public struct LayoutView: Hashable, Sendable {
         return Progress(kind: .value(value, total: total ?? .literal(1)), style: style)
     }
 
-    private static func interval(_ reader: inout LayoutReader) throws(IsletError) -> (LayoutValue, LayoutValue) {
+    /// `{"start", "end"}`; a start left out is the moment the view is drawn, as SwiftUI's
+    /// `Date.now...end` is in a widget's body: a countdown to a date alone, which stops at 0:00
+    /// where `Text(date, style: .timer)` would count up again.
+    private static func interval(_ reader: inout LayoutReader) throws(IsletError) -> (LayoutValue?, LayoutValue) {
         var interval = try LayoutReader(try reader.required("timerInterval", "{start, end}"), at: reader.place("timerInterval"), expecting: "{start, end}")
-        let start = try LayoutValue.parse(try interval.required("start", "a date"), at: interval.place("start"))
+        let start = try interval.value("start").map { value throws(IsletError) in try LayoutValue.parse(value, at: interval.place("start")) }
         let end = try LayoutValue.parse(try interval.required("end", "a date"), at: interval.place("end"))
         try interval.finish()
         return (start, end)

@@ -64,3 +64,13 @@ public enum ValueFormat: Hashable, Sendable {
         return format
     }
 }
+
+extension ValueFormat {
+    /// What the format needs a value to be: a value it cannot read is shown as it is, and noted.
+    public var need: BindingReader.Need {
+        switch self {
+        case .number, .percent, .duration: .number
+        case .date, .relative: .date
+        }
+    }
+}

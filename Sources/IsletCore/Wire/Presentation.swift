@@ -20,12 +20,15 @@ public struct Presentation: Hashable, Sendable, Codable {
     public var keylineTint: CSSColor?
     /// Whether the content was stale when drawn.
     public var isStale: Bool
+    /// The bindings that found nothing their views could draw: a content state that does not
+    /// fit the layout. Empty when every value was there.
+    public var warnings: [LayoutWarning]
 
     /// Creates a presentation.
     public init(
         lockScreen: String, expandedLeading: String, expandedTrailing: String, expandedCenter: String, expandedBottom: String,
         compactLeading: String, compactTrailing: String, minimal: String, backgroundTint: CSSColor?,
-        systemActionForegroundColor: CSSColor?, keylineTint: CSSColor?, isStale: Bool
+        systemActionForegroundColor: CSSColor?, keylineTint: CSSColor?, isStale: Bool, warnings: [LayoutWarning] = []
     ) {
         self.lockScreen = lockScreen
         self.expandedLeading = expandedLeading
@@ -39,6 +42,7 @@ public struct Presentation: Hashable, Sendable, Codable {
         self.systemActionForegroundColor = systemActionForegroundColor
         self.keylineTint = keylineTint
         self.isStale = isStale
+        self.warnings = warnings
     }
 }
 

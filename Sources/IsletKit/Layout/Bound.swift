@@ -11,19 +11,23 @@ public struct Bound<Root: Decodable, Value>: @unchecked Sendable {
     /// The path of `Root` itself: `state`, or the path of an optional this one chains through.
     let scope: @Sendable () throws -> String
     let keyPath: KeyPath<Root, Value>
+    /// Whether it is read through a Swift optional (`climb.name` for `climb: Climb?`).
+    let throughOptional: Bool
 
     init(scope: String, keyPath: KeyPath<Root, Value>) {
         self.scope = { scope }
         self.keyPath = keyPath
+        self.throughOptional = false
     }
 
-    init(scope: @escaping @Sendable () throws -> String, keyPath: KeyPath<Root, Value>) {
+    init(scope: @escaping @Sendable () throws -> String, keyPath: KeyPath<Root, Value>, throughOptional: Bool) {
         self.scope = scope
         self.keyPath = keyPath
+        self.throughOptional = throughOptional
     }
 
     public subscript<Member>(dynamicMember member: KeyPath<Value, Member>) -> Bound<Root, Member> {
-        Bound<Root, Member>(scope: scope, keyPath: keyPath.appending(path: member))
+        Bound<Root, Member>(scope: scope, keyPath: keyPath.appending(path: member), throughOptional: throughOptional)
     }
 
     /// A member of an optional value (`context.state.climb.name` for `climb: Climb?`): the
@@ -31,8 +35,13 @@ public struct Bound<Root: Decodable, Value>: @unchecked Sendable {
     public subscript<Wrapped: Decodable, Member>(dynamicMember member: KeyPath<Wrapped, Member>) -> Bound<Wrapped, Member>
     where Value == Wrapped? {
         let parent = self
-        return Bound<Wrapped, Member>(scope: { try parent.path() }, keyPath: member)
+        return Bound<Wrapped, Member>(scope: { try parent.path() }, keyPath: member, throughOptional: true)
     }
+
+    /// Whether a content state may leave the value out: a Swift optional, or read through one.
+    /// `JSONEncoder` leaves a nil optional out, so its absence is a value, not a state that does
+    /// not fit the layout (no warning; docs/layouts.md).
+    var mayBeMissing: Bool { throughOptional || Value.self is any OptionalValue.Type }
 
     /// The binding path, such as `state.rider.name`.
     func path() throws -> String {
@@ -44,13 +53,18 @@ public struct Bound<Root: Decodable, Value>: @unchecked Sendable {
         return "\(scope).\(path)"
     }
 
+    /// The binding; an optional's draws nothing while it is nil (a default of `""`).
     func binding(format: JSONValue? = nil, default fallback: String? = nil) throws -> JSONValue {
         var binding: [String: JSONValue] = ["bind": .string(try path())]
         if let format { binding["format"] = format }
-        if let fallback { binding["default"] = .string(fallback) }
+        if let fallback = fallback ?? (mayBeMissing ? "" : nil) { binding["default"] = .string(fallback) }
         return .object(binding)
     }
 }
+
+/// Swift's `Optional`, whatever it wraps: how a `Bound` tells that its value may be nil.
+protocol OptionalValue {}
+extension Optional: OptionalValue {}
 
 /// Why a layout could not be built.
 public struct LayoutDSLError: Error, CustomStringConvertible, Sendable {

@@ -18,7 +18,7 @@ public struct LayoutCondition: Sendable {
 
 extension Bound where Value == Bool {
     /// Holds when the value is true.
-    public var isTrue: LayoutCondition { LayoutCondition { ["bind": .string(try path())] } }
+    public var isTrue: LayoutCondition { LayoutCondition { try whenThere(["bind": .string(try path())]) } }
 }
 
 extension Bound where Value: Encodable {
@@ -26,12 +26,21 @@ extension Bound where Value: Encodable {
     public static func == (lhs: Bound, rhs: Value) -> LayoutCondition {
         ProbeSamples.record(rhs)
         let value = Result { try Wire.json(rhs) }
-        return LayoutCondition { try equality(lhs.path(), try value.get()) }
+        return LayoutCondition { try lhs.whenThere(try equality(lhs.path(), try value.get())) }
     }
     public static func != (lhs: Bound, rhs: Value) -> LayoutCondition {
         ProbeSamples.record(rhs)
         let value = Result { try Wire.json(rhs) }
-        return LayoutCondition { ["not": try equality(lhs.path(), try value.get())] }
+        return LayoutCondition { ["not": try lhs.whenThere(try equality(lhs.path(), try value.get()))] }
+    }
+}
+
+extension Bound {
+    /// `test`, asked only when the value is there if it may be missing: Swift's `nil == x` is
+    /// false without a word, and so is the layout's (an `exists` first, which `all` stops at).
+    fileprivate func whenThere(_ test: JSONValue) throws -> JSONValue {
+        guard mayBeMissing, test["exists"] == nil else { return test }
+        return ["all": [["bind": .string(try path()), "exists": true], test]]
     }
 }
 
@@ -57,7 +66,7 @@ extension Bound where Value: BinaryInteger {
 
 extension Bound {
     fileprivate func compared(_ comparison: String, _ number: Double) -> LayoutCondition {
-        LayoutCondition { .object(["bind": .string(try path()), comparison: .number(number)]) }
+        LayoutCondition { try whenThere(.object(["bind": .string(try path()), comparison: .number(number)])) }
     }
 }
 

@@ -99,7 +99,7 @@ public func Text<Root>(_ date: Bound<Root, Date>, style: DateStyle) -> LayoutNod
     .building("Text") { ["date": try date.binding(), "style": .string(style.rawValue)] }
 }
 
-/// An optional date: nothing is shown while it is missing.
+/// An optional date: nothing is shown, and no warning given, while it is nil.
 public func Text<Root>(_ date: Bound<Root, Date?>, style: DateStyle) -> LayoutNode {
     .building("Text") { ["date": try date.binding(), "style": .string(style.rawValue)] }
 }

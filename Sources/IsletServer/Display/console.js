@@ -433,11 +433,13 @@
   // ---- 3. An activity's timeline.
   function timelineView(id) {
     var header = el("div", { class: "head" });
+    var fit = el("div", { class: "notice fit", id: "fit", role: "status", hidden: true });
     var axisHolder = el("section", { class: "panel" });
     var rows = el("tbody", {});
     var side = el("aside", { class: "side" });
     var selected = null;
     main.appendChild(header);
+    main.appendChild(fit);
     main.appendChild(axisHolder);
     main.appendChild(el("div", { class: "split", style: "margin-top:14px" }, [
       el("div", { class: "table-wrap" }, [el("table", { class: "events", id: "events" }, [
@@ -448,10 +450,13 @@
     var activity = null, events = [];
 
     function load() {
-      return Promise.all([api("GET", "/v1/activities/" + encodeURIComponent(id)), wholeHistory(id)]).then(function (answers) {
+      // The card as it stands, for what its state lacks; a drawing that fails hides nothing else.
+      var now = api("GET", "/v1/activities/" + encodeURIComponent(id) + "/presentation").catch(function () { return null; });
+      return Promise.all([api("GET", "/v1/activities/" + encodeURIComponent(id)), wholeHistory(id), now]).then(function (answers) {
         activity = answers[0];
         events = answers[1];
         drawHeader();
+        drawFit(answers[2]);
         drawAxis();
         drawRows();
         if (!selected && events.length) select(events[events.length - 1].id);
@@ -490,6 +495,19 @@
         ])
       ]));
       header.appendChild(actions);
+    }
+    // A card whose state does not fit its layout is said at the top, in the warnings' words.
+    function drawFit(presentation) {
+      var messages = [];
+      ((presentation && presentation.warnings) || []).forEach(function (warning) {
+        if (messages.indexOf(warning.message) < 0) messages.push(warning.message);
+      });
+      fit.textContent = "";
+      fit.hidden = !messages.length;
+      if (!messages.length) return;
+      fit.appendChild(el("b", { text: "The card does not fit its layout: " }));
+      fit.appendChild(document.createTextNode(messages.join("; ") + ". "));
+      fit.appendChild(el("span", { text: "It is drawn all the same; select an event to see where each is read." }));
     }
     function drawAxis() {
       axisHolder.textContent = "";
@@ -554,10 +572,13 @@
       if (!event || axisOnly) return;
       side.textContent = "";
       var preview = el("div", { class: "preview la-content", id: "preview" });
+      var warnings = el("section", { class: "panel warnings", id: "warnings", hidden: true });
       side.appendChild(el("section", { class: "panel" }, [el("h2", { text: "As it looked after event " + event.id }), preview]));
+      side.appendChild(warnings);
       side.appendChild(el("section", { class: "panel" }, [el("details", { id: "raw" }, [el("summary", { text: "The event as JSON" }), el("pre", { class: "json", text: JSON.stringify(event, null, 2) })])]));
       api("GET", "/v1/activities/" + encodeURIComponent(id) + "/presentation?at=" + event.id).then(function (presentation) {
         preview.innerHTML = frames(presentation);
+        drawWarnings(warnings, presentation.warnings || []);
       }, function (error) { preview.textContent = error.message || "Cannot draw it."; });
     }
     load();
@@ -566,6 +587,33 @@
     var redraw = debounce(function () { drawAxis(); if (selected) select(selected, true); }, 150);
     window.addEventListener("resize", redraw);
     cleanup.push(function () { window.removeEventListener("resize", redraw); });
+  }
+  // What a presentation's state lacks (docs/layouts.md, Warnings), one entry per binding and
+  // problem: its words, then each region that reads it and where in the layout.
+  var REGIONS = {
+    lockScreen: "Lock Screen", expandedLeading: "expanded, leading", expandedTrailing: "expanded, trailing",
+    expandedCenter: "expanded, center", expandedBottom: "expanded, bottom", compactLeading: "compact, leading",
+    compactTrailing: "compact, trailing", minimal: "minimal"
+  };
+  function drawWarnings(container, warnings) {
+    container.textContent = "";
+    container.hidden = !warnings.length;
+    if (!warnings.length) return;
+    var entries = [], byBinding = {};
+    warnings.forEach(function (warning) {
+      var key = warning.binding + " " + warning.problem;
+      if (!byBinding[key]) entries.push(byBinding[key] = { warning: warning, places: [] });
+      byBinding[key].places.push(warning);
+    });
+    container.appendChild(el("h2", {}, ["The state does not fit the layout ", chip(String(entries.length), "warn")]));
+    container.appendChild(el("p", { class: "sub", text: "Drawn all the same: a missing value shows nothing, one of the wrong kind as it is." }));
+    container.appendChild(el("ul", {}, entries.map(function (entry) {
+      return el("li", { "data-binding": entry.warning.binding, "data-problem": entry.warning.problem }, [
+        el("span", { class: "message", text: entry.warning.message })
+      ].concat(entry.places.map(function (place) {
+        return el("span", { class: "where" }, [(REGIONS[place.region] || place.region) + " ", el("code", { text: place.path })]);
+      })));
+    })));
   }
   // Every page of an activity's history.
   function wholeHistory(id, cursor, collected) {

@@ -13,7 +13,7 @@ import sys
 import time
 import urllib.parse
 
-from display_test import ADMIN, URL, Scenario, api, browser  # noqa: F401 (browser: used by Scenario)
+from display_test import ADMIN, URL, Scenario, api, browser, screenshots  # noqa: F401 (browser: used by Scenario)
 from selenium.webdriver.common.by import By
 
 APPLE = os.environ["APPLE_URL"]
@@ -63,20 +63,7 @@ def cut_cells(page, driver, table):
 
 def shoot(scenario, name):
     """Every view at 1280 and 390 points wide, light and dark, the whole page tall."""
-    if not SHOTS:
-        return
-    driver = scenario.driver
-    for width in (1280, 390):
-        for scheme in ("light", "dark"):
-            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
-            driver.set_window_size(width, 900)
-            time.sleep(0.4)
-            height = driver.execute_script("return document.documentElement.scrollHeight")
-            driver.set_window_size(width, min(max(height, 700), 2600))
-            time.sleep(0.3)
-            driver.save_screenshot(os.path.join(SHOTS, f"console-{name}-{width}-{scheme}.png"))
-    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
-    driver.set_window_size(1280, 1000)
+    screenshots(scenario.driver, SHOTS, name)
 
 
 def main():

@@ -129,6 +129,26 @@ class Scenario:
         sys.exit(1)
 
 
+def screenshots(driver, directory, name):
+    """The page at 1280 and 390 points wide, light and dark, the whole page tall, saved in
+    directory as console-NAME-WIDTH-SCHEME.png; nothing without a directory."""
+    if not directory:
+        return
+    for width in (1280, 390):
+        for scheme in ("light", "dark"):
+            driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": scheme}]})
+            driver.set_window_size(width, 900)
+            time.sleep(0.4)
+            height = driver.execute_script("return document.documentElement.scrollHeight")
+            # The window's size includes the browser's own bars: add them, or the page's foot is cut.
+            bars = driver.execute_script("return window.outerHeight - window.innerHeight")
+            driver.set_window_size(width, min(max(height, 700), 2600) + bars)
+            time.sleep(0.3)
+            driver.save_screenshot(os.path.join(directory, f"console-{name}-{width}-{scheme}.png"))
+    driver.execute_cdp_cmd("Emulation.setEmulatedMedia", {"features": [{"name": "prefers-color-scheme", "value": "light"}]})
+    driver.set_window_size(1280, 1000)
+
+
 def start(key, type_name, attributes, state, relevance=0, extra=None):
     body = {"attributesType": type_name, "attributes": attributes, "content": {"state": state, "relevanceScore": relevance}}
     body.update(extra or {})
