@@ -282,7 +282,7 @@ struct DeliveryLoopTests {
             loop.a = try await ServerProcess(data: nodeData, environment: loop.aEnvironment)
             kill(loop.b.pid, SIGCONT)
             // (The dead node's request may reach "Apple" too, once it reads again: Apple may see
-            // a request twice, and the phone applies the equal timestamp once.)
+            // a request twice, and the phone applies the equal timestamp again, changing nothing.)
             _ = try await eventually("another node sends the update", within: 30) {
                 try await loop.appOnA.deliveries(onA.id).first { $0.report.status != nil && $0.report.event == "update" }
             }

@@ -59,6 +59,31 @@ struct APNsTests {
         }
     }
 
+    /// APNs timestamps are whole seconds: two updates sent in one second carry the same one, and
+    /// both must show, so an equal timestamp is applied (only an older one is dropped). A request
+    /// that reached Apple twice — the sender killed while it waited for the answer, then sending it
+    /// again (docs/delivery.md) — is so applied twice, the second changing nothing.
+    @Test func anUpdateWithTheLastTimestampIsAppliedAndOnlyAnOlderOneIsDropped() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let activity = try await provider.startWithToken()
+                let token = activity.pushToken!
+                let client = islet.isletClient(key: provider.apiKey)
+                let second = t0Seconds + 100
+                #expect(try await provider.push(token, Provider.update(#"{"step":2}"#, timestamp: second)).status == 200)
+                #expect(try await provider.push(token, Provider.update(#"{"step":3}"#, timestamp: second)).status == 200)
+                #expect(try await client.activity(activity.id).content.state == ["step": 3])
+                // The same request again, as a sender that was killed sends it: applied, nothing new shown.
+                #expect(try await provider.push(token, Provider.update(#"{"step":3}"#, timestamp: second)).status == 200)
+                #expect(try await provider.push(token, Provider.update(#"{"step":1}"#, timestamp: second - 1)).status == 200)
+                let history = try await client.history(activity.id)
+                #expect(history.filter { $0.type == .contentUpdated }.compactMap { $0.data["content"]?["state"]?["step"] } == [2, 3, 3])
+                #expect(history.filter { $0.type == .updateIgnored }.compactMap { $0.data["reason"]?.stringValue } == ["olderTimestamp"])
+                #expect(try await client.activity(activity.id).content.state == ["step": 3])
+            }
+        }
+    }
+
     @Test func whatADeviceWouldDropIsAcceptedAndRecordedWithItsReason() async throws {
         try await withIslet { islet in
             try await islet.withProvider { provider in
