@@ -90,6 +90,14 @@ extension DurabilityTests {
         #expect(!attributes.stderr.contains("Usage: islet <subcommand>"), "\(attributes.stderr)")
     }
 
+    /// Issue 27: "cannot reach http://127.0.0.1:1: connection reset (error set): Connection
+    /// refused) (errno: 111)". One line: which server, why, and what to check.
+    @Test func anUnreachableServerIsSaidInOneLine() async throws {
+        let unreachable = try await runCLI(["list"], environment: ["ISLET_URL": "http://127.0.0.1:1", "ISLET_KEY": "islet_app_x"])
+        #expect(unreachable.status == 7)
+        #expect(unreachable.stderr == "error: cannot reach the server at http://127.0.0.1:1 (connection refused) — is `islet serve` running?\n")
+    }
+
     @Test func channelsAreMadeListedBroadcastToAndDeletedFromTheCLI() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)
