@@ -50,6 +50,25 @@ extension DurabilityTests {
         #expect(try await runCLI(["get", bikeId], environment: local).stdout.contains("active"))
     }
 
+    /// Issue 27: creating the tour's app a second time in one shell — `ISLET_KEY` then holds the
+    /// app's own key — answered "Only the admin key may do this" and left the variable empty with
+    /// no word of why. It says the app exists and which command prints a new key, and exits 5.
+    @Test func creatingAnAppAgainInOneShellSaysItExistsAndWhichCommandGivesAKey() async throws {
+        let local = try await Local()
+        let key = try await local.admin.createApp(bundleId: "com.example.ci").apiKey
+        // The same shell: ISLET_KEY is the app's; and without the admin key in reach at all.
+        for environment in [["ISLET_KEY": key], ["ISLET_KEY": key, "ISLET_STORE_DATA_DIRECTORY": "/nonexistent"], [:]] {
+            let again = try await runCLI(["apps", "create", "com.example.ci", "-q"], environment: local.environment.merging(environment) { _, new in new })
+            #expect(again.status == 5, "\(environment): \(again.stderr)")
+            #expect(again.stdout.isEmpty)
+            #expect(again.stderr.contains("already exists"), "\(again.stderr)")
+            #expect(again.stderr.contains("export ISLET_KEY=$(islet apps key com.example.ci -q)"), "\(again.stderr)")
+        }
+        // An app's key still cannot create another app.
+        let other = try await runCLI(["apps", "create", "com.example.other"], environment: local.environment.merging(["ISLET_KEY": key]) { _, new in new })
+        #expect(other.status == 3, "\(other.stderr)")
+    }
+
     /// Issue 27: `islet lst` said only "Unexpected argument", `apps craete` was read as `apps list`
     /// with stray words, and `end --all --dismis immediate` hid the mistyped option behind
     /// "Give an activity's id or --all". A mistyped command or option is named first, with the
