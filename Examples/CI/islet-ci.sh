@@ -7,9 +7,12 @@
 #
 # Every change is one `PUT /v1/activities/by-key/{key}` (start or update; the last one ends it):
 # the key is stable for the CI run, so a re-run script or several jobs of one run update one
-# activity. The type is the ci demo's `BuildAttributes` (Examples/Scenarios/CIBuild.swift) and
-# its layout, Examples/CI/layout.json (`islet demo ci --print-layout`), registered here first.
-# Needs only curl on the runner. Islet being unreachable never fails the job: it says so and runs on.
+# activity. The type is the ci demo's, `IsletCIBuildAttributes` (Examples/Scenarios/CIBuild.swift),
+# a name of Islet's own so that your app's types are never drawn with it; its layout,
+# Examples/CI/layout.json (`islet demo ci --print-layout`), is registered first where the type has
+# none, and a layout of it that is not this one is left as it is, with a note.
+# Needs only curl and awk on the runner. Islet being unreachable never fails the job: it says so
+# and runs on.
 #
 # Environment:
 #   ISLET_URL          the server (default http://127.0.0.1:8080)
@@ -36,6 +39,7 @@ activity_key=${ISLET_CI_KEY:-ci-$run_id}
 pipeline=${ISLET_CI_PIPELINE:-$(basename "$PWD") · $(git rev-parse --abbrev-ref HEAD 2>/dev/null || echo build)}
 build=${ISLET_CI_BUILD:-#${GITHUB_RUN_NUMBER:-${CI_PIPELINE_IID:-${BUILD_NUMBER:-$run_id}}}}
 swift_epoch=978307200 # Swift's Date counts seconds from 2001-01-01; the layout reads dates so
+type=IsletCIBuildAttributes
 
 # A JSON string.
 quoted() {
@@ -66,7 +70,7 @@ show() {
     [ -n "${4:-}" ] && state+=", \"elapsed\": $(($(date +%s) - started - swift_epoch))"
     state+="}"
     [ -n "${4:-}" ] && end=', "end": true, "dismissalPolicy": {"after": '$(($(date +%s) + 15 * 60))'}'
-    call PUT "/v1/activities/by-key/$activity_key" "{\"attributesType\": \"BuildAttributes\",${app:+ \"bundleId\": $(quoted "$app"),}
+    call PUT "/v1/activities/by-key/$activity_key" "{\"attributesType\": \"$type\",${app:+ \"bundleId\": $(quoted "$app"),}
         \"device\": $(quoted "$device"), \"attributes\": {\"pipeline\": $(quoted "$pipeline"), \"buildId\": $(quoted "$build")},
         \"content\": {\"state\": $state}$end}"
 }
@@ -79,13 +83,31 @@ for step in "$@"; do
     esac
 done
 
-layout_path="/v1/apps/${app:-_}/layouts/BuildAttributes"
-if [ -z "$app" ]; then
+layout_app=$app
+if [ -z "$layout_app" ]; then
     # An app's key: its own bundle id, from GET /v1/apps.
-    own=$(curl -sS "$url/v1/apps" -H "Authorization: Bearer $key" 2>/dev/null | sed -n 's/.*"bundleId" *: *"\([^"]*\)".*/\1/p' | head -1)
-    layout_path="/v1/apps/${own:-unknown}/layouts/BuildAttributes"
+    layout_app=$(curl -sS "$url/v1/apps" -H "Authorization: Bearer $key" 2>/dev/null | sed -n 's/.*"bundleId" *: *"\([^"]*\)".*/\1/p' | head -1)
 fi
-call PUT "$layout_path" "$(cat "$here/layout.json")"
+layout_path="/v1/apps/${layout_app:-unknown}/layouts/$type"
+
+# compact FILE — a JSON file as JSONEncoder pretty-printed it (layout.json), written compactly as
+# the server gives it back: each line without its indentation, a key's " : " as ":".
+compact() {
+    awk '{ sub(/^ +/, ""); if (match($0, /^"([^"\\]|\\.)*" : /)) $0 = substr($0, 1, RLENGTH - 3) ":" substr($0, RLENGTH + 1); printf "%s", $0 }' "$1"
+}
+
+# The layout: registered where the type has none; one already there is kept, this script's or not.
+answer=$(curl -sS "$url$layout_path" -H "Authorization: Bearer $key" -w '\n%{http_code}' 2>&1)
+case ${answer##*$'\n'} in
+    404) call PUT "$layout_path" "$(cat "$here/layout.json")" ;;
+    200)
+        if [[ ${answer%$'\n'*} != *"\"layout\":$(compact "$here/layout.json"),\"revision\":"* ]]; then
+            echo "islet-ci: $layout_app has a layout for $type that is not this script's; it is left as it is, and draws the build." \
+                "To draw it with Examples/CI/layout.json instead: curl -X PUT $url$layout_path -H \"Authorization: Bearer \$ISLET_KEY\" -d @Examples/CI/layout.json" >&2
+        fi
+        ;;
+    *) echo "islet-ci: GET $layout_path → ${answer//$'\n'/ }" >&2 ;;
+esac
 
 show pending "Waiting for a runner" 0
 started=$(($(date +%s) - swift_epoch))

@@ -3,7 +3,7 @@ import IsletCore
 import IsletKit
 
 /// Reference 003's bike computer: the ride's speed as the headline, updated every second.
-public struct BikeAttributes: ActivityAttributes {
+public struct IsletDemoBikeAttributes: ActivityAttributes {
     public struct ContentState: Codable, Hashable, Sendable {
         /// km/h, now.
         public var speed: Double
@@ -34,13 +34,13 @@ public struct BikeRide: Demo {
 
     public init() {}
 
-    public var attributesType: String { BikeAttributes.attributesTypeName }
+    public var attributesType: String { IsletDemoBikeAttributes.attributesTypeName }
     public func layout() throws -> JSONValue { try Self.configuration.document() }
 
     public func run(in context: DemoContext) async throws {
         var ride = RideSimulation()
-        let activity = try Activity<BikeAttributes>.request(
-            attributes: BikeAttributes(name: "Morning ride", startDate: Date()),
+        let activity = try Activity<IsletDemoBikeAttributes>.request(
+            attributes: IsletDemoBikeAttributes(name: "Morning ride", startDate: Date()),
             content: ActivityContent(state: ride.state, staleDate: nil)
         )
         context.note("Riding: activity \(activity.id), \(length) updates, one a second\(context.speed == 1 ? "" : " (×\(context.speed))").")
@@ -67,7 +67,7 @@ public struct BikeRide: Demo {
     }
 
     /// The layout, as a widget extension's `ActivityConfiguration` would declare it.
-    static let configuration = ActivityConfiguration(for: BikeAttributes.self) { context in
+    static let configuration = ActivityConfiguration(for: IsletDemoBikeAttributes.self) { context in
         VStack(alignment: .leading, spacing: 6) {
             HStack(spacing: 6) {
                 If(context.state.finished.isTrue) {
@@ -143,7 +143,7 @@ public struct BikeRide: Demo {
 }
 
 /// A number over its label: one figure of the ride's summary.
-private func figure(_ value: Bound<BikeAttributes.ContentState, Double>, precision: Int, label: String) -> LayoutNode {
+private func figure(_ value: Bound<IsletDemoBikeAttributes.ContentState, Double>, precision: Int, label: String) -> LayoutNode {
     VStack(alignment: .leading, spacing: 0) {
         Text(value, format: .number(precision: precision)).font(.system(size: 26, weight: .bold)).monospacedDigit()
         Text(label).font(.system(size: 12, weight: .medium)).foregroundStyle(.secondary)
@@ -153,7 +153,7 @@ private func figure(_ value: Bound<BikeAttributes.ContentState, Double>, precisi
 /// A ride: rolling hills and a red light after 38 seconds. The same ride
 /// every time (no randomness), so a demo's figures can be compared.
 struct RideSimulation {
-    private(set) var state = BikeAttributes.ContentState(
+    private(set) var state = IsletDemoBikeAttributes.ContentState(
         speed: 0, distance: 0, averageSpeed: 0, maxSpeed: 0, rideTime: 0, finished: false
     )
     private var movingSeconds = 0.0
@@ -175,7 +175,7 @@ struct RideSimulation {
     }
 
     /// The finished ride, standing still.
-    var summary: BikeAttributes.ContentState {
+    var summary: IsletDemoBikeAttributes.ContentState {
         var summary = state
         summary.speed = 0
         summary.finished = true

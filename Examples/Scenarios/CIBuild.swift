@@ -6,7 +6,7 @@ import IsletKit
 ///
 /// The status is a `String` enum so a shell script can write it (`"status": "inProgress"`):
 /// `Examples/CI/islet-ci.sh` drives the same type and layout from a real CI job.
-public struct BuildAttributes: ActivityAttributes {
+public struct IsletCIBuildAttributes: ActivityAttributes {
     public enum Status: String, Codable, Hashable, CaseIterable, Sendable {
         case pending, inProgress, succeeded, failed
     }
@@ -46,14 +46,14 @@ public struct CIBuild: Demo {
         self.fails = fails
     }
 
-    public var attributesType: String { BuildAttributes.attributesTypeName }
+    public var attributesType: String { IsletCIBuildAttributes.attributesTypeName }
     public func layout() throws -> JSONValue { try Self.configuration.document() }
 
     public func run(in context: DemoContext) async throws {
         let steps = Double(pipeline.count)
-        var state = BuildAttributes.ContentState(status: .pending, step: "Waiting for a runner", done: 0, steps: steps)
-        let activity = try Activity<BuildAttributes>.request(
-            attributes: BuildAttributes(pipeline: "islet · main", buildId: "#\(Int.random(in: 1000...9999))"),
+        var state = IsletCIBuildAttributes.ContentState(status: .pending, step: "Waiting for a runner", done: 0, steps: steps)
+        let activity = try Activity<IsletCIBuildAttributes>.request(
+            attributes: IsletCIBuildAttributes(pipeline: "islet · main", buildId: "#\(Int.random(in: 1000...9999))"),
             content: ActivityContent(state: state, staleDate: nil)
         )
         context.note("Build queued: activity \(activity.id).")
@@ -84,7 +84,7 @@ public struct CIBuild: Demo {
         }
     }
 
-    static let configuration = ActivityConfiguration(for: BuildAttributes.self) { context in
+    static let configuration = ActivityConfiguration(for: IsletCIBuildAttributes.self) { context in
         VStack(alignment: .leading, spacing: 8) {
             HStack(spacing: 8) {
                 statusIcon(context.state.status).font(.system(size: 22, weight: .semibold))
@@ -154,7 +154,7 @@ public struct CIBuild: Demo {
     }
 }
 
-private typealias BuildStatus = Bound<BuildAttributes.ContentState, BuildAttributes.Status>
+private typealias BuildStatus = Bound<IsletCIBuildAttributes.ContentState, IsletCIBuildAttributes.Status>
 
 /// The status's symbol in its color.
 private func statusIcon(_ status: BuildStatus) -> LayoutNode {

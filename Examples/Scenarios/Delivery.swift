@@ -6,7 +6,7 @@ import IsletCore
 import IsletKit
 
 /// A food delivery, as apps show them: its status, the courier, and when it arrives.
-public struct DeliveryAttributes: ActivityAttributes {
+public struct IsletDemoDeliveryAttributes: ActivityAttributes {
     public enum Status: String, Codable, Hashable, CaseIterable, Sendable {
         case confirmed, preparing, onTheWay, delivered
     }
@@ -35,16 +35,16 @@ public struct Delivery: Demo {
 
     public init() {}
 
-    public var attributesType: String { DeliveryAttributes.attributesTypeName }
+    public var attributesType: String { IsletDemoDeliveryAttributes.attributesTypeName }
     public func layout() throws -> JSONValue { try Self.configuration.document() }
 
     public func run(in context: DemoContext) async throws {
         // The app: its push-to-start token, which it sends to its provider.
-        guard let startToken = Activity<DeliveryAttributes>.pushToStartToken else {
+        guard let startToken = Activity<IsletDemoDeliveryAttributes>.pushToStartToken else {
             throw DemoError("The server gave no push-to-start token for \(bundleId): are Live Activities on for it on this device?")
         }
         // The app watches for the activity a push starts, from before the push.
-        let started = Activity<DeliveryAttributes>.activityUpdates
+        let started = Activity<IsletDemoDeliveryAttributes>.activityUpdates
 
         // The provider: a key of its own, registered with the server as it would be with Apple.
         let provider = try await Provider(bundleId: bundleId, context: context)
@@ -59,17 +59,17 @@ public struct Delivery: Demo {
 
     /// The provider's side, from the key registered to the activity's end.
     private func play(
-        provider: Provider, startToken: Data, started: AsyncStream<IsletKit.Activity<DeliveryAttributes>>, context: DemoContext
+        provider: Provider, startToken: Data, started: AsyncStream<IsletKit.Activity<IsletDemoDeliveryAttributes>>, context: DemoContext
     ) async throws {
         context.note("Provider key \(provider.keyId) registered; pushing to https://…/3/device/<push-to-start token>.")
 
         let total = 60.0
-        var state = DeliveryAttributes.ContentState(status: .confirmed, courier: "", stopsAway: 0, eta: context.date(in: total))
+        var state = IsletDemoDeliveryAttributes.ContentState(status: .confirmed, courier: "", stopsAway: 0, eta: context.date(in: total))
         try await provider.push(
             to: Wire.hex(startToken), event: "start", state: state, alert: ("Order confirmed", "Pasta Nostra is on it."),
             extra: [
-                "attributes-type": "DeliveryAttributes",
-                "attributes": try Wire.json(DeliveryAttributes(restaurant: "Pasta Nostra", orderNumber: "#4711")),
+                "attributes-type": .string(attributesType),
+                "attributes": try Wire.json(IsletDemoDeliveryAttributes(restaurant: "Pasta Nostra", orderNumber: "#4711")),
                 "input-push-token": 1,
             ]
         )
@@ -84,7 +84,7 @@ public struct Delivery: Demo {
         context.note("Started by push: activity \(activity.id); the app handed its push token to the provider.")
 
         try await activity.endingOnCancel {
-            let steps: [(at: Double, status: DeliveryAttributes.Status, courier: String, stops: Int, alert: (String, String)?)] = [
+            let steps: [(at: Double, status: IsletDemoDeliveryAttributes.Status, courier: String, stops: Int, alert: (String, String)?)] = [
                 (8, .preparing, "", 0, nil),
                 (22, .onTheWay, "Sam", 3, ("Your order is on its way", "Sam picked it up.")),
                 (32, .onTheWay, "Sam", 2, nil),
@@ -118,7 +118,7 @@ public struct Delivery: Demo {
         }
     }
 
-    static let configuration = ActivityConfiguration(for: DeliveryAttributes.self) { context in
+    static let configuration = ActivityConfiguration(for: IsletDemoDeliveryAttributes.self) { context in
         VStack(alignment: .leading, spacing: 10) {
             HStack(spacing: 8) {
                 Image(systemName: "takeoutbag.and.cup.and.straw.fill").foregroundStyle(.orange).font(.system(size: 20))
@@ -172,7 +172,7 @@ public struct Delivery: Demo {
     }
 }
 
-private typealias DeliveryState = Bound<DeliveryAttributes.ContentState, DeliveryAttributes.ContentState>
+private typealias DeliveryState = Bound<IsletDemoDeliveryAttributes.ContentState, IsletDemoDeliveryAttributes.ContentState>
 
 /// What is happening, in words.
 private func headline(_ state: DeliveryState) -> LayoutNode {
@@ -241,7 +241,7 @@ private struct Provider: Sendable {
 
     /// Pushes a Live Activity payload; throws on any refusal, with Apple's reason.
     func push(
-        to token: String, event: String, state: DeliveryAttributes.ContentState, alert: (String, String)?,
+        to token: String, event: String, state: IsletDemoDeliveryAttributes.ContentState, alert: (String, String)?,
         priority: Int = 10, extra: [String: JSONValue] = [:]
     ) async throws {
         var aps: [String: JSONValue] = [

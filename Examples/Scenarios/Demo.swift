@@ -14,7 +14,9 @@ public protocol Demo: Sendable {
     var summary: String { get }
     /// The app it plays.
     var bundleId: String { get }
-    /// Its activity type's name (the Swift type's, as ActivityKit names it).
+    /// Its activity type's name (the Swift type's, as ActivityKit names it). A name of the demos'
+    /// own (`IsletDemo…`, `IsletCI…`): a demo played with an app's key plays in that app, whose
+    /// own types must never be drawn with the demo's layout.
     var attributesType: String { get }
     /// Its activity type's layout document, registered before it runs.
     func layout() throws -> JSONValue

@@ -2,8 +2,9 @@ import Foundation
 import IsletCore
 import IsletKit
 
-/// Reference 004's "time to drink" countdown (the Scripting app's `MyLiveActivity`), in Swift.
-public struct MyLiveActivity: ActivityAttributes {
+/// Reference 004's "time to drink" countdown (the Scripting app's `MyLiveActivity`), in Swift,
+/// under a name of the demo's own.
+public struct IsletDemoWaterAttributes: ActivityAttributes {
     public struct ContentState: Codable, Hashable, Sendable {
         /// Minutes left until the next drink: the article's whole state.
         public var mins: Int
@@ -23,17 +24,17 @@ public struct WaterCountdown: Demo {
 
     public init() {}
 
-    public var attributesType: String { MyLiveActivity.attributesTypeName }
+    public var attributesType: String { IsletDemoWaterAttributes.attributesTypeName }
     public func layout() throws -> JSONValue { try Self.configuration.document() }
 
     public func run(in context: DemoContext) async throws {
         let start = Date()
         let end = context.date(in: Double(minutes) * 60)
-        func state(_ mins: Int) -> MyLiveActivity.ContentState {
-            MyLiveActivity.ContentState(mins: mins, startDate: start, endDate: end)
+        func state(_ mins: Int) -> IsletDemoWaterAttributes.ContentState {
+            IsletDemoWaterAttributes.ContentState(mins: mins, startDate: start, endDate: end)
         }
-        let activity = try Activity<MyLiveActivity>.request(
-            attributes: MyLiveActivity(), content: ActivityContent(state: state(minutes), staleDate: nil)
+        let activity = try Activity<IsletDemoWaterAttributes>.request(
+            attributes: IsletDemoWaterAttributes(), content: ActivityContent(state: state(minutes), staleDate: nil)
         )
         context.note("Counting down \(minutes) minutes: activity \(activity.id).")
         try await activity.endingOnCancel {
@@ -55,7 +56,7 @@ public struct WaterCountdown: Demo {
         }
     }
 
-    static let configuration = ActivityConfiguration(for: MyLiveActivity.self) { context in
+    static let configuration = ActivityConfiguration(for: IsletDemoWaterAttributes.self) { context in
         VStack(alignment: .leading, spacing: 8) {
             HStack(spacing: 8) {
                 Image(systemName: "drop.fill").foregroundStyle(.cyan).font(.system(size: 22, weight: .semibold))

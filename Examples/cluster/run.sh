@@ -1,24 +1,38 @@
 #!/usr/bin/env bash
 # Several Islet nodes on one PostgreSQL, behind nginx, on this machine (docs/cluster.md):
 #
-#   Examples/cluster/run.sh            # PostgreSQL, `islet migrate`, 3 nodes, nginx on :8080
-#   NODES=2 PORT=9000 Examples/cluster/run.sh
+#   Examples/cluster/run.sh            # PostgreSQL, `islet migrate`, 3 nodes, nginx on a free port
+#   ISLET=.build/debug/islet NODES=2 PORT=9000 Examples/cluster/run.sh
 #
-# Needs Debian's postgresql and nginx packages (sudo apt-get install postgresql nginx-light).
-# Everything lives in ./.islet-cluster (the database, each node's data directory, the logs, the
-# admin key every node shares); run it again and it starts on the same data. Ctrl-C stops it all.
+# Ports are free ones beside whatever already runs (the README's servers on 8080 and 8081): nginx
+# takes the first free one from 8080 (or PORT), PostgreSQL the first from 55432 (or PG_PORT),
+# each node one the system gives it. nginx's address is printed and written to
+# .islet-cluster/url. ISLET names the islet binary to run (it is not built then); without it,
+# islet is built first. Needs Debian's postgresql and nginx packages (sudo apt-get install
+# postgresql nginx-light). Everything lives in ./.islet-cluster, or the directory DATA names (the
+# database, each node's data directory, the logs, the admin key every node shares); run it again
+# and it starts on the same data. Ctrl-C (or SIGTERM) stops it all.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source Examples/serve.sh
+
+# free_port FROM — the first port from FROM on which nothing on this machine answers.
+free_port() {
+  local port=$1
+  while (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+  echo "$port"
+}
 
 nodes=${NODES:-3}
-port=${PORT:-8080}
-pg_port=${PG_PORT:-55432}
-work=$PWD/.islet-cluster
+port=${PORT:-$(free_port 8080)}
+pg_port=${PG_PORT:-$(free_port 55432)}
+work=${DATA:-.islet-cluster}
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
 pg_bin=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -1)
 [ -n "$pg_bin" ] || { echo "PostgreSQL is not installed: sudo apt-get install postgresql" >&2; exit 1; }
 command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || { echo "nginx is not installed: sudo apt-get install nginx-light" >&2; exit 1; }
 nginx_bin=$(command -v nginx || echo /usr/sbin/nginx)
-mkdir -p "$work"
 
 # PostgreSQL refuses to run as root: as root, its programs run as the postgres user.
 as_postgres=()
@@ -34,21 +48,38 @@ fi
 "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/postgres.log" -w \
   -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1" start >/dev/null
 store="postgres://islet@127.0.0.1:$pg_port/postgres"
+pids=()
+stop() {
+  kill "${pids[@]}" 2>/dev/null || true
+  wait 2>/dev/null || true
+  "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null || true
+}
+trap stop EXIT
+trap 'exit 0' INT TERM
 
 # 2. The schema (each node would also migrate as it starts; this does it once, first).
-swift build --product islet >&2
-islet=$(swift build --show-bin-path)/islet
-"$islet" migrate --store "$store"
+islet_command
+"${islet[@]}" migrate --store "$store"
 
-# 3. The nodes: one admin key for all, a data directory each, ports after nginx's.
+# 3. The nodes: one admin key for all, a data directory and a free port each.
 [ -f "$work/admin.key" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' >"$work/admin.key")
 export ISLET_SERVER_ADMIN_KEY=$(cat "$work/admin.key") ISLET_STORE=$store ISLET_APNS_ENABLED=false
-pids=()
+for n in $(seq 1 "$nodes"); do
+  "${islet[@]}" serve --port 0 --data "$work/node$n" >"$work/node$n.log" 2>&1 &
+  pids+=($!)
+done
+node_ports=()
 upstreams=""
 for n in $(seq 1 "$nodes"); do
-  node_port=$((port + n))
-  "$islet" serve --port "$node_port" --data "$work/node$n" >"$work/node$n.log" 2>&1 &
-  pids+=($!)
+  node_port=
+  for _ in $(seq 300); do
+    node_port=$(sed -n 's|^Islet .* listening on http://[^:]*:\([0-9]*\)$|\1|p' "$work/node$n.log")
+    [ -n "$node_port" ] && break
+    kill -0 "${pids[$((n - 1))]}" 2>/dev/null || { cat "$work/node$n.log" >&2; exit 1; }
+    sleep 0.1
+  done
+  [ -n "$node_port" ] || { cat "$work/node$n.log" >&2; echo "node $n did not start" >&2; exit 1; }
+  node_ports+=("$node_port")
   upstreams+="    server 127.0.0.1:$node_port;"$'\n'
 done
 
@@ -85,27 +116,19 @@ $upstreams    keepalive 32;
 }
 CONF
 "$nginx_bin" -c "$work/nginx.conf" -g 'daemon off;' &
-pids+=($!)
-
-stop() {
-  kill "${pids[@]}" 2>/dev/null || true
-  wait 2>/dev/null || true
-  "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -m fast -w stop >/dev/null || true
-}
-trap stop EXIT
-trap 'exit 0' INT TERM
-
-for n in $(seq 1 "$nodes"); do
-  for _ in $(seq 300); do
-    grep -q "listening on http" "$work/node$n.log" && break
-    kill -0 "${pids[$((n - 1))]}" 2>/dev/null || { cat "$work/node$n.log" >&2; exit 1; }
-    sleep 0.1
-  done
+nginx=$!
+pids+=("$nginx")
+for _ in $(seq 100); do
+  (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+  kill -0 "$nginx" 2>/dev/null || { echo "nginx did not start: $work/nginx-error.log" >&2; exit 1; }
+  sleep 0.1
 done
+
+echo "http://127.0.0.1:$port" >"$work/url"
 cat <<TEXT
 $nodes Islet nodes on $store, behind nginx on http://127.0.0.1:$port
-  admin key: $work/admin.key (export ISLET_KEY=\$(cat $work/admin.key) ISLET_URL=http://127.0.0.1:$port)
-  nodes:     $(seq -s ' ' $((port + 1)) $((port + nodes)) | sed 's/\([0-9]*\)/:\1/g'), logs in $work/node*.log
+  admin key: $work/admin.key (export ISLET_URL=\$(cat $work/url) ISLET_KEY=\$(cat $work/admin.key))
+  nodes:     $(printf ':%s ' "${node_ports[@]}")(logs in $work/node*.log)
   stop with Ctrl-C
 TEXT
 wait

@@ -97,7 +97,7 @@ public struct APNsClient: Sendable {
             response = try await http.execute(request, timeout: timeout)
             bytes = try await response.body.collect(upTo: 1 << 20)
         } catch {
-            throw ClientError.unreachable(server: server, detail: "\(error)")
+            throw ClientError.unreachable(server: server, cause: error)
         }
         struct Refusal: Decodable {
             var reason: String?

@@ -6,14 +6,14 @@ public enum ClientError: Error, CustomStringConvertible, Sendable {
     case refused(status: Int, IsletError)
     /// The server answered something that is not Islet's JSON.
     case unexpected(status: Int, body: String)
-    /// The server could not be reached.
+    /// The server could not be reached; `detail` says why in a few words ("connection refused").
     case unreachable(server: String, detail: String)
 
     public var description: String {
         switch self {
         case .refused(let status, let error): "\(error.reason.rawValue) (HTTP \(status)): \(error.message)"
         case .unexpected(let status, let body): "unexpected response (HTTP \(status)): \(body.prefix(200))"
-        case .unreachable(let server, let detail): "cannot reach \(server): \(detail)"
+        case .unreachable(let server, let detail): "cannot reach the server at \(server) (\(detail))"
         }
     }
 }

@@ -344,7 +344,7 @@ public struct IsletClient: Sendable {
             // it silent (the server sends keep-alives every 15 s). Clients reconnect daily.
             response = try await http.execute(request, deadline: .now() + .hours(24))
         } catch {
-            throw ClientError.unreachable(server: server, detail: "\(error)")
+            throw ClientError.unreachable(server: server, cause: error)
         }
         guard response.status == .ok else {
             let body = try await response.body.collect(upTo: 1 << 20)
@@ -425,7 +425,7 @@ public struct IsletClient: Sendable {
             response = try await http.execute(request, timeout: timeout)
             bytes = try await response.body.collect(upTo: 64 << 20)
         } catch {
-            throw ClientError.unreachable(server: server, detail: "\(error)")
+            throw ClientError.unreachable(server: server, cause: error)
         }
         return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)
     }
@@ -441,7 +441,7 @@ public struct IsletClient: Sendable {
         do {
             request = try HTTPClient.Request(url: server + path, method: method)
         } catch {
-            throw ClientError.unreachable(server: server, detail: "\(error)")
+            throw ClientError.unreachable(server: server, cause: error)
         }
         if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
         if let body {
@@ -452,7 +452,7 @@ public struct IsletClient: Sendable {
         do {
             response = try http.execute(request: request, deadline: .now() + timeout).wait()
         } catch {
-            throw ClientError.unreachable(server: server, detail: "\(error)")
+            throw ClientError.unreachable(server: server, cause: error)
         }
         let bytes = response.body ?? ByteBuffer()
         return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)

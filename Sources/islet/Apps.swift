@@ -28,7 +28,28 @@ struct Apps: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() async throws {
-            let created = try await options.run { try await $0.createApp(bundleId: bundleId, name: name) }
+            let created: CreatedApp
+            do {
+                created = try await options.run { client in
+                    do {
+                        return try await client.createApp(bundleId: bundleId, name: name)
+                    } catch ClientError.refused(403, let refusal) {
+                        // Only the admin creates apps. A key that is this very app's — the tour's
+                        // `export ISLET_KEY=$(islet apps create … -q)` run twice in one shell —
+                        // means the app exists, and that is what to say.
+                        guard try await client.apps().map(\.bundleId) == [bundleId] else { throw ClientError.refused(status: 403, refusal) }
+                        throw ClientError.refused(status: 409, IsletError(.appAlreadyExists, "An app \(bundleId) already exists: the key given is its own."))
+                    }
+                }
+            } catch let code as ExitCode where code.rawValue == 5 {
+                // A script reading the key gets nothing; say so, and what gives one.
+                FileHandle.standardError.write(Data("""
+                    hint: an app's key is shown only when the app is made\(quiet ? ", so nothing was printed (a variable set from it is empty)" : ""). \
+                    For a new key for \(bundleId) (its earlier one stops working): export ISLET_KEY=$(islet apps key \(bundleId) -q)
+
+                    """.utf8))
+                throw code
+            }
             Self.show(created, saying: "Created \(created.app.bundleId).", quiet: quiet, json: options.json)
         }
 

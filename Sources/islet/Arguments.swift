@@ -16,11 +16,26 @@ func parseJSON(_ text: String, option: String) throws -> JSONValue {
     } else {
         data = Data(text.utf8)
     }
-    do {
-        return try WireFormat.decoder().decode(JSONValue.self, from: data)
+    // The strict reading the server gives a body (a field twice, a number out of range), which
+    // says where the text went wrong.
+    do throws(JSONSyntax.Failure) {
+        return try JSONSyntax.parse(data)
     } catch {
-        throw ValidationError("\(option) must be JSON (inline, @file or - for stdin): \(text.prefix(80))")
+        let source = text == "-" ? " (standard input)" : text.hasPrefix("@") ? " (\(text.dropFirst()))" : ""
+        throw ValidationError("\(option) is not JSON\(source): \(error)\(pointer(at: error, in: data))")
     }
+}
+
+/// The line of `data` a JSON failure is on, with a caret under the place: for the short texts
+/// typed on a command line; nothing for a long line.
+private func pointer(at failure: JSONSyntax.Failure, in data: Data) -> String {
+    let lines = data.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false)
+    guard failure.line >= 1, failure.line <= lines.count else { return "" }
+    let line = lines[failure.line - 1]
+    let text = String(decoding: line, as: UTF8.self)
+    guard text.count <= 100 else { return "" }
+    let before = String(decoding: line.prefix(max(0, failure.column - 1)), as: UTF8.self).count
+    return "\n  \(text)\n  \(String(repeating: " ", count: before))^"
 }
 
 /// Reads a duration such as `5m`, `1h30m` or `90` (seconds).

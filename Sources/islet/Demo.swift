@@ -15,10 +15,12 @@ struct DemoCommand: AsyncParsableCommand {
             \(Demos.all.map { "\($0.name): \($0.summary)" }.joined(separator: "\n"))
 
             Each demo is an app written with IsletKit (Examples/Scenarios), its layout in the layout \
-            DSL. It plays in an app of its own, com.example.demo.<name>, which it creates if needed and \
-            whose layout it registers, so it never touches your apps: on the server's machine it uses \
-            the admin key in --data even when ISLET_KEY holds an app's key. With only an app's key \
-            (--key, or a remote server) it plays in that app, and says so. Open the display \
+            DSL. With the admin key (on the server's machine, no ISLET_KEY) it plays in an app of its \
+            own, com.example.demo.<name>, which it creates if needed and whose layout it registers, so \
+            it never touches your apps. An explicit key wins: with an app's key (ISLET_KEY, --key, or \
+            a remote server) it plays in that app, and says so, with a type of its own \
+            (IsletDemo…, IsletCIBuildAttributes for ci): it registers that type's layout only where \
+            there is none, and stops (exit 5) rather than replace one it did not make. Open the display \
             (`islet serve` prints its address) to watch. Ctrl-C ends the activity at once and stops.
             """
     )
@@ -72,10 +74,10 @@ struct DemoCommand: AsyncParsableCommand {
             result = .success(try await options.run { client in
                 let app = try await Self.app(for: demo, client: client)
                 if app.adminActsAs == nil {
-                    report.note("note: the key is \(app.bundleId)'s, so the demo plays in that app and registers its layout for \(demo.attributesType) there; the admin key gives it an app of its own")
+                    report.note("note: the key is \(app.bundleId)'s, so the demo plays in that app, with a type of its own (\(demo.attributesType)); the admin key gives it an app of its own")
                 }
                 IsletConnection.configure(server: options.serverURL, key: options.resolvedKey, device: device, app: app.adminActsAs)
-                _ = try await client.putLayout(bundleId: app.bundleId, attributesType: demo.attributesType, try demo.layout())
+                try await Self.registerLayout(of: demo, in: app, client: client)
                 report.note("\(demo.name): \(app.bundleId) on device \(device); watch it at \(client.displayURL(device: device))")
                 let context = DemoContext(
                     speed: speed, client: client,
@@ -111,6 +113,30 @@ struct DemoCommand: AsyncParsableCommand {
             guard let own = try await client.apps().first?.bundleId else { throw ExitCode(3) }
             return (own, nil)
         }
+    }
+
+    /// Registers the demo's layout for its type: in the demo's own app, always; in the app of the
+    /// key given, only where the type has none. A layout already there that is not this one is
+    /// someone's (or an older Islet's demo), and the demo stops rather than replace it.
+    static func registerLayout(of demo: any Demo, in app: (bundleId: String, adminActsAs: String?), client: IsletClient) async throws {
+        let layout = try demo.layout()
+        if app.adminActsAs == nil {
+            do {
+                let registered = try await client.layout(bundleId: app.bundleId, attributesType: demo.attributesType)
+                // Compared as the server writes them: the same document is the same bytes.
+                if try WireFormat.string(registered.layout) == WireFormat.string(layout) { return }
+                FileHandle.standardError.write(Data("""
+                    error: \(app.bundleId) has a layout for \(demo.attributesType) that is not the \(demo.name) demo's, and the demo \
+                    does not replace it. Play it with the admin key (in an app of its own), or remove that layout first: \
+                    curl -X DELETE \(client.server)/v1/apps/\(app.bundleId)/layouts/\(demo.attributesType) -H "Authorization: Bearer $ISLET_KEY"
+
+                    """.utf8))
+                throw ExitCode(5)
+            } catch ClientError.refused(404, _) {
+                // None yet: the demo's to register.
+            }
+        }
+        _ = try await client.putLayout(bundleId: app.bundleId, attributesType: demo.attributesType, layout)
     }
 
     /// Runs `body`, cancelling it on Ctrl-C or SIGTERM (the demo ends its activity, then stops).

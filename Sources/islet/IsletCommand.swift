@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import IsletServer
 
 /// `islet`: runs the server and talks to it.
@@ -26,4 +27,41 @@ struct IsletCommand: AsyncParsableCommand {
             Status.self,
         ]
     )
+
+    /// ArgumentParser's `main`, with what a person typing commands expects of it: a mistyped
+    /// command or option is named first, with the nearest real one (`CommandLineMistake`); and a
+    /// usage error found while running — a `--state` that is not JSON — comes with the usage of
+    /// the command that was run, not the top level's.
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        var command: any ParsableCommand
+        do {
+            command = try await asyncParseAsRoot(arguments)
+        } catch {
+            if exitCode(for: error) == .validationFailure, let mistake = CommandLineMistake.find(in: arguments, root: self) {
+                exit(usage: mistake.message, of: mistake.command)
+            }
+            exit(withError: error)
+        }
+        do {
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch let error as ValidationError {
+            exit(usage: error.message, of: type(of: command))
+        } catch {
+            exit(withError: error)
+        }
+    }
+
+    /// Prints `Error: <message>` and the usage of `command`, as ArgumentParser prints a usage
+    /// error, and exits with 64.
+    static func exit(usage message: String, of command: any ParsableCommand.Type) -> Never {
+        let path = CommandLineMistake.path(to: command, from: self)
+        let text = "Error: \(message)\nUsage: \(usageString(for: command))\n  See '\(path) --help' for more information.\n"
+        FileHandle.standardError.write(Data(text.utf8))
+        Foundation.exit(ExitCode.validationFailure.rawValue)
+    }
 }

@@ -78,6 +78,10 @@ struct Output {
     }
 
     func fail(_ error: ClientError, key: (key: String?, source: KeySource)) {
+        if case .unreachable = error {
+            // One line: which server, why, and the likely cause.
+            return FileHandle.standardError.write(Data("error: \(error) — is `islet serve` running?\n".utf8))
+        }
         if json, case .refused(_, let refusal) = error {
             struct Body: Encodable {
                 struct Detail: Encodable { var reason: String; var message: String }
@@ -86,11 +90,6 @@ struct Output {
             print(Body(error: .init(reason: refusal.reason.rawValue, message: refusal.message)))
         } else {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
-        }
-        if case .unreachable = error {
-            FileHandle.standardError.write(Data(
-                "hint: start a server with `islet serve`, or point --server (ISLET_URL) at a running one.\n".utf8
-            ))
         }
         if case .refused(let status, _) = error, status == 401 || status == 403, let hint = Self.keyHint(status: status, key) {
             FileHandle.standardError.write(Data("hint: \(hint)\n".utf8))

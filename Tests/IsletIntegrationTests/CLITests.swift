@@ -55,6 +55,73 @@ extension DurabilityTests {
         #expect(try await runCLI(["get", bikeId], environment: local).stdout.contains("active"))
     }
 
+    /// Issue 27: creating the tour's app a second time in one shell — `ISLET_KEY` then holds the
+    /// app's own key — answered "Only the admin key may do this" and left the variable empty with
+    /// no word of why. It says the app exists and which command prints a new key, and exits 5.
+    @Test func creatingAnAppAgainInOneShellSaysItExistsAndWhichCommandGivesAKey() async throws {
+        let local = try await Local()
+        let key = try await local.admin.createApp(bundleId: "com.example.ci").apiKey
+        // The same shell: ISLET_KEY is the app's; and without the admin key in reach at all.
+        for environment in [["ISLET_KEY": key], ["ISLET_KEY": key, "ISLET_STORE_DATA_DIRECTORY": "/nonexistent"], [:]] {
+            let again = try await runCLI(["apps", "create", "com.example.ci", "-q"], environment: local.environment.merging(environment) { _, new in new })
+            #expect(again.status == 5, "\(environment): \(again.stderr)")
+            #expect(again.stdout.isEmpty)
+            #expect(again.stderr.contains("already exists"), "\(again.stderr)")
+            #expect(again.stderr.contains("export ISLET_KEY=$(islet apps key com.example.ci -q)"), "\(again.stderr)")
+        }
+        // An app's key still cannot create another app.
+        let other = try await runCLI(["apps", "create", "com.example.other"], environment: local.environment.merging(["ISLET_KEY": key]) { _, new in new })
+        #expect(other.status == 3, "\(other.stderr)")
+    }
+
+    /// Issue 27: `islet lst` said only "Unexpected argument", `apps craete` was read as `apps list`
+    /// with stray words, and `end --all --dismis immediate` hid the mistyped option behind
+    /// "Give an activity's id or --all". A mistyped command or option is named first, with the
+    /// nearest real one.
+    @Test func aMistypedCommandOrOptionIsNamedWithTheNearestRealOne() async throws {
+        let nowhere = ["ISLET_URL": "http://127.0.0.1:1", "ISLET_KEY": "islet_app_x"]
+        let command = try await runCLI(["lst"], environment: nowhere)
+        #expect(command.status == 64)
+        #expect(command.stderr.hasPrefix("Error: Unknown command 'lst' for 'islet'. Did you mean 'list'?\nUsage: islet <subcommand>"), "\(command.stderr)")
+        // A group's default subcommand (`apps` is `apps list`) does not take the mistyped word.
+        let subcommand = try await runCLI(["apps", "craete", "com.example.ci"], environment: nowhere)
+        #expect(subcommand.status == 64)
+        #expect(subcommand.stderr.hasPrefix("Error: Unknown command 'craete' for 'islet apps'. Did you mean 'create'?\nUsage: islet apps <subcommand>"), "\(subcommand.stderr)")
+        let option = try await runCLI(["end", "--all", "--dismis", "immediate"], environment: nowhere)
+        #expect(option.status == 64)
+        #expect(option.stderr.hasPrefix("Error: Unknown option '--dismis'. Did you mean '--dismiss'?\nUsage: islet end"), "\(option.stderr)")
+        // A well-formed line still meets the command's own rules.
+        #expect(try await runCLI(["end", "--all", "4F1C2A9B"], environment: nowhere).stderr.hasPrefix("Error: Give an activity's id or --all"))
+    }
+
+    /// Issue 27: a `--state` that was not JSON was refused with no place, under the top level's
+    /// usage. It says where — line, column and the field — with the command's usage.
+    @Test func aJSONArgumentThatDoesNotParseSaysWhereWithItsCommandsUsage() async throws {
+        let nowhere = ["ISLET_URL": "http://127.0.0.1:1", "ISLET_KEY": "islet_app_x"]
+        let state = try await runCLI(["start", "BuildAttributes", "--state", #"{"status": running}"#], environment: nowhere)
+        #expect(state.status == 64)
+        #expect(state.stderr.hasPrefix("""
+            Error: --state is not JSON: Unexpected character 'r'; expected a value in status (line 1, column 12)
+              {"status": running}
+                         ^
+            Usage: islet start [<options>] <attributes-type>
+            """), "\(state.stderr)")
+        let attributes = try await runCLI(
+            ["start", "BuildAttributes", "--state", "{}", "--attributes", "{\n  \"build\": {\"steps\": [1, 2,]}\n}"], environment: nowhere
+        )
+        #expect(attributes.status == 64)
+        #expect(attributes.stderr.contains("in build.steps[2] (line 2, column 28)"), "\(attributes.stderr)")
+        #expect(!attributes.stderr.contains("Usage: islet <subcommand>"), "\(attributes.stderr)")
+    }
+
+    /// Issue 27: "cannot reach http://127.0.0.1:1: connection reset (error set): Connection
+    /// refused) (errno: 111)". One line: which server, why, and what to check.
+    @Test func anUnreachableServerIsSaidInOneLine() async throws {
+        let unreachable = try await runCLI(["list"], environment: ["ISLET_URL": "http://127.0.0.1:1", "ISLET_KEY": "islet_app_x"])
+        #expect(unreachable.status == 7)
+        #expect(unreachable.stderr == "error: cannot reach the server at http://127.0.0.1:1 (connection refused) — is `islet serve` running?\n")
+    }
+
     @Test func channelsAreMadeListedBroadcastToAndDeletedFromTheCLI() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)

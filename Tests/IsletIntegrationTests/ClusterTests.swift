@@ -270,6 +270,72 @@ struct ClusterTests {
             await cluster.stop()
         }
     }
+
+    /// Issue 27: `Examples/cluster/run.sh` bound 8080 and 8081, which the README's earlier
+    /// sections leave running (the tour's server and "Apple"), and built islet each time. It takes
+    /// free ports beside them, and runs the binary it is given.
+    @Test(.enabled(
+        if: FileManager.default.isExecutableFile(atPath: "/usr/sbin/nginx") || ProcessInfo.processInfo.environment["ISLET_REQUIRE_NGINX"] != nil,
+        "needs nginx (apt-get install nginx-light; .ci/run installs it)"
+    ))
+    func theClusterExampleRunsBesideTheServersTheREADMELeavesRunning() async throws {
+        // The tour's server and "Apple", where nothing else holds their ports already.
+        var running: [ServerProcess] = []
+        for port in [8080, 8081] where (try? RawSocket(port: port)) == nil {
+            running.append(try await ServerProcess(data: DataDirectory(), port: port))
+        }
+        let data = DataDirectory()
+        let work = data.url.appendingPathComponent("cluster")
+        // Given ISLET, the script must not build: a `swift` that fails comes first on its PATH.
+        let bin = data.url.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        try "#!/bin/sh\necho 'swift must not run' >&2\nexit 99\n".write(to: bin.appendingPathComponent("swift"), atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("swift").path)
+        let log = data.url.appendingPathComponent("run.log")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let script = Process()
+        script.executableURL = URL(fileURLWithPath: "/bin/bash")
+        script.arguments = [URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/cluster/run.sh").standardized.path]
+        script.environment = ProcessInfo.processInfo.environment.merging([
+            "ISLET": isletBinary.path, "DATA": work.path, "NODES": "2",
+            "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+        ]) { _, new in new }
+        script.standardOutput = try FileHandle(forWritingTo: log)
+        script.standardError = script.standardOutput
+        // From a thread of its own that blocks no signal: a child inherits its spawner's blocked
+        // signals, and the pool's threads block SIGTERM, which the script would then never see.
+        try await offThePool { [script] in
+            var none = sigset_t()
+            sigemptyset(&none)
+            pthread_sigmask(SIG_SETMASK, &none, nil)
+            return Result { try script.run() }
+        }.get()
+        let output = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
+        defer { if script.isRunning { kill(script.processIdentifier, SIGTERM) } }
+
+        // Once every node is up, it writes nginx's address.
+        let urlFile = work.appendingPathComponent("url")
+        let url = try await within(120) { [script] in
+            while true {
+                if let url = try? String(contentsOf: urlFile, encoding: .utf8) { return url.trimmingCharacters(in: .whitespacesAndNewlines) }
+                guard script.isRunning else { return "" }
+                try await Task.sleep(for: .milliseconds(100))
+            }
+        }
+        #expect(url.hasPrefix("http://127.0.0.1:") && !["8080", "8081"].contains(url.split(separator: ":").last.map(String.init)), "\(url)\n\(output())")
+        try await withHTTPClient { http in
+            let health = try await health(at: url, http: http)
+            #expect(health.status == 200 && health.body["store"]?["kind"] == "postgresql", "\(health)\n\(output())")
+            let adminKey = try String(contentsOf: work.appendingPathComponent("admin.key"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+            _ = try await IsletClient(server: url, key: adminKey, http: http).createApp(bundleId: "com.example.ci")
+        }
+        // Ctrl-C or SIGTERM stops it all.
+        kill(script.processIdentifier, SIGTERM)
+        await offThePool { script.waitUntilExit() }
+        #expect(script.terminationStatus == 0, "\(output())")
+        #expect(!output().contains("swift must not run"))
+        for server in running { await server.stop(signal: SIGTERM) }
+    }
 }
 
 /// What requests met, from several writers.
@@ -288,7 +354,12 @@ private func ride(_ index: Int, device: DeviceID = "default") -> ActivityRequest
 
 /// What a node's `/healthz` answers.
 private func health(_ node: ServerProcess, http: HTTPClient) async throws -> (status: UInt, body: JSONValue) {
-    let response = try await http.execute(HTTPClientRequest(url: node.url + "/healthz"), timeout: .seconds(10))
+    try await health(at: node.url, http: http)
+}
+
+/// What `/healthz` answers at a server's address (a node's, or a proxy's in front of nodes).
+private func health(at server: String, http: HTTPClient) async throws -> (status: UInt, body: JSONValue) {
+    let response = try await http.execute(HTTPClientRequest(url: server + "/healthz"), timeout: .seconds(10))
     let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
     return (response.status.code, (try? WireFormat.decoder().decode(JSONValue.self, from: Data(text.utf8))) ?? .string(text))
 }

@@ -54,7 +54,7 @@ extension DurabilityTests {
         let run = try await runCLI(["demo", "bike", "--speed", "40"], environment: local.environment, timeout: 60)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
         #expect(run.stdout.contains("Finished: 0.76 km in 02:00"), "\(run.stdout)")
-        let (ride, states) = try await local.played("com.example.demo.bike", "BikeAttributes")
+        let (ride, states) = try await local.played("com.example.demo.bike", "IsletDemoBikeAttributes")
         // The start, 120 seconds of riding, the summary.
         #expect(states.count == 122)
         #expect(states.dropFirst().dropLast().map { $0["rideTime"]?.numberValue } == (1...120).map { Double($0) })
@@ -97,7 +97,7 @@ extension DurabilityTests {
         let local = try await Local()
         let run = try await runCLI(["demo", "water", "--speed", "60"], environment: local.environment, timeout: 60)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let (countdown, states) = try await local.played("com.example.demo.water", "MyLiveActivity")
+        let (countdown, states) = try await local.played("com.example.demo.water", "IsletDemoWaterAttributes")
         #expect(states.map { $0["mins"] } == [5, 4, 3, 2, 1, 0])
         #expect(countdown.state == .dismissed)
         try await local.expectEveryPresentationFits(countdown.id)
@@ -107,7 +107,7 @@ extension DurabilityTests {
         let local = try await Local()
         let run = try await runCLI(["demo", "delivery", "--speed", "20"], environment: local.environment, timeout: 60)
         #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
-        let (delivery, states) = try await local.played("com.example.demo.delivery", "DeliveryAttributes")
+        let (delivery, states) = try await local.played("com.example.demo.delivery", "IsletDemoDeliveryAttributes")
         #expect(states.compactMap { $0["status"]?.stringValue } == ["confirmed", "preparing", "onTheWay", "onTheWay", "onTheWay", "onTheWay", "delivered"])
         #expect(delivery.state == .ended && delivery.pushToken != nil)
         try await local.expectEveryPresentationFits(delivery.id)
@@ -182,6 +182,57 @@ extension DurabilityTests {
             #expect(try await local.admin.presentation(build.id).lockScreen.contains(statuses.last == "failed" ? ">Failed<" : ">Succeeded<"))
             try await local.expectEveryPresentationFits(build.id)
         }
+    }
+
+    /// Issue 27: with only an app's key at hand, `islet demo ci` and the CI script played in the
+    /// user's app and registered their layout for the tour's `BuildAttributes`, redrawing the
+    /// user's cards. Now they use a type of their own, register its layout only where it has none,
+    /// and never replace one they did not make.
+    @Test func theExamplesNeverReplaceALayoutTheyDidNotMake() async throws {
+        let local = try await Local()
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Examples/CI/islet-ci.sh").standardized
+        // The user's app, with a layout of its own for the tour's type and a card drawn with it.
+        let tour = try await local.admin.createApp(bundleId: "com.example.ci")
+        let mine: JSONValue = ["lockScreen": ["type": "Text", "text": ["bind": "state.status"]]]
+        let before = try await local.admin.putLayout(bundleId: "com.example.ci", attributesType: "BuildAttributes", mine)
+        let card = try await IsletClient(server: local.server.url, key: tour.apiKey).start(ActivityRequest(
+            attributesType: "BuildAttributes", attributes: ["buildId": "1234"], content: ActivityContent(state: ["status": "running"])
+        ))
+        let drawn = try await local.admin.presentation(card.id).lockScreen
+        // Only the app's key: no admin key in reach.
+        let onlyTheAppsKey = ["ISLET_URL": local.server.url, "ISLET_KEY": tour.apiKey, "ISLET_STORE_DATA_DIRECTORY": "/nonexistent"]
+        let demo = try await runCLI(["demo", "ci", "--speed", "40"], environment: onlyTheAppsKey, timeout: 60)
+        #expect(demo.status == 0, "\(demo.stdout)\(demo.stderr)")
+        #expect(demo.stdout.contains("plays in that app, with a type of its own (IsletCIBuildAttributes)"), "\(demo.stdout)")
+        let job = try await runProgram(
+            URL(fileURLWithPath: "/bin/bash"), [script.path, "Build=true"],
+            environment: onlyTheAppsKey.merging(["ISLET_CI_KEY": "run-1"]) { _, new in new }, timeout: 30
+        )
+        #expect(job.status == 0, "\(job.stderr)")
+        // The script knows the demo's layout for its own (the same document), and leaves it.
+        #expect(job.stderr.isEmpty, "\(job.stderr)")
+        #expect(try await local.admin.layout(bundleId: "com.example.ci", attributesType: "BuildAttributes") == before)
+        #expect(try await local.admin.presentation(card.id).lockScreen == drawn)
+        let builds = try await local.admin.activities(ActivityFilter(bundleId: "com.example.ci", attributesType: "IsletCIBuildAttributes"))
+        #expect(builds.count == 2)
+
+        // A layout of the examples' own type that they did not make stays, byte for byte: the demo
+        // stops and says how to go on; the script's job runs and says it left the layout.
+        let theirs: JSONValue = ["lockScreen": ["type": "Text", "text": "our own CI card"]]
+        let replaced = try await local.admin.putLayout(bundleId: "com.example.ci", attributesType: "IsletCIBuildAttributes", theirs)
+        let refused = try await runCLI(["demo", "ci", "--speed", "40"], environment: onlyTheAppsKey, timeout: 60)
+        #expect(refused.status == 5)
+        #expect(refused.stderr.contains("com.example.ci has a layout for IsletCIBuildAttributes that is not the ci demo's"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("curl -X DELETE \(local.server.url)/v1/apps/com.example.ci/layouts/IsletCIBuildAttributes"))
+        let kept = try await runProgram(
+            URL(fileURLWithPath: "/bin/bash"), [script.path, "Build=true"],
+            environment: onlyTheAppsKey.merging(["ISLET_CI_KEY": "run-2"]) { _, new in new }, timeout: 30
+        )
+        #expect(kept.status == 0, "\(kept.stderr)")
+        #expect(kept.stderr.contains("com.example.ci has a layout for IsletCIBuildAttributes that is not this script's"), "\(kept.stderr)")
+        #expect(try await local.admin.layout(bundleId: "com.example.ci", attributesType: "IsletCIBuildAttributes") == replaced)
+        #expect(try await local.admin.layout(bundleId: "com.example.ci", attributesType: "BuildAttributes") == before)
     }
 
     @Test func theCIScriptsLayoutIsTheDemosOwn() async throws {
