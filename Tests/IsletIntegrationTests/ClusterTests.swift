@@ -1,8 +1,11 @@
 import AsyncHTTPClient
+import Crypto
 import Foundation
+import IsletAPNs
 import IsletClient
 import IsletCore
 import IsletTestSupport
+import NIOSSL
 import Synchronization
 import Testing
 
@@ -205,12 +208,26 @@ struct ClusterTests {
         let server = try PostgresServer()
         defer { server.stop() }
         try await withHTTPClient { http in
-            let cluster = try await Cluster(2, database: try await server.newDatabase())
+            // The first node's APNs endpoint too: a push it cannot store is Apple's 503, not a 500.
+            let cluster = try await Cluster(2, database: try await server.newDatabase(), environment: ["ISLET_APNS_ENABLED": "true"])
             defer { print(cluster.errors.prefix(40).joined(separator: "\n")) }
             let admin = cluster.client(0, key: Self.adminKey, http: http)
             let app = try await admin.createApp(bundleId: "com.example.rides")
             let clients = (0..<2).map { cluster.client($0, key: app.apiKey, http: http) }
             let id = try await clients[0].start(ride(0)).id
+            let provider = P256.Signing.PrivateKey()
+            _ = try await clients[0].addProviderKey(
+                bundleId: "com.example.rides", keyId: "KEY1234567", teamId: "TEAM123456", publicKey: provider.publicKey.pemRepresentation
+            )
+            let pushed = try await clients[0].start(ActivityRequest(
+                attributesType: "RideAttributes", attributes: ["rider": "pushed"], content: ActivityContent(state: ["seq": 0]), pushType: .token
+            ))
+            let jwt = try await ProviderTokenSigner(p8: provider.pemRepresentation, keyId: "KEY1234567", teamId: "TEAM123456").token()
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(cluster.data[0].url.appendingPathComponent("tls/ca.pem").path)
+            let apnsHTTP = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
+            defer { _ = apnsHTTP.shutdown(queue: .global()) { _ in } }
+            let apns = APNsClient(server: "https://localhost:\(cluster.nodes[0].apnsPort!)", http: apnsHTTP)
 
             let acknowledged = Acknowledgements()
             let outcomes = Outcomes()
@@ -231,6 +248,23 @@ struct ClusterTests {
                         }
                         let took = ContinuousClock.now - began
                         outcomes.slowest.withLock { $0 = max($0, took) }
+                    }
+                }
+            }
+            let pusher = Task {
+                while !Task.isCancelled {
+                    let payload = #"{"aps":{"event":"update","content-state":{"seq":\#(acknowledged.nextSequence())}}}"#
+                    do {
+                        let answer = try await apns.push(
+                            token: pushed.pushToken!, topic: "com.example.rides", payload: Data(payload.utf8), providerToken: jwt,
+                            extraHeaders: [("apns-priority", "5")]
+                        )
+                        if answer.status != 200 {
+                            outcomes.refusals.withLock { $0["\(answer.status) \(answer.reason ?? "") (APNs)", default: 0] += 1 }
+                            try? await Task.sleep(for: .milliseconds(50))
+                        }
+                    } catch {
+                        if !Task.isCancelled { outcomes.refusals.withLock { $0["\(error) (APNs)", default: 0] += 1 } }
                     }
                 }
             }
@@ -255,11 +289,17 @@ struct ClusterTests {
             }
             print("outage: \(resumedAt - pausedAt) down; recovered \(ContinuousClock.now - resumedAt) after PostgreSQL was back")
             for writer in writers { writer.cancel() }
+            pusher.cancel()
             for writer in writers { await writer.value }
+            await pusher.value
 
             let seen = outcomes.refusals.withLock { $0 }
             #expect(seen.keys.contains { $0.hasPrefix("503 unavailable") }, "refusals while down: \(seen)")
-            #expect(seen.keys.allSatisfy { $0.hasPrefix("503 unavailable") }, "only 503 while down: \(seen)")
+            #expect(seen.keys.contains { $0 == "503 ServiceUnavailable (APNs)" }, "pushes refused while down: \(seen)")
+            // REST's 503 unavailable, APNs's 503 ServiceUnavailable (which providers retry): never a 500.
+            #expect(
+                seen.keys.allSatisfy { $0.hasPrefix("503 unavailable") || $0 == "503 ServiceUnavailable (APNs)" }, "only 503 while down: \(seen)"
+            )
             #expect(outcomes.slowest.withLock { $0 } < .seconds(15), "a request waited \(outcomes.slowest.withLock { $0 })")
             let applied = Set(try await clients[1].history(id).compactMap { event -> Int64? in
                 guard event.type == .contentUpdated, case .integer(let seq) = event.data["content"]?["state"]?["seq"] else { return nil }

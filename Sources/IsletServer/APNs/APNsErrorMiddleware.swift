@@ -39,8 +39,9 @@ private struct APNsErrorBody: Encodable {
     var timestamp: Int64?
 }
 
-/// Answers what Hummingbird throws on the APNs endpoint (no route, a body over its limit) and
-/// what no one expected as Apple would; logs refusals at debug. APNs refusals render themselves.
+/// Answers what Hummingbird throws on the APNs endpoint (no route, a body over its limit), a
+/// store that cannot be reached (`503 ServiceUnavailable`) and what no one expected as Apple
+/// would; logs refusals at debug. APNs refusals render themselves.
 struct APNsErrorMiddleware: RouterMiddleware {
     typealias Context = APNsRequestContext
 
@@ -58,6 +59,11 @@ struct APNsErrorMiddleware: RouterMiddleware {
             throw APNsError.badPath("No APNs route \(request.method) \(request.uri.path).")
         } catch is CancellationError {
             throw CancellationError()
+        } catch let error as IsletError where error.reason == .unavailable {
+            // The store cannot take the push now (a full disk, PostgreSQL out of reach): Apple's
+            // own answer for a server that cannot serve, which providers retry — not a 500. The
+            // store's health has logged why.
+            throw APNsError.serviceUnavailable(error.message)
         } catch {
             context.logger.error("APNs request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
             throw APNsError.internalServerError("Islet could not process the request; its log says why.")
