@@ -256,8 +256,8 @@ extension APNsError {
                 rotated
                 ? .expiredToken(since: milliseconds, "The token was rotated; the activity or device has a new one.")
                 : .unregistered(since: milliseconds, "The token's activity was dismissed.")
-        case .tokenNotForTopic(let owner, let topic):
-            self = .deviceTokenNotForTopic("The token belongs to \(owner), not to the topic's app \(topic).")
+        case .tokenNotForTopic(let topic):
+            self = .deviceTokenNotForTopic("The token belongs to another app than the topic's, \(topic).")
         case .channelNotRegistered(let channelId, let bundleId):
             self = .channelNotRegistered("No channel \(channelId) for \(bundleId).")
         case .expirationOnChannelWithoutStorage:
