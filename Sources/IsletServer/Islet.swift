@@ -44,6 +44,9 @@ public struct Islet: Sendable {
     /// Every route the REST listener answers, as `GET /v1/apps/{bundleId}`: what the OpenAPI
     /// document (`GET /openapi.json`) describes, and a test holds it to.
     public let routes: [String]
+    /// Every route the APNs endpoint answers (none when it is off), as `POST /3/device/{token}`:
+    /// what docs/security.md's table of the APNs port lists, and a test holds it to.
+    public let apnsRoutes: [String]
     /// The HTTP application, with the bus, the deadline scheduler and history retention as its
     /// services. Run it with `runService()`.
     public let application: Application<RouterResponder<IsletRequestContext>>
@@ -163,13 +166,14 @@ public struct Islet: Sendable {
         PushRoutes(engine: engine, apns: configuration.apns, maxBodySize: maxBodySize).add(to: router)
         DeliveryRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         var authorityPath: String?
+        var apnsRoutes: [String] = []
         var connections = [httpCap]
         let apnsRequests = configuration.apns.enabled ? APNsRequestLog() : nil
         ConsoleRoutes(engine: engine, apnsRequests: apnsRequests).add(to: router)
         if let apnsRequests {
             let apnsCap = ConnectionCap(limit: configuration.apns.maxConnections ?? budget.apns, refusalSlots: 0)
             connections.append(apnsCap)
-            let (endpoint, identity) = try Self.apnsEndpoint(
+            let (endpoint, identity, routes) = try Self.apnsEndpoint(
                 engine: engine, verifier: verifier, configuration: configuration, cap: apnsCap, requests: apnsRequests,
                 logger: logger, onListening: onListening
             )
@@ -179,6 +183,7 @@ public struct Islet: Sendable {
                 setting: "apns.port (ISLET_APNS_PORT), or turn it off with apns.enabled: false"
             ))
             authorityPath = identity.authorityPath
+            apnsRoutes = routes
         }
 
         self.configuration = configuration
@@ -190,6 +195,7 @@ public struct Islet: Sendable {
         self.connections = connections
         self.logger = logger
         self.routes = Set((router.routes + webSocketRouter.routes).map(\.description)).sorted()
+        self.apnsRoutes = apnsRoutes
         routeTable.set(self.routes)
         var application = Application(
             router: router,
@@ -235,11 +241,11 @@ public struct Islet: Sendable {
     }
 
     /// The APNs-compatible endpoint: its own application (router, TLS, HTTP/2) on its own port,
-    /// run as one of the main application's services.
+    /// run as one of the main application's services; with its identity and the routes it answers.
     private static func apnsEndpoint(
         engine: Engine, verifier: ProviderTokenVerifier, configuration: IsletConfiguration, cap: ConnectionCap,
         requests: APNsRequestLog, logger: Logger, onListening: @escaping @Sendable (Endpoint, Int) async -> Void
-    ) throws -> (any Service, TLSIdentity) {
+    ) throws -> (any Service, TLSIdentity, [String]) {
         let settings = configuration.apns
         let host = settings.host ?? configuration.server.host
         let identity: TLSIdentity =
@@ -252,7 +258,7 @@ public struct Islet: Sendable {
         router.add(middleware: APNsRequestRecorder(log: requests, clock: engine.clock))
         router.add(middleware: APNsErrorMiddleware())
         if settings.faults.total > 0 { router.add(middleware: APNsFaultMiddleware(faults: settings.faults)) }
-        APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
+        let routes = APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
         let application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
@@ -264,7 +270,7 @@ public struct Islet: Sendable {
             },
             logger: frameworkLogger(logger)
         )
-        return (application, identity)
+        return (application, identity, routes)
     }
 
     /// HTTP/1.1 with WebSocket upgrades on the event stream path. Every connection is counted

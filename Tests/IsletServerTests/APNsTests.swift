@@ -396,6 +396,9 @@ struct APNsTests {
                 let response = try await provider.push(other, Provider.update(#"{"step":2}"#))
                 #expect(response.status == 400)
                 #expect(response.reason == "DeviceTokenNotForTopic")
+                // Whoever holds another app's token learns that it is another app's, as Apple
+                // answers, never whose.
+                #expect(response.detail?.contains("com.example.other") == false, "\(response)")
             }
         }
     }

@@ -247,6 +247,38 @@ struct ActivityRouteTests {
         }
     }
 
+    /// Whoever may not dismiss an activity learns nothing from trying: an app's key, a request
+    /// through a proxy, and any request without a key on a server that asks for one get the same
+    /// answer for an activity that exists as for one that never did; another device's key gets
+    /// `activityNotFound` for both, as an app's key does for another app's activity.
+    @Test func aDismissalThatMayNotBeMadeSaysNothingOfWhetherTheActivityExists() async throws {
+        for keylessLoopback in [true, false] {
+            try await withIslet({ $0.server.keylessLoopback = keylessLoopback }) { islet in
+                let key = try await islet.createApp("com.example.bike")
+                let activity = try await islet.start(key: key)
+                _ = try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"kitchen"}"#)
+                let kitchen = try #require(try await islet.request(.POST, "/v1/devices/kitchen/key", key: islet.admin).json["key"]?.stringValue)
+                let callers: [[(String, String)]] =
+                    keylessLoopback
+                    ? [[("Authorization", "Bearer \(key)")], [("Authorization", "Bearer \(kitchen)")], [("X-Forwarded-For", "203.0.113.7")]]
+                    : [[]]
+                let madeUp = UUID().uuidString
+                for headers in callers {
+                    let real = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", body: "{}", headers: headers)
+                    let none = try await islet.request(.POST, "/v1/activities/\(madeUp)/dismiss", body: "{}", headers: headers)
+                    #expect(real.status >= 400, "\(headers): \(real.text)")
+                    #expect(
+                        real.status == none.status && real.text == none.text.replacingOccurrences(of: madeUp, with: activity.id),
+                        "\(headers): \(real.text) / \(none.text)"
+                    )
+                }
+                let kitchenAnswer = try await islet.request(.POST, "/v1/activities/\(activity.id)/dismiss", key: kitchen, body: "{}")
+                #expect(kitchenAnswer.reason == "activityNotFound", "\(kitchenAnswer.text)")
+                #expect(try await islet.request(.GET, "/v1/activities/\(activity.id)", key: key).json["activityState"] == "active")
+            }
+        }
+    }
+
     @Test func lifecycleRefusalsAreConflictsAndRecorded() async throws {
         try await withIslet { islet in
             let key = try await islet.createApp("com.example.bike")

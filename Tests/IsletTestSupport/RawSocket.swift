@@ -69,7 +69,9 @@ public final class RawSocket: Sendable {
         return (String(decoding: data, as: UTF8.self), false)
     }
 
-    private func readBytes(seconds: Int, untilSuffix suffix: String?) -> (bytes: [UInt8], closed: Bool) {
+    /// Reads until what was read so far satisfies `done`, the peer closes (`closed`), or
+    /// `seconds` pass without a byte: a stream that stays open is read up to what is awaited.
+    public func read(seconds: Int, until done: ([UInt8]) -> Bool) -> (bytes: [UInt8], closed: Bool) {
         var timeout = timeval(tv_sec: seconds, tv_usec: 0)
         setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
         var data = [UInt8]()
@@ -81,9 +83,14 @@ public final class RawSocket: Sendable {
             }
             if count < 0 { return (data, false) }
             data += buffer[0..<count]
-            if let suffix, data.count >= suffix.utf8.count, data.suffix(suffix.utf8.count).elementsEqual(suffix.utf8) {
-                return (data, false)
-            }
+            if done(data) { return (data, false) }
+        }
+    }
+
+    private func readBytes(seconds: Int, untilSuffix suffix: String?) -> (bytes: [UInt8], closed: Bool) {
+        read(seconds: seconds) { data in
+            guard let suffix else { return false }
+            return data.count >= suffix.utf8.count && data.suffix(suffix.utf8.count).elementsEqual(suffix.utf8)
         }
     }
 

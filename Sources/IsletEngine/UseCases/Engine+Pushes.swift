@@ -70,8 +70,9 @@ public enum PushRefusal: Error, Hashable, Sendable {
     case unknownToken
     /// The token was valid until `since`: replaced by a newer one (`rotated`), or unregistered.
     case retired(since: Date, rotated: Bool)
-    /// The token belongs to another app than the topic's.
-    case tokenNotForTopic(owner: BundleID, topic: BundleID)
+    /// The token belongs to another app than the topic's. Which app is not said: whoever holds
+    /// a token learns that it is another app's, as Apple answers, never whose.
+    case tokenNotForTopic(topic: BundleID)
     /// No such channel for the app.
     case channelNotRegistered(channelId: String, bundleId: BundleID)
     /// A channel that stores no message takes `apns-expiration: 0` only.
@@ -112,7 +113,7 @@ extension Engine {
     }
 
     private static func check(_ owner: BundleID, is bundleId: BundleID) throws {
-        guard owner == bundleId else { throw PushRefusal.tokenNotForTopic(owner: owner, topic: bundleId) }
+        guard owner == bundleId else { throw PushRefusal.tokenNotForTopic(topic: bundleId) }
     }
 
     /// A push to an activity's token: an update or end applied (or dropped by the rules), or a

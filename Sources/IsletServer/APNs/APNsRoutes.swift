@@ -36,7 +36,11 @@ struct APNsRoutes {
     static let maxDevicePayload = 4096
     static let maxBroadcastPayload = 5120
 
-    func add(to router: Router<APNsRequestContext>) {
+    /// Adds the routes to `router`, and `405` answers for the other methods on their paths.
+    ///
+    /// - Returns: The routes it answers (`POST /3/device/{token}`…), not the `405`s: what
+    ///   docs/security.md's table of the APNs port lists, and a test holds it to.
+    func add(to router: Router<APNsRequestContext>) -> [String] {
         router.post("3/device/:token", use: device)
         router.post("3/device") { request, _ -> Response in
             throw APNsError.missingDeviceToken("The path needs the device token: /3/device/<token>.")
@@ -46,6 +50,7 @@ struct APNsRoutes {
         router.get("1/apps/:bundleId/channels", use: readChannel)
         router.delete("1/apps/:bundleId/channels", use: deleteChannel)
         router.get("1/apps/:bundleId/all-channels", use: listChannels)
+        let answered = Set(router.routes.map(\.description)).sorted()
         let allowed: [(RouterPath, [HTTPRequest.Method])] = [
             ("3/device/:token", [.post]), ("4/broadcasts/apps/:bundleId", [.post]),
             ("1/apps/:bundleId/channels", [.post, .get, .delete]), ("1/apps/:bundleId/all-channels", [.get]),
@@ -59,6 +64,7 @@ struct APNsRoutes {
                 }
             }
         }
+        return answered
     }
 
     // MARK: Device pushes
@@ -256,8 +262,8 @@ extension APNsError {
                 rotated
                 ? .expiredToken(since: milliseconds, "The token was rotated; the activity or device has a new one.")
                 : .unregistered(since: milliseconds, "The token's activity was dismissed.")
-        case .tokenNotForTopic(let owner, let topic):
-            self = .deviceTokenNotForTopic("The token belongs to \(owner), not to the topic's app \(topic).")
+        case .tokenNotForTopic(let topic):
+            self = .deviceTokenNotForTopic("The token belongs to another app than the topic's, \(topic).")
         case .channelNotRegistered(let channelId, let bundleId):
             self = .channelNotRegistered("No channel \(channelId) for \(bundleId).")
         case .expirationOnChannelWithoutStorage:

@@ -74,11 +74,21 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
     /// Succeeds when the request may see and act as `deviceId`'s display: the admin key, that
     /// device's key, or no key at all on a server that listens on loopback only.
     func requireDisplay(of deviceId: DeviceID) throws {
-        switch owner {
-        case .admin: return
-        case .device(let own) where own == deviceId: return
-        case .device(let own):
+        try requireSomeDisplay(naming: deviceId)
+        if case .device(let own) = owner, own != deviceId {
             throw IsletError(.forbidden, "This key belongs to device \(own)'s display; it cannot see \(deviceId).")
+        }
+    }
+
+    /// Succeeds when the request may act as some device's display: the admin key, a device's
+    /// key, or no key where the keyless display is let in (`KeylessAccess`). A route that must
+    /// look an activity up to learn its device asks this first, so that what it answers everyone
+    /// else is the same whether the activity exists or not.
+    ///
+    /// - Parameter deviceId: The device the request names, for the answer's advice.
+    func requireSomeDisplay(naming deviceId: DeviceID? = nil) throws {
+        switch owner {
+        case .admin, .device: return
         case .app: throw IsletError(.forbidden, "An app key cannot act as a device's display; use the device's key.")
         case nil:
             switch keyless {
@@ -86,7 +96,7 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
             case .needsKey:
                 throw IsletError(
                     .unauthorized,
-                    "This server lets no display in without a key (\(KeylessAccess.whyKeysAreNeeded)): run \"islet devices key \(deviceId)\" and open the address it prints."
+                    "This server lets no display in without a key (\(KeylessAccess.whyKeysAreNeeded)): run \"islet devices key \(deviceId ?? "<device>")\" and open the address it prints."
                 )
             case .refused(let why): throw IsletError(.forbidden, why)
             }

@@ -91,11 +91,14 @@ struct ActivityRoutes {
     }
 
     @Sendable func dismiss(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        // Who may dismiss at all is settled before the lookup, and another device's activity is
+        // not found, as another app's is: no refusal tells whether an id exists.
+        try context.requireSomeDisplay()
         let id = try await engine.activityID(in: context, owner: nil, prefixes: context.owner == .admin)
-        // A display dismisses what its device shows; whether the activity exists is no secret
-        // worth keeping from it, so the device check comes after the lookup.
         let outcome = try await engine.dismiss(id) { [context] activity in
-            try context.requireDisplay(of: activity.deviceId)
+            if case .device(let own) = context.owner, own != activity.deviceId {
+                throw IsletError(.activityNotFound, "No activity \(id).")
+            }
         }
         return try respond(with: outcome, withoutTokens: context.owner == nil)
     }
