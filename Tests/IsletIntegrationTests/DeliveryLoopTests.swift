@@ -137,11 +137,20 @@ struct DeliveryLoopTests {
             return (onA, onB)
         }
 
-        /// A's `/healthz` delivery member.
+        /// A's `/healthz` delivery member: what anyone may read.
         func deliveryHealth() async throws -> JSONValue {
             let response = try await http.get(url: a.url + "/healthz").get()
             let text = response.body.map { String(buffer: $0) } ?? ""
             return try WireFormat.decoder().decode(JSONValue.self, from: Data(text.utf8))["delivery"] ?? .null
+        }
+
+        /// The delivery member of A's overview, read with A's admin key: which app, and why.
+        func deliveryOverview() async throws -> JSONValue {
+            var request = HTTPClientRequest(url: a.url + "/v1/overview")
+            request.headers.add(name: "Authorization", value: "Bearer \(aAdminKey)")
+            let response = try await http.execute(request, timeout: .seconds(10))
+            let body = try await response.body.collect(upTo: 1 << 20)
+            return try WireFormat.decoder().decode(JSONValue.self, from: Data(String(buffer: body).utf8))["delivery"] ?? .null
         }
 
         func update(_ id: ActivityID, _ status: String) async throws {
@@ -332,7 +341,10 @@ struct DeliveryLoopTests {
             #expect(held.report.note?.contains("the provider token was signed again") == true, "\(held.report.note ?? "")")
             let health = try await loop.deliveryHealth()
             #expect(health["status"] == "degraded")
-            #expect(health["reason"]?.stringValue?.contains("Apple refused the provider token") == true, "\(health)")
+            // /healthz answers anyone: how many apps, not which or why; the overview says.
+            #expect(health["reason"] == "the delivery credentials of 1 app cannot be used; GET /v1/overview (with a key) says which and why", "\(health)")
+            let overview = try await loop.deliveryOverview()
+            #expect(overview["reason"]?.stringValue?.contains("\(Self.bundleId) (development): Apple refused the provider token") == true, "\(overview)")
             // Changes are still taken; they wait.
             try await loop.update(onA.id, "onTheWay")
             #expect(try await loop.appOnB.activity(onB.id).content.state["status"] == "confirmed")
@@ -533,7 +545,8 @@ struct DeliveryLoopTests {
                 }
                 #expect(held.report.note?.contains("the credential cannot be used") == true, "\(held.report.note ?? "")")
                 let health = try await loop.deliveryHealth()
-                #expect(health["status"] == "degraded" && health["reason"]?.stringValue?.contains("65535") == true, "\(health)")
+                #expect(health["status"] == "degraded" && health["reason"]?.stringValue?.contains("65535") == false, "\(health)")
+                #expect(try await loop.deliveryOverview()["reason"]?.stringValue?.contains("65535") == true)
             }
             // The operator reaches the API and puts it right: what waited goes.
             try await loop.registerCredentialOnA()

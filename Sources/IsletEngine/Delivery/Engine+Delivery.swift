@@ -18,6 +18,9 @@ public struct DeliveryHealth: Sendable, Hashable {
     public var refusedCredentials: [String]
     /// Why delivery is not keeping up, if it is not: `nil` when all is well.
     public var degraded: String?
+    /// The same, naming no app, for those who may not see the apps (`GET /healthz` answers
+    /// anyone): how many apps' credentials cannot be used, not which or why.
+    public var degradedWithoutNames: String?
     /// Of the unfinished, those waiting to be tried again.
     public var retrying = 0
     /// Of the unfinished, those held.
@@ -227,16 +230,18 @@ extension Engine {
             "\($0.bundleId) (\($0.environment.rawValue)): \($0.failure ?? "")"
         }
         var degraded: String?
+        var withoutNames: String?
         if !refused.isEmpty {
             degraded = "delivery credentials cannot be used: \(refused.joined(separator: "; "))"
+            withoutNames = "the delivery credentials of \(refused.count) app\(refused.count == 1 ? "" : "s") cannot be used; GET /v1/overview (with a key) says which and why"
         } else if backlog.retrying > 0 {
             degraded = "\(backlog.retrying) deliver\(backlog.retrying == 1 ? "y waits" : "ies wait") to be tried again: Apple did not answer, or asked to wait (429, 500, 503)"
         } else if let oldest = backlog.oldest, now.timeIntervalSince(oldest) > 60 {
             degraded = "the oldest undelivered change is \(DurationText.text(now.timeIntervalSince(oldest))) old (\(backlog.depth) waiting)"
         }
         return DeliveryHealth(
-            depth: backlog.depth, oldest: backlog.oldest, refusedCredentials: refused, degraded: degraded, retrying: backlog.retrying,
-            held: backlog.held
+            depth: backlog.depth, oldest: backlog.oldest, refusedCredentials: refused, degraded: degraded,
+            degradedWithoutNames: withoutNames ?? degraded, retrying: backlog.retrying, held: backlog.held
         )
     }
 }

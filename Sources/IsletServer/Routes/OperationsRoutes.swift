@@ -84,7 +84,7 @@ struct OperationsRoutes {
             store: Health.Store(kind: engine.storeFacts.kind, location: engine.storeFacts.location, shared: engine.storeFacts.shared),
             delivery: Health.Delivery(
                 status: delivery.degraded == nil ? "ok" : "degraded", outbox: delivery.depth,
-                oldestUndeliveredSeconds: delivery.oldest.map { max(0, now.timeIntervalSince($0)) }, reason: delivery.degraded
+                oldestUndeliveredSeconds: delivery.oldest.map { max(0, now.timeIntervalSince($0)) }, reason: delivery.degradedWithoutNames
             )
         ))
     }
