@@ -241,4 +241,44 @@ extension DurabilityTests {
         #expect(printed.status == 0)
         #expect(printed.stdout == (try String(contentsOf: file.standardized, encoding: .utf8)), "run: islet demo ci --print-layout > Examples/CI/layout.json")
     }
+
+    /// Issue 27, the README walked: `Examples/Layouts/screenshots.sh` made every screenshot and its
+    /// index, printed "done", and exited 1 — its EXIT trap killed the display's server a second
+    /// time under `set -e`. Here with stand-ins for the slow parts (Chromium writes an empty PNG,
+    /// the display's Selenium script does nothing), so the script's own path runs in seconds: the
+    /// real server starts and stops, and the script exits 0.
+    @Test func theLayoutScreenshotsScriptExitsZeroWhenItIsDone() async throws {
+        let data = DataDirectory()
+        let bin = data.url.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let stubs = [
+            // `islet render -o x.png` runs `$ISLET_CHROMIUM … --screenshot=<path> <page>`.
+            "chromium": #"for a in "$@"; do case $a in --screenshot=*) : >"${a#--screenshot=}" ;; esac; done"#,
+            // `python3 -c "import selenium"` and `python3 display_screenshots.py …`: both succeed.
+            "python3": "exit 0",
+            "optipng": "exit 0",
+            // Given ISLET, the script must not build.
+            "swift": "echo 'swift must not run' >&2; exit 99",
+        ]
+        for (name, body) in stubs {
+            let file = bin.appendingPathComponent(name)
+            try "#!/bin/sh\n\(body)\n".write(to: file, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path)
+        }
+        let out = data.url.appendingPathComponent("shots")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Examples/Layouts/screenshots.sh").standardized
+        let run = try await runProgram(
+            URL(fileURLWithPath: "/bin/bash"), [script.path, out.path],
+            environment: [
+                "ISLET": isletBinary.path, "ISLET_CHROMIUM": bin.appendingPathComponent("chromium").path,
+                "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            ],
+            timeout: 120
+        )
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("screenshots in \(out.path)"), "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("ci-build-lockScreen-dark.png").path))
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("index.md").path))
+    }
 }
