@@ -114,6 +114,25 @@ extension DurabilityTests {
         #expect(run.stdout.contains("Started by push") && run.stdout.contains("the app saw its activity end"), "\(run.stdout)")
     }
 
+    /// Issue 27, the README walked: with an app's key (the tour's shell), `islet demo delivery`
+    /// said it played in that app and then was refused — "This key belongs to com.example.ci; it
+    /// cannot act for com.example.demo.delivery": its provider registered its key and pushed for
+    /// the demo's own app. It plays in the key's app, as the other demos do.
+    @Test func theDeliveryDemoPlaysInTheAppWhoseKeyItIsGiven() async throws {
+        let local = try await Local()
+        let tour = try await local.admin.createApp(bundleId: "com.example.ci")
+        // The data directory stays (the APNs endpoint's CA is there); an explicit key wins over its admin key.
+        let withTheAppsKey = local.environment.merging(["ISLET_KEY": tour.apiKey]) { _, new in new }
+        let run = try await runCLI(["demo", "delivery", "--speed", "20"], environment: withTheAppsKey, timeout: 60)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("plays in that app, with a type of its own (IsletDemoDeliveryAttributes)"), "\(run.stdout)")
+        let (delivery, states) = try await local.played("com.example.ci", "IsletDemoDeliveryAttributes")
+        #expect(states.compactMap { $0["status"]?.stringValue }.last == "delivered")
+        #expect(delivery.state == .ended)
+        // No app of the demo's own was made.
+        #expect(try await local.admin.apps().map(\.bundleId) == ["com.example.ci"])
+    }
+
     @Test func ctrlCEndsTheDemosActivityAtOnce() async throws {
         let local = try await Local()
         let process = Process()
