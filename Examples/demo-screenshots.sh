@@ -16,7 +16,7 @@ out=${1:-.build/screenshots}
 work=$(mktemp -d)
 mkdir -p "$out"
 
-trap 'kill "${server:-}" 2>/dev/null; rm -rf "$work"' EXIT
+trap 'kill "${server:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
 ISLET_APNS_ENABLED=true start_islet "$work" || exit 1
 # The APNs endpoint says where it listens just after the REST API does.
 for _ in $(seq 50); do

@@ -100,7 +100,9 @@ done
 
 # The web display with all three live on it, from a server of its own (Selenium drives Chromium).
 if python3 -c "import selenium" 2>/dev/null; then
-    trap 'kill "${server:-}" 2>/dev/null; rm -rf "$work"' EXIT
+    # `|| true`: under `set -e` a failing command in the EXIT trap (the server, stopped below, is
+    # gone by then) would make the script exit 1 after every screenshot was made.
+    trap 'kill "${server:-}" 2>/dev/null || true; rm -rf "$work"' EXIT
     start_islet "$work" || exit 1
     python3 "$layouts/display_screenshots.py" "http://127.0.0.1:$port" "$(cat "$work/data/admin.key")" "$out"
     kill "$server"

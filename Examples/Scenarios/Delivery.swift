@@ -41,13 +41,14 @@ public struct Delivery: Demo {
     public func run(in context: DemoContext) async throws {
         // The app: its push-to-start token, which it sends to its provider.
         guard let startToken = Activity<IsletDemoDeliveryAttributes>.pushToStartToken else {
-            throw DemoError("The server gave no push-to-start token for \(bundleId): are Live Activities on for it on this device?")
+            throw DemoError("The server gave no push-to-start token for \(context.bundleId): are Live Activities on for it on this device?")
         }
         // The app watches for the activity a push starts, from before the push.
         let started = Activity<IsletDemoDeliveryAttributes>.activityUpdates
 
-        // The provider: a key of its own, registered with the server as it would be with Apple.
-        let provider = try await Provider(bundleId: bundleId, context: context)
+        // The provider: a key of its own, registered with the server as it would be with Apple,
+        // for the app the demo plays in (its own, or the app whose key it was given).
+        let provider = try await Provider(bundleId: context.bundleId, context: context)
         do {
             try await play(provider: provider, startToken: startToken, started: started, context: context)
         } catch {

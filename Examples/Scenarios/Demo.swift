@@ -12,7 +12,8 @@ public protocol Demo: Sendable {
     var name: String { get }
     /// One line for `islet demo --help`.
     var summary: String { get }
-    /// The app it plays.
+    /// The app of its own it plays in with the admin key (with an app's key it plays in that
+    /// app: `DemoContext.bundleId`).
     var bundleId: String { get }
     /// Its activity type's name (the Swift type's, as ActivityKit names it). A name of the demos'
     /// own (`IsletDemo…`, `IsletCI…`): a demo played with an app's key plays in that app, whose
@@ -35,6 +36,8 @@ public enum Demos {
 
 /// What a demo runs with: its pace, where to report, and the provider side's tools.
 public struct DemoContext: Sendable {
+    /// The app it plays in: the demo's own (`Demo.bundleId`), or the app whose key it was given.
+    public var bundleId: String
     /// How many times faster than real time: 1 plays a five-minute countdown in five minutes.
     public var speed: Double
     /// The server, for what an app does not do through ActivityKit (the provider's key).
@@ -47,9 +50,10 @@ public struct DemoContext: Sendable {
     public var note: @Sendable (String) -> Void
 
     public init(
-        speed: Double, client: IsletClient, apns: APNsClient, progress: @escaping @Sendable (String) -> Void,
+        bundleId: String, speed: Double, client: IsletClient, apns: APNsClient, progress: @escaping @Sendable (String) -> Void,
         note: @escaping @Sendable (String) -> Void
     ) {
+        self.bundleId = bundleId
         self.speed = speed
         self.client = client
         self.apns = apns

@@ -61,9 +61,12 @@ trap 'exit 0' INT TERM
 islet_command
 "${islet[@]}" migrate --store "$store"
 
-# 3. The nodes: one admin key for all, a data directory and a free port each.
+# 3. The nodes: one admin key for all, a data directory and a free port each. Behind a proxy
+# every request arrives from loopback, so keyless access is off: the display and the console
+# through nginx need a key, as on a server that listens beyond loopback (README, "Running it").
 [ -f "$work/admin.key" ] || (umask 077; head -c 32 /dev/urandom | base64 | tr -d '/+=' >"$work/admin.key")
-export ISLET_SERVER_ADMIN_KEY=$(cat "$work/admin.key") ISLET_STORE=$store ISLET_APNS_ENABLED=false
+export ISLET_SERVER_ADMIN_KEY=$(cat "$work/admin.key") ISLET_STORE=$store ISLET_APNS_ENABLED=false \
+  ISLET_SERVER_KEYLESS_LOOPBACK=false
 for n in $(seq 1 "$nodes"); do
   "${islet[@]}" serve --port 0 --data "$work/node$n" >"$work/node$n.log" 2>&1 &
   pids+=($!)
@@ -106,6 +109,7 @@ $upstreams    keepalive 32;
       proxy_pass http://islet;
       proxy_http_version 1.1;
       proxy_set_header Host \$host;
+      proxy_set_header X-Forwarded-For \$proxy_add_x_forwarded_for;
       proxy_set_header Upgrade \$http_upgrade;
       proxy_set_header Connection \$connection_upgrade;
       proxy_buffering off;
@@ -128,6 +132,7 @@ echo "http://127.0.0.1:$port" >"$work/url"
 cat <<TEXT
 $nodes Islet nodes on $store, behind nginx on http://127.0.0.1:$port
   admin key: $work/admin.key (export ISLET_URL=\$(cat $work/url) ISLET_KEY=\$(cat $work/admin.key))
+  console:   http://127.0.0.1:$port/console#key=<the admin key> (behind nginx the console and the display need a key)
   nodes:     $(printf ':%s ' "${node_ports[@]}")(logs in $work/node*.log)
   stop with Ctrl-C
 TEXT

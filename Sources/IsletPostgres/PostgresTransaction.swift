@@ -107,8 +107,13 @@ final class PostgresTransaction: PostgresReading, Transaction {
             (bundleId, deviceId) = (nil, device)
             try session.execute("DELETE FROM apiKey WHERE deviceId = $1", [device])
         }
+        // Nodes that start together on a new database each store the admin key they share: the
+        // later insert of that hash would be refused as a unique violation, which is not a
+        // failure a transaction is run again after. Where the row is another transaction's, not
+        // yet seen, PostgreSQL answers a serialization failure instead, and this runs again.
+        // A key is 32 random bytes, so a hash already stored is the same key, for the same owner.
         try session.execute(
-            "INSERT INTO apiKey (hash, bundleId, deviceId, createdAt) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO apiKey (hash, bundleId, deviceId, createdAt) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING",
             [hash, bundleId, deviceId, now.timeIntervalSince1970]
         )
     }

@@ -80,7 +80,7 @@ struct DemoCommand: AsyncParsableCommand {
                 try await Self.registerLayout(of: demo, in: app, client: client)
                 report.note("\(demo.name): \(app.bundleId) on device \(device); watch it at \(client.displayURL(device: device))")
                 let context = DemoContext(
-                    speed: speed, client: client,
+                    bundleId: app.bundleId, speed: speed, client: client,
                     apns: APNsClient(server: apns ?? options.environment["ISLET_APNS_URL"] ?? "https://127.0.0.1:2197", http: http),
                     progress: report.progress, note: report.note
                 )

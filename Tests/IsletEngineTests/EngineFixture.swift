@@ -58,7 +58,8 @@ final class EngineFixture: Sendable {
     let recorded = RecordedCommits()
     let settings: EngineSettings
     let timers: Bool
-    private let database: String?
+    /// The PostgreSQL database's address (nil on SQLite).
+    let database: String?
     private let running = Mutex<Running?>(nil)
 
     var engine: Engine { running.withLock { $0!.engine } }
@@ -67,11 +68,15 @@ final class EngineFixture: Sendable {
     var sqlite: SQLiteStore { running.withLock { $0!.store as! SQLiteStore } }
     var path: String { directory.appendingPathComponent("islet.sqlite").path }
 
-    private init(kind: StoreKind, settings: EngineSettings, timers: Bool) async throws {
+    private init(kind: StoreKind, settings: EngineSettings, timers: Bool, database: String? = nil) async throws {
         self.kind = kind
         directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-engine-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        database = kind == .postgres ? try await PostgresServer.newDatabase() : nil
+        if kind == .postgres, database == nil {
+            self.database = try await PostgresServer.newDatabase()
+        } else {
+            self.database = database
+        }
         self.settings = settings
         self.timers = timers
     }
@@ -101,6 +106,14 @@ final class EngineFixture: Sendable {
         await running.group.triggerGracefulShutdown()
         try await running.task.value
         self.running.withLock { $0 = nil }
+    }
+
+    /// A second engine, started, on this one's PostgreSQL database: another node of a cluster.
+    /// The caller stops it.
+    func node() async throws -> EngineFixture {
+        let node = try await EngineFixture(kind: kind, settings: settings, timers: false, database: database)
+        try await node.start()
+        return node
     }
 
     /// Stops and starts again on the same data.

@@ -71,6 +71,52 @@ struct FuzzInputTests {
         }
     }
 
+    /// Issue 27, the README walked: `Fuzz/run` stopped fuzz-delivery-credential at once with
+    /// "ParseDictionaryFile: error in line 23" — its dictionary wrote a newline as `\n`, an escape
+    /// libFuzzer does not read. Every entry is what libFuzzer's ParseOneDictionaryEntry takes:
+    /// an optional name, then a quoted string of printable characters whose only escapes are
+    /// `\\`, `\"` and `\xAB`.
+    @Test func everyDictionaryEntryIsOneLibFuzzerReads() throws {
+        let folder = fuzzFolder.appendingPathComponent("Dictionaries")
+        for file in try FileManager.default.contentsOfDirectory(atPath: folder.path) where file.hasSuffix(".dict") {
+            let text = try String(contentsOf: folder.appendingPathComponent(file), encoding: .utf8)
+            for (index, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let entry = line.trimmingCharacters(in: .whitespaces)
+                if entry.isEmpty || entry.hasPrefix("#") { continue }
+                #expect(Self.libFuzzerReads(entry), "\(file), line \(index + 1): \(entry)")
+            }
+        }
+    }
+
+    /// Whether libFuzzer's dictionary parser takes `entry` (a line without its surrounding spaces).
+    private static func libFuzzerReads(_ entry: String) -> Bool {
+        let bytes = Array(entry.utf8)
+        guard bytes.count >= 3, bytes.last == UInt8(ascii: "\""), let open = bytes.firstIndex(of: UInt8(ascii: "\"")),
+            open < bytes.count - 1
+        else { return false }
+        let body = bytes[(open + 1)..<(bytes.count - 1)]
+        var position = body.startIndex
+        let hex = { (byte: UInt8) in (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) || (UInt8(ascii: "a")...UInt8(ascii: "f")).contains(byte | 0x20) }
+        while position < body.endIndex {
+            let byte = body[position]
+            guard (0x20...0x7E).contains(byte) || byte == 0x09 else { return false }
+            if byte == UInt8(ascii: "\\") {
+                let rest = body[(position + 1)...]
+                if let next = rest.first, next == UInt8(ascii: "\\") || next == UInt8(ascii: "\"") {
+                    position += 2
+                    continue
+                }
+                if rest.count >= 3, rest[rest.startIndex] == UInt8(ascii: "x"), hex(rest[rest.startIndex + 1]), hex(rest[rest.startIndex + 2]) {
+                    position += 4
+                    continue
+                }
+                return false
+            }
+            position += 1
+        }
+        return true
+    }
+
     @Test func pendingListNamesOnlyRegressionInputs() {
         let regressions = Set(FuzzInput.all(in: "Regressions").map(\.path))
         for path in pending.keys {

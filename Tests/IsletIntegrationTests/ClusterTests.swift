@@ -368,6 +368,14 @@ struct ClusterTests {
             #expect(health.status == 200 && health.body["store"]?["kind"] == "postgresql", "\(health)\n\(output())")
             let adminKey = try String(contentsOf: work.appendingPathComponent("admin.key"), encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
             _ = try await IsletClient(server: url, key: adminKey, http: http).createApp(bundleId: "com.example.ci")
+            // Issue 27, the README walked: behind the script's nginx every request arrives from
+            // loopback, and a request with no key listed every app and read the console's figures
+            // — the keyless rights of this machine, handed to whoever reaches nginx. The nodes run
+            // with server.keylessLoopback off, as the README says a server behind a proxy must.
+            for path in ["/v1/apps", "/v1/overview", "/v1/devices/default/display"] {
+                let keyless = try await http.execute(HTTPClientRequest(url: url + path), timeout: .seconds(10))
+                #expect(keyless.status.code == 401, "\(path): \(keyless.status)")
+            }
         }
         // Ctrl-C or SIGTERM stops it all.
         kill(script.processIdentifier, SIGTERM)

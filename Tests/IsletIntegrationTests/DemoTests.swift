@@ -114,6 +114,25 @@ extension DurabilityTests {
         #expect(run.stdout.contains("Started by push") && run.stdout.contains("the app saw its activity end"), "\(run.stdout)")
     }
 
+    /// Issue 27, the README walked: with an app's key (the tour's shell), `islet demo delivery`
+    /// said it played in that app and then was refused — "This key belongs to com.example.ci; it
+    /// cannot act for com.example.demo.delivery": its provider registered its key and pushed for
+    /// the demo's own app. It plays in the key's app, as the other demos do.
+    @Test func theDeliveryDemoPlaysInTheAppWhoseKeyItIsGiven() async throws {
+        let local = try await Local()
+        let tour = try await local.admin.createApp(bundleId: "com.example.ci")
+        // The data directory stays (the APNs endpoint's CA is there); an explicit key wins over its admin key.
+        let withTheAppsKey = local.environment.merging(["ISLET_KEY": tour.apiKey]) { _, new in new }
+        let run = try await runCLI(["demo", "delivery", "--speed", "20"], environment: withTheAppsKey, timeout: 60)
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stdout.contains("plays in that app, with a type of its own (IsletDemoDeliveryAttributes)"), "\(run.stdout)")
+        let (delivery, states) = try await local.played("com.example.ci", "IsletDemoDeliveryAttributes")
+        #expect(states.compactMap { $0["status"]?.stringValue }.last == "delivered")
+        #expect(delivery.state == .ended)
+        // No app of the demo's own was made.
+        #expect(try await local.admin.apps().map(\.bundleId) == ["com.example.ci"])
+    }
+
     @Test func ctrlCEndsTheDemosActivityAtOnce() async throws {
         let local = try await Local()
         let process = Process()
@@ -240,5 +259,45 @@ extension DurabilityTests {
         let file = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/CI/layout.json")
         #expect(printed.status == 0)
         #expect(printed.stdout == (try String(contentsOf: file.standardized, encoding: .utf8)), "run: islet demo ci --print-layout > Examples/CI/layout.json")
+    }
+
+    /// Issue 27, the README walked: `Examples/Layouts/screenshots.sh` made every screenshot and its
+    /// index, printed "done", and exited 1 — its EXIT trap killed the display's server a second
+    /// time under `set -e`. Here with stand-ins for the slow parts (Chromium writes an empty PNG,
+    /// the display's Selenium script does nothing), so the script's own path runs in seconds: the
+    /// real server starts and stops, and the script exits 0.
+    @Test func theLayoutScreenshotsScriptExitsZeroWhenItIsDone() async throws {
+        let data = DataDirectory()
+        let bin = data.url.appendingPathComponent("bin")
+        try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
+        let stubs = [
+            // `islet render -o x.png` runs `$ISLET_CHROMIUM … --screenshot=<path> <page>`.
+            "chromium": #"for a in "$@"; do case $a in --screenshot=*) : >"${a#--screenshot=}" ;; esac; done"#,
+            // `python3 -c "import selenium"` and `python3 display_screenshots.py …`: both succeed.
+            "python3": "exit 0",
+            "optipng": "exit 0",
+            // Given ISLET, the script must not build.
+            "swift": "echo 'swift must not run' >&2; exit 99",
+        ]
+        for (name, body) in stubs {
+            let file = bin.appendingPathComponent(name)
+            try "#!/bin/sh\n\(body)\n".write(to: file, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: file.path)
+        }
+        let out = data.url.appendingPathComponent("shots")
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+            .appendingPathComponent("../../Examples/Layouts/screenshots.sh").standardized
+        let run = try await runProgram(
+            URL(fileURLWithPath: "/bin/bash"), [script.path, out.path],
+            environment: [
+                "ISLET": isletBinary.path, "ISLET_CHROMIUM": bin.appendingPathComponent("chromium").path,
+                "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            ],
+            timeout: 120
+        )
+        #expect(run.status == 0, "\(run.stdout)\(run.stderr)")
+        #expect(run.stderr.contains("screenshots in \(out.path)"), "\(run.stderr)")
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("ci-build-lockScreen-dark.png").path))
+        #expect(FileManager.default.fileExists(atPath: out.appendingPathComponent("index.md").path))
     }
 }
