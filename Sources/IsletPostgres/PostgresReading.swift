@@ -5,24 +5,40 @@ import PostgresNIO
 
 /// The engine's reads as PostgreSQL over one session: a pooled connection outside any
 /// transaction, or a write transaction (which sees its own writes).
+///
+/// In a write transaction (`READ COMMITTED`) a read locks what the change will decide on, as
+/// `session.locking` says (docs/cluster.md, "Isolation"): an activity's row — which also
+/// guards its phone state and its deliveries —, a device's count, an app's key, a token's
+/// holder, a layout's revision. Due work is read `FOR UPDATE SKIP LOCKED`: two nodes claiming
+/// deadlines or deliveries at once take different ones.
 protocol PostgresReading: StoreReading {
     var session: PostgresSession { get }
-    /// In a write transaction, what a query of due work selects is locked, and what another
-    /// node's transaction holds is skipped (`FOR UPDATE SKIP LOCKED`): two nodes claiming
-    /// deadlines or deliveries at once take different ones.
-    var claimsDueWork: Bool { get }
 }
 
 /// Reads on a pooled connection, each statement seeing what was committed when it began.
 struct PostgresSnapshot: PostgresReading {
     let session: PostgresSession
-    var claimsDueWork: Bool { false }
 }
 
 private let liveStates = "('pending', 'active', 'stale')"
 
 extension PostgresReading {
-    private var skipLocked: String { claimsDueWork ? " FOR UPDATE SKIP LOCKED" : "" }
+    private var skipLocked: String { session.locking == .none ? "" : " FOR UPDATE SKIP LOCKED" }
+    private var writing: Bool { session.locking != .none }
+
+    /// The rows of `sql`, locked as `session.rowLock` says. A row another transaction holds is
+    /// left out at first (`SKIP LOCKED`): when nothing was found, `exists` (the same values)
+    /// tells a held row from none, and a held one is `PostgresBusy`.
+    private func locked<T>(
+        _ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?], of alias: String? = nil, exists: String, what: String,
+        _ read: (Columns) throws -> T
+    ) throws -> T? {
+        if let found = try session.row(sql + session.rowLock(of: alias), values, read) { return found }
+        if session.locking == .nowait, try session.value(exists, values, as: Int.self) != nil {
+            throw PostgresBusy(what: what)
+        }
+        return nil
+    }
 
     // MARK: Apps and devices
 
@@ -67,8 +83,19 @@ extension PostgresReading {
     // MARK: Activities
 
     func activity(_ id: ActivityID) throws -> Activity? {
-        session.contended.insert("activity:\(id)")
-        return try activities("SELECT body FROM activity WHERE id = $1", [id]).first
+        guard writing else { return try activities("SELECT body FROM activity WHERE id = $1", [id]).first }
+        // Under the activity's lock, its phone state too: a change reads both, in one trip.
+        let found = try locked(
+            "SELECT a.body, p.* FROM activity a LEFT JOIN phoneActivity p ON p.activityId = a.id WHERE a.id = $1",
+            [id], of: "a", exists: "SELECT 1 FROM activity WHERE id = $1", what: "activity \(id)"
+        ) { row -> (Activity, PhoneActivity?) in
+            let activity = try WireFormat.decoder().decode(Activity.self, from: Data(try row["body", as: String.self].utf8))
+            let phone = try row["activityId", as: String?.self] == nil ? nil : try Rows.phoneActivity(row)
+            return (activity, phone)
+        }
+        guard let (activity, phone) = found else { return nil }
+        session.cache.phoneActivities[id] = .some(phone)
+        return activity
     }
 
     /// The activities a query selects; it must select `body` first.
@@ -98,7 +125,7 @@ extension PostgresReading {
             // "~" sorts after every character of an id (byte order, as COLLATE "C" compares).
             let low = value(query.uppercased()), high = value(query.uppercased() + "~")
             conditions.append(
-                "((id COLLATE \"C\" >= \(low) AND id COLLATE \"C\" < \(high)) OR left(key, \(value(query.count))::integer) = \(value(query)))"
+                "((id COLLATE \"C\" >= \(low) AND id COLLATE \"C\" < \(high)) OR left(key, \(value(Int32(query.count)))) = \(value(query)))"
             )
         }
         if let updatedSince = filter.updatedSince {
@@ -137,15 +164,19 @@ extension PostgresReading {
     }
 
     func liveActivity(key: String, bundleId: BundleID) throws -> Activity? {
-        session.contended.insert("key:\(bundleId):\(key)")
-        return try activities(
-            "SELECT body FROM activity WHERE bundleId = $1 AND key = $2 AND state IN \(liveStates) ORDER BY createdAt DESC LIMIT 1",
-            [bundleId, key]
-        ).first
+        let sql = "SELECT id FROM activity WHERE bundleId = $1 AND key = $2 AND state IN \(liveStates) ORDER BY createdAt DESC LIMIT 1"
+        guard writing else {
+            return try activities(sql.replacingOccurrences(of: "SELECT id", with: "SELECT body"), [bundleId, key]).first
+        }
+        // The key is locked before it is looked for (a start under it makes the first), and the
+        // activity found is read under its own lock.
+        try session.lock("key:\(bundleId):\(key)")
+        return try session.value(sql, [bundleId, key], as: String.self).flatMap { try activity($0) }
     }
 
     func liveActivityCount(deviceId: DeviceID, bundleId: BundleID?) throws -> Int {
-        session.contended.insert("device:\(deviceId)")
+        // Counted under the device's lock: starts on one device take turns with the count.
+        try session.lock("device:\(deviceId)")
         if let bundleId {
             return try session.value(
                 "SELECT COUNT(*) FROM activity WHERE deviceId = $1 AND bundleId = $2 AND state IN \(liveStates)", [deviceId, bundleId], as: Int.self
@@ -155,7 +186,10 @@ extension PostgresReading {
     }
 
     func liveActivities(channelId: String, bundleId: BundleID) throws -> [Activity] {
-        try activities("SELECT body FROM activity WHERE channelId = $1 AND bundleId = $2 AND state IN \(liveStates)", [channelId, bundleId])
+        try activities(
+            "SELECT body FROM activity WHERE channelId = $1 AND bundleId = $2 AND state IN \(liveStates) ORDER BY id\(try session.rowsLock())",
+            [channelId, bundleId]
+        )
     }
 
     func shownActivities(bundleId: BundleID, deviceId: DeviceID?, attributesType: String?) throws -> [Activity] {
@@ -169,11 +203,13 @@ extension PostgresReading {
             values.append(attributesType)
             sql += " AND attributesType = $\(values.count)"
         }
-        return try activities(sql, values)
+        return try activities(sql + " ORDER BY id" + (try session.rowsLock()), values)
     }
 
     func liveActivitiesWithPushTokens() throws -> [Activity] {
-        try activities("SELECT body FROM activity WHERE state IN \(liveStates) AND (body::jsonb ->> 'pushToken') IS NOT NULL", [])
+        try activities(
+            "SELECT body FROM activity WHERE state IN \(liveStates) AND (body::jsonb ->> 'pushToken') IS NOT NULL ORDER BY id\(try session.rowsLock())", []
+        )
     }
 
     func dueActivities(at date: Date, limit: Int) throws -> [Activity] {
@@ -217,8 +253,12 @@ extension PostgresReading {
     // MARK: Types, layouts, provider keys, channels, tokens
 
     func activityType(bundleId: BundleID, name: String) throws -> ActivityType? {
-        try session.value("SELECT body FROM activityType WHERE bundleId = $1 AND name = $2", [bundleId, name], as: String.self)
+        let key = PostgresTransaction.typeKey(bundleId: bundleId, name: name)
+        if writing, let cached = session.cache.activityTypes[key] { return cached }
+        let type = try session.value("SELECT body FROM activityType WHERE bundleId = $1 AND name = $2", [bundleId, name], as: String.self)
             .map { try WireFormat.decoder().decode(ActivityType.self, from: Data($0.utf8)) }
+        if writing { session.cache.activityTypes[key] = .some(type) }
+        return type
     }
 
     func activityTypes(bundleId: BundleID) throws -> [ActivityType] {
@@ -227,7 +267,9 @@ extension PostgresReading {
     }
 
     func layout(bundleId: BundleID, attributesType: String) throws -> LayoutRecord? {
-        try session.row("SELECT * FROM layout WHERE bundleId = $1 AND attributesType = $2", [bundleId, attributesType], Rows.layout)
+        // A change reads a layout to number the next revision.
+        try session.lock("layout:\(bundleId):\(attributesType)")
+        return try session.row("SELECT * FROM layout WHERE bundleId = $1 AND attributesType = $2", [bundleId, attributesType], Rows.layout)
     }
 
     func layouts(bundleId: BundleID) throws -> [LayoutRecord] {
@@ -328,16 +370,23 @@ extension PostgresReading {
     }
 
     func phoneActivity(_ id: ActivityID) throws -> PhoneActivity? {
-        try session.row("SELECT * FROM phoneActivity WHERE activityId = $1", [id], Rows.phoneActivity)
+        // In a change, read under its activity's lock (which reads it too).
+        if writing {
+            if let cached = session.cache.phoneActivities[id] { return cached }
+            if try activity(id) != nil, let cached = session.cache.phoneActivities[id] { return cached }
+        }
+        return try session.row("SELECT * FROM phoneActivity WHERE activityId = $1", [id], Rows.phoneActivity)
     }
 
     func delivery(_ id: Int64) throws -> Delivery? {
-        try session.row("SELECT * FROM delivery WHERE id = $1", [id], Rows.delivery)
+        guard writing else { return try session.row("SELECT * FROM delivery WHERE id = $1", [id], Rows.delivery) }
+        return try locked("SELECT * FROM delivery WHERE id = $1", [id], exists: "SELECT 1 FROM delivery WHERE id = $1", what: "delivery \(id)", Rows.delivery)
     }
 
     func unfinishedDeliveries(orderKey: String) throws -> [Delivery] {
         try session.rows(
-            "SELECT * FROM delivery WHERE orderKey = $1 AND state IN ('pending', 'sending', 'held') ORDER BY id", [orderKey], Rows.delivery
+            "SELECT * FROM delivery WHERE orderKey = $1 AND state IN ('pending', 'sending', 'held') ORDER BY id\(try session.rowsLock())",
+            [orderKey], Rows.delivery
         )
     }
 
@@ -357,11 +406,11 @@ extension PostgresReading {
     }
 
     func heldDeliveries(bundleId: BundleID) throws -> [Delivery] {
-        try session.rows("SELECT * FROM delivery WHERE state = 'held' AND bundleId = $1 ORDER BY id", [bundleId], Rows.delivery)
+        try session.rows("SELECT * FROM delivery WHERE state = 'held' AND bundleId = $1 ORDER BY id\(try session.rowsLock())", [bundleId], Rows.delivery)
     }
 
     func claimedDeliveries() throws -> [Delivery] {
-        try session.rows("SELECT * FROM delivery WHERE state = 'sending' ORDER BY id", [], Rows.delivery)
+        try session.rows("SELECT * FROM delivery WHERE state = 'sending' ORDER BY id\(try session.rowsLock())", [], Rows.delivery)
     }
 
     func nextDeliveryAttempt() throws -> Date? {

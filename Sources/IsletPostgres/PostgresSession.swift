@@ -1,5 +1,6 @@
 import Foundation
 import IsletCore
+import IsletEngine
 import Logging
 import PostgresNIO
 
@@ -7,63 +8,212 @@ import PostgresNIO
 /// `Store` protocol), so the PostgreSQL store runs them on threads of its own that wait for
 /// each statement's answer. Never used on an event loop or Swift's cooperative pool.
 ///
-/// Statements are sent with the extended query protocol — parsed, bound and run, values never
-/// spliced into the SQL.
+/// - Statements are sent with the extended query protocol, values bound, never spliced into
+///   the SQL; each statement text is prepared once per connection and run by name after that
+///   (`PreparedStatements`), so PostgreSQL parses and plans it once.
+/// - In a write transaction, what a change reads it locks, as `locking` says (docs/cluster.md,
+///   "Isolation"), and its first write sets a savepoint that undoes only that change.
 final class PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
-    /// What the transaction's rules read that other changes contend for (an activity, a
-    /// device's count, an app's key): what the writer locks first when it runs the change again
-    /// after a collision (`PostgresWriter`).
-    var contended: Set<String> = []
+    private let prepared: PreparedStatements?
+    /// How the reads of a write transaction lock what they read.
+    var locking: Locking = .none
+    /// Rows read in this transaction that change rarely (activity types, an activity's phone
+    /// state), kept until a write to them or the change that read them is undone.
+    var cache = TransactionCache()
+    /// The change running in the transaction, and whether it has set its savepoint.
+    private var change: (number: Int, savepoint: Bool)?
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, prepared: PreparedStatements? = nil) {
         self.connection = connection
         self.logger = logger
+        self.prepared = prepared
     }
+
+    // MARK: Statements
 
     /// Runs a statement with `values` for `$1`, `$2`…; returns its rows.
     @discardableResult
-    func query(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> PostgresQueryResult {
-        var binds = PostgresBindings(capacity: values.count)
-        for value in values {
-            if let value { binds.append(value) } else { binds.appendNull() }
-        }
+    func query(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> [PostgresRow] {
         do {
-            return try connection.run(PostgresQuery(unsafeSQL: sql, binds: binds), logger: logger).wait()
+            if let prepared, let statement = try prepared.statement(sql, on: connection, logger: logger) {
+                return try connection.run(statement, binds: values.map(PreparedStatements.data)).wait()
+            }
+            return try connection.run(Self.query(sql, values), logger: logger).wait().rows
         } catch {
-            // A connection that lost its server is closed: the pool makes another instead of
-            // handing it out again, and what is sent on it meanwhile fails (`run`).
-            if PostgresFailure.storageFailure(error) != nil { _ = connection.close() as EventLoopFuture<Void> }
-            throw error
+            throw closing(after: error)
         }
     }
 
-    /// Runs a statement; returns how many rows it changed.
+    /// Runs a statement that writes. The first write of a change sets its savepoint.
+    func execute(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws {
+        try beforeWrite()
+        try query(sql, values)
+    }
+
+    /// Runs a statement that writes; returns how many rows it changed.
+    func count(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> Int {
+        try beforeWrite()
+        return try unprepared(sql, values).metadata.rows ?? 0
+    }
+
+    /// Runs a statement outside the prepared ones: transaction control, and statements whose
+    /// row count is wanted (postgres-nio's prepared path does not report it).
     @discardableResult
-    func execute(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> Int {
-        try query(sql, values).metadata.rows ?? 0
+    func unprepared(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> PostgresQueryResult {
+        do {
+            return try connection.run(Self.query(sql, values), logger: logger).wait()
+        } catch {
+            throw closing(after: error)
+        }
     }
 
     /// The rows of a statement, each read by `read`.
     func rows<T>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], _ read: (Columns) throws -> T) throws -> [T] {
-        try query(sql, values).rows.map { try read(Columns($0)) }
+        try query(sql, values).map { try read(Columns($0)) }
     }
 
     /// The first row of a statement, if any, read by `read`.
     func row<T>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], _ read: (Columns) throws -> T) throws -> T? {
-        try query(sql, values).rows.first.map { try read(Columns($0)) }
+        try query(sql, values).first.map { try read(Columns($0)) }
     }
 
     /// The first column of every row.
     func values<T: PostgresDecodable>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], as type: T.Type = T.self) throws -> [T] {
-        try query(sql, values).rows.map { row in try row.makeRandomAccess()[0].decode(T.self) }
+        try query(sql, values).map { row in try Columns.binary(row.makeRandomAccess()[0]).decode(T.self) }
     }
 
     /// The first column of the first row, if there is a row.
     func value<T: PostgresDecodable>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], as type: T.Type = T.self) throws -> T? {
         try self.values(sql, values, as: T.self).first
     }
+
+    private static func query(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?]) -> PostgresQuery {
+        var binds = PostgresBindings(capacity: values.count)
+        for value in values {
+            if let value { binds.append(value) } else { binds.appendNull() }
+        }
+        return PostgresQuery(unsafeSQL: sql, binds: binds)
+    }
+
+    /// A connection that lost its server is closed: the pool makes another instead of handing
+    /// it out again, and what is sent on it meanwhile fails (`run`).
+    private func closing(after error: any Error) -> any Error {
+        if PostgresFailure.storageFailure(error) != nil {
+            _ = connection.close() as EventLoopFuture<Void>
+            prepared?.forget(connection)
+        }
+        return error
+    }
+
+    // MARK: Changes and locks
+
+    /// Begins a change of the transaction: its writes are undone alone if it fails.
+    func beginChange(_ number: Int) {
+        change = (number, false)
+    }
+
+    /// Ends the change. When it failed, undoes what it wrote (and forgets what the
+    /// transaction's cache read meanwhile, which may have been its own writes); a statement that
+    /// failed before the change wrote anything left the transaction unable to go on, and its
+    /// error is thrown.
+    func endChange(failure: (any Error)?) throws {
+        defer { change = nil }
+        guard let failure else { return }
+        cache = TransactionCache()
+        if let change, change.savepoint {
+            // After an error PostgreSQL takes nothing in the transaction until it is rolled
+            // back to before the change.
+            try unprepared("ROLLBACK TO SAVEPOINT change\(change.number)")
+        } else if PostgresFailure.sqlState(failure) != nil || PostgresFailure.storageFailure(failure) != nil {
+            throw failure
+        }
+    }
+
+    /// Sets the change's savepoint before its first write (or a statement that may fail and
+    /// abort the transaction): a change that only read needs none, and costs none.
+    func beforeWrite() throws {
+        guard var current = change, !current.savepoint else { return }
+        try unprepared("SAVEPOINT change\(current.number)")
+        current.savepoint = true
+        change = current
+    }
+
+    /// Takes the lock named `name` until the transaction ends, as `locking` says: at once or
+    /// `PostgresBusy` (a batch), waiting for it (a change run alone), or not at all (a reader).
+    /// For what has no row to lock: a device's count, an app's key, a token's holder.
+    func lock(_ name: String) throws {
+        switch locking {
+        case .none:
+            return
+        case .nowait:
+            guard try value("SELECT pg_try_advisory_xact_lock($1)", [Self.lockKey(name)], as: Bool.self) == true else {
+                throw PostgresBusy(what: name)
+            }
+        case .wait:
+            try query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey(name)])
+        }
+    }
+
+    /// The clause that locks the rows a statement selects (of the table `alias` names, in a
+    /// join), as `locking` says. With `.nowait` the rows another transaction holds are left out
+    /// (`SKIP LOCKED`): the reader tells them from rows that are not there.
+    func rowLock(of alias: String? = nil) -> String {
+        let of = alias.map { " OF \($0)" } ?? ""
+        switch locking {
+        case .none: return ""
+        case .nowait: return " FOR UPDATE\(of) SKIP LOCKED"
+        case .wait: return " FOR UPDATE\(of)"
+        }
+    }
+
+    /// The clause that locks every row a statement selects, or fails if one is held
+    /// (`NOWAIT`, after the change's savepoint: the failure undoes the change alone).
+    func rowsLock() throws -> String {
+        switch locking {
+        case .none: return ""
+        case .nowait:
+            try beforeWrite()
+            return " FOR UPDATE NOWAIT"
+        case .wait: return " FOR UPDATE"
+        }
+    }
+
+    /// The advisory lock for a name: FNV-1a of it (stable across nodes and builds, unlike
+    /// Swift's `hashValue`), kept clear of the store's own locks' range.
+    static func lockKey(_ name: String) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in name.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash | (1 << 62))
+    }
+}
+
+/// How a write transaction's reads lock what they read (docs/cluster.md, "Isolation").
+enum Locking {
+    /// Not at all: a reader outside any write.
+    case none
+    /// At once or not at all: a batch never waits for a lock, so batches cannot deadlock; a
+    /// change that meets a lock another transaction holds is undone and run again.
+    case nowait
+    /// Waiting: a change run alone after meeting held locks.
+    case wait
+}
+
+/// A lock another transaction holds: the change is undone and run again.
+struct PostgresBusy: Error, CustomStringConvertible {
+    let what: String
+    var description: String { "\(what) is being changed by another transaction" }
+}
+
+/// What a write transaction keeps of the rows it read that change rarely.
+struct TransactionCache {
+    /// Activity types by app and name, `nil` for one that is not registered.
+    var activityTypes: [String: ActivityType?] = [:]
+    /// Activities' phone state, read with the activity (under its lock), `nil` for none.
+    var phoneActivities: [ActivityID: PhoneActivity?] = [:]
 }
 
 /// A row's columns by name. Names are given as the SQL writes them (`bundleId`); PostgreSQL
@@ -76,7 +226,16 @@ struct Columns {
     }
 
     subscript<T: PostgresDecodable>(_ name: String, as type: T.Type = T.self) -> T {
-        get throws { try row[name.lowercased()].decode(T.self) }
+        get throws { try Self.binary(row[name.lowercased()]).decode(T.self) }
+    }
+
+    /// A cell as it came: every statement asks for binary results, but postgres-nio's prepared
+    /// path describes the columns with the format a statement's description has before it is
+    /// bound, text, and decoding by it would misread every number and boolean.
+    static func binary(_ cell: PostgresCell) -> PostgresCell {
+        var cell = cell
+        cell.format = .binary
+        return cell
     }
 
     /// A time stored as seconds since 1970.
@@ -96,9 +255,28 @@ enum PostgresFailure {
     /// deadlock, both of which PostgreSQL resolves by aborting one of the transactions.
     static let retryable: Set<String> = ["40001", "40P01"]
 
-    /// The SQLSTATE of a server's error.
+    /// SQLSTATEs after which a change is undone and run again: another transaction holds what
+    /// it locks (55P03, `NOWAIT`), or inserted the key it inserts (23505: run again, it finds
+    /// the row and answers as the rules say).
+    static let busy: Set<String> = ["55P03", "23505"]
+
+    /// The SQLSTATE of a server's error (postgres-nio's prepared path reports it in its older
+    /// error type).
     static func sqlState(_ error: any Error) -> String? {
-        (error as? PSQLError)?.serverInfo?[.sqlState]
+        if case .server(let message)? = error as? PostgresError { return message.fields[.sqlState] }
+        return (error as? PSQLError)?.serverInfo?[.sqlState]
+    }
+
+    /// What the server said, from either error type.
+    static func serverMessage(_ error: any Error) -> String? {
+        if case .server(let message)? = error as? PostgresError { return message.fields[.message] }
+        return (error as? PSQLError)?.serverInfo?[.message]
+    }
+
+    /// Whether `error` says another transaction holds what the change needs, so the change is
+    /// undone and run again.
+    static func isBusy(_ error: any Error) -> Bool {
+        error is PostgresBusy || (sqlState(error).map(busy.contains) ?? false)
     }
 
     /// Whether `error` asks for the transaction to be run again.
@@ -110,24 +288,33 @@ enum PostgresFailure {
     /// writes — not a use case's refusal, nor a statement's own mistake.
     static func storageFailure(_ error: any Error) -> String? {
         if let error = error as? PostgresUnavailable { return error.reason }
+        if let error = error as? PostgresError {
+            switch error {
+            case .server(let message): return serverFailure(state: message.fields[.sqlState] ?? "", message: message.fields[.message] ?? "an error")
+            case .connectionClosed, .protocol: return "PostgreSQL cannot be reached: \(error)"
+            }
+        }
         guard let error = error as? PSQLError else { return nil }
         switch error.code {
         case .server:
-            let state = error.serverInfo?[.sqlState] ?? ""
-            let message = error.serverInfo?[.message] ?? "an error"
-            // 08: connection exceptions; 53: insufficient resources (a full disk, too many
-            // connections); 57: the operator intervened (shutdown, crash recovery); 58: I/O.
-            // 25006: a read-only transaction (a standby, or the server in read-only mode).
-            if ["08", "53", "57", "58"].contains(String(state.prefix(2))) || state == "25006" {
-                return "PostgreSQL: \(message) (\(state))"
-            }
-            return nil
+            return serverFailure(state: error.serverInfo?[.sqlState] ?? "", message: error.serverInfo?[.message] ?? "an error")
         case .connectionError, .serverClosedConnection, .clientClosedConnection, .uncleanShutdown, .poolClosed,
              .sslUnsupported, .failedToAddSSLHandler, .unsupportedAuthMechanism, .authMechanismRequiresPassword, .saslError:
             return "PostgreSQL cannot be reached: \(error.code)"
         default:
             return nil
         }
+    }
+}
+
+extension PostgresFailure {
+    /// A server's error that says it cannot take writes. 08: connection exceptions; 53:
+    /// insufficient resources (a full disk, too many connections); 57: the operator intervened
+    /// (shutdown, crash recovery); 58: I/O. 25006: a read-only transaction (a standby, or the
+    /// server in read-only mode).
+    static func serverFailure(state: String, message: String) -> String? {
+        guard ["08", "53", "57", "58"].contains(String(state.prefix(2))) || state == "25006" else { return nil }
+        return "PostgreSQL: \(message) (\(state))"
     }
 }
 
@@ -139,16 +326,29 @@ struct PostgresUnavailable: Error, CustomStringConvertible {
 
 extension PostgresConnection {
     /// Runs a statement; its answer, or a failure once the connection closes unanswered.
+    /// Every statement the store sends goes through here or `run(_:binds:)`.
+    func run(_ query: PostgresQuery, logger: Logger) -> EventLoopFuture<PostgresQueryResult> {
+        self.query(query, logger: logger).answered(on: self)
+    }
+
+    /// Runs a prepared statement; its rows, or a failure once the connection closes unanswered.
+    func run(_ statement: PreparedQuery, binds: [PostgresData]) -> EventLoopFuture<[PostgresRow]> {
+        statement.execute(binds).answered(on: self)
+    }
+}
+
+extension EventLoopFuture {
+    /// This answer, or a failure once `connection` closes without giving it.
     ///
     /// postgres-nio hands a statement to a closed connection's channel and never answers it
     /// (the write's failure is dropped): a `ROLLBACK` after the server ended the session, or any
     /// statement on a connection that closed as it was leased, would wait forever — a writer
-    /// lane held, a shutdown that never ends. Every statement the store sends goes through here.
-    func run(_ query: PostgresQuery, logger: Logger) -> EventLoopFuture<PostgresQueryResult> {
-        let answer = eventLoop.makePromise(of: PostgresQueryResult.self)
-        self.query(query, logger: logger).cascade(to: answer)
+    /// lane held, a shutdown that never ends.
+    func answered(on connection: PostgresConnection) -> EventLoopFuture<Value> {
+        let answer = connection.eventLoop.makePromise(of: Value.self)
+        cascade(to: answer)
         // Whichever comes first completes it; the other is ignored.
-        closeFuture.whenComplete { _ in
+        connection.closeFuture.whenComplete { _ in
             answer.fail(PostgresUnavailable(reason: "the connection to PostgreSQL closed before it answered"))
         }
         return answer.futureResult

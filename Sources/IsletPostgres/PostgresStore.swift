@@ -27,6 +27,8 @@ public final class PostgresStore: Store {
     public var location: String { address }
 
     let client: PostgresClient
+    /// The statements prepared on each pooled connection.
+    let prepared = PreparedStatements()
     let threads: NIOThreadPool
     let logger: Logger
     private let writer: PostgresWriter
@@ -40,8 +42,9 @@ public final class PostgresStore: Store {
     /// How long it waits while the database is known to be failing (the last write found it
     /// gone): a node answers 503 at once in an outage, and a busy but healthy one is given time.
     static let failingConnectionWait: Duration = .seconds(1)
-    /// Write transactions a node runs at once.
-    static let writerLanes = 2
+    /// Write transactions a node runs at once: more than one keeps a lane busy while another
+    /// waits for its round trips (a database across a network) or its commit.
+    static let writerLanes = 4
     /// Reads a node runs at once (each holds a connection and a thread while it runs).
     static let readers = 8
 
@@ -111,7 +114,7 @@ public final class PostgresStore: Store {
             return try await withConnection { connection in
                 let logger = self.logger
                 return try await self.threads.runIfActive {
-                    try work(PostgresSnapshot(session: PostgresSession(connection: connection, logger: logger)))
+                    try work(PostgresSnapshot(session: PostgresSession(connection: connection, logger: logger, prepared: self.prepared)))
                 }
             }
         } catch {
@@ -208,6 +211,9 @@ public final class PostgresStore: Store {
         // postgres-nio hides what the server said from a plain description; the log needs it.
         if let error = error as? PSQLError {
             return PostgresStatementError(description: "PostgreSQL: \(PostgresMigrator.describe(error)) (\(error.serverInfo?[.sqlState] ?? "\(error.code)"))")
+        }
+        if let state = PostgresFailure.sqlState(error) {
+            return PostgresStatementError(description: "PostgreSQL: \(PostgresFailure.serverMessage(error) ?? "an error") (\(state))")
         }
         return error
     }

@@ -10,7 +10,6 @@ final class PostgresTransaction: PostgresReading, Transaction {
     let session: PostgresSession
     let now: Date
     var effects = Effects()
-    var claimsDueWork: Bool { true }
     private(set) var events: [PendingEvent] = []
     private(set) var earliestDeadline: Date?
 
@@ -28,6 +27,9 @@ final class PostgresTransaction: PostgresReading, Transaction {
         self.session = session
         self.now = now
     }
+
+    /// An activity type's key in the transaction's cache.
+    static func typeKey(bundleId: BundleID, name: String) -> String { "\(bundleId)\u{0}\(name)" }
 
     // MARK: Activities and events
 
@@ -95,6 +97,8 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func replaceKeys(of owner: KeyOwner, hash: String) throws {
+        // One owner's keys are replaced one change at a time, so it is left with one.
+        try session.lock("keys:\(owner)")
         let (bundleId, deviceId): (BundleID?, DeviceID?)
         switch owner {
         case .admin:
@@ -132,10 +136,11 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func deleteLayout(bundleId: BundleID, attributesType: String) throws -> Bool {
-        try session.execute("DELETE FROM layout WHERE bundleId = $1 AND attributesType = $2", [bundleId, attributesType]) > 0
+        try session.count("DELETE FROM layout WHERE bundleId = $1 AND attributesType = $2", [bundleId, attributesType]) > 0
     }
 
     func putActivityType(_ type: ActivityType) throws {
+        session.cache.activityTypes[Self.typeKey(bundleId: type.bundleId, name: type.name)] = nil
         try session.execute(
             "INSERT INTO activityType (bundleId, name, body) VALUES ($1, $2, $3) ON CONFLICT (bundleId, name) DO UPDATE SET body = excluded.body",
             [type.bundleId, type.name, try WireFormat.string(type)]
@@ -154,7 +159,7 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func deleteProviderKey(keyId: String, bundleId: BundleID) throws -> Bool {
-        try session.execute("DELETE FROM providerKey WHERE keyId = $1 AND bundleId = $2", [keyId, bundleId]) > 0
+        try session.count("DELETE FROM providerKey WHERE keyId = $1 AND bundleId = $2", [keyId, bundleId]) > 0
     }
 
     func insertChannel(_ channel: BroadcastChannel) throws {
@@ -165,7 +170,7 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func deleteChannel(_ id: String, bundleId: BundleID) throws -> Bool {
-        try session.execute("DELETE FROM channel WHERE id = $1 AND bundleId = $2", [id, bundleId]) > 0
+        try session.count("DELETE FROM channel WHERE id = $1 AND bundleId = $2", [id, bundleId]) > 0
     }
 
     func storeMessage(_ change: Activity.PushedChange, channelId: String, expires: Date) throws {
@@ -200,6 +205,8 @@ final class PostgresTransaction: PostgresReading, Transaction {
                 [reason.at.timeIntervalSince1970, reason.reason, activityId]
             )
         case .pushToStart(let deviceId, let bundleId):
+            // A holder's tokens are replaced one change at a time, so it is left with one.
+            try session.lock("pushToStart:\(deviceId):\(bundleId)")
             try session.execute(
                 """
                 UPDATE pushToken SET retiredAt = $1, retiredReason = $2
@@ -215,9 +222,9 @@ final class PostgresTransaction: PostgresReading, Transaction {
     func purge(before date: Date) throws -> PurgeCount {
         let cutoff = date.timeIntervalSince1970
         return PurgeCount(
-            activities: try session.execute("DELETE FROM activity WHERE state = 'dismissed' AND updatedAt < $1", [cutoff]),
-            events: try session.execute("DELETE FROM event WHERE time < $1", [cutoff]),
-            tokens: try session.execute("DELETE FROM pushToken WHERE retiredAt < $1", [cutoff])
+            activities: try session.count("DELETE FROM activity WHERE state = 'dismissed' AND updatedAt < $1", [cutoff]),
+            events: try session.count("DELETE FROM event WHERE time < $1", [cutoff]),
+            tokens: try session.count("DELETE FROM pushToken WHERE retiredAt < $1", [cutoff])
         )
     }
 
@@ -241,7 +248,7 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func deleteCredentials(bundleId: BundleID, environment: APNsEnvironment?) throws -> Int {
-        try session.execute(
+        try session.count(
             "DELETE FROM deliveryCredential WHERE bundleId = $1 AND ($2::text IS NULL OR environment = $2)", [bundleId, environment?.rawValue]
         )
     }
@@ -272,6 +279,7 @@ final class PostgresTransaction: PostgresReading, Transaction {
     func retirePhoneTokens(_ holder: PhoneTokenHolder, reason: String) throws {
         switch holder {
         case .pushToStart(let deviceId, let bundleId, let attributesType):
+            try session.lock("phonePushToStart:\(deviceId):\(bundleId):\(attributesType)")
             try session.execute(
                 """
                 UPDATE phoneToken SET retiredAt = $1, retiredReason = $2
@@ -301,6 +309,7 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func putPhoneActivity(_ phone: PhoneActivity) throws {
+        session.cache.phoneActivities[phone.activityId] = .some(phone)
         try session.execute(
             """
             INSERT INTO phoneActivity (activityId, bundleId, deviceId, environment, channelId, state, budgeted)
@@ -316,7 +325,8 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func insertDelivery(_ delivery: Delivery) throws -> Int64 {
-        try session.value(
+        try session.beforeWrite()
+        return try session.value(
             """
             INSERT INTO delivery (orderKey, activityId, bundleId, deviceId, channelId, event, payload, alert, expiration, state,
                 attempts, nextAttemptAt, leaseUntil, createdAt, finishedAt, apnsId)

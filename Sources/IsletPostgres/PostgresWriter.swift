@@ -2,14 +2,19 @@ import Foundation
 import IsletCore
 import IsletEngine
 import PostgresNIO
+import Synchronization
 
 /// The PostgreSQL store's writer: group commit over a few lanes, each a loop that takes the
-/// waiting changes, runs them in one SERIALIZABLE transaction — each in its own savepoint, on a
-/// thread of the store's, over a pooled connection — and commits.
+/// waiting changes, runs them in one `READ COMMITTED` transaction — each change undone alone if
+/// it fails (a savepoint set by its first write), on a thread of the store's, over a pooled
+/// connection — and commits.
 ///
-/// - A transaction PostgreSQL aborts to keep the rules serializable (two nodes counting one
-///   device's activities at once, say) is run again from the start, every change in it, up to
-///   `attempts` times: a use case is a function of what it reads, so running it again is safe.
+/// - Concurrency is row locks, taken by the reads (`PostgresReading`): what a change decides
+///   on it locks, so two changes to different things never wait for or abort each other, and
+///   two changes to one thing take turns. A batch never waits for a lock (`Locking.nowait`), so
+///   batches cannot deadlock: a change that meets a lock another transaction holds is undone
+///   and runs again in the next transaction, after that one's commit; after `busyRounds` it
+///   runs alone, waiting for its locks.
 /// - Just before committing, the transaction takes the events lock and draws its events' ids
 ///   from the sequence (`insertEvents`); the lock is held until the commit is visible, so ids
 ///   become visible in the order they were drawn.
@@ -19,7 +24,7 @@ import PostgresNIO
 final class PostgresWriter: Sendable {
     /// One caller's change.
     struct Job: Sendable {
-        /// Runs the change in its own savepoint; what it did, if it held.
+        /// Runs the change; what it did, if it held.
         let run: @Sendable (PostgresSession) -> Done?
         /// Called once, after the transaction: with the commit's number, or the error that undid it.
         let finish: @Sendable (Result<UInt64, any Error>) -> Void
@@ -34,14 +39,29 @@ final class PostgresWriter: Sendable {
         var effects: Effects
     }
 
-    /// Runs of one change's transaction before it is told it could not be made.
+    /// What one transaction did: its commit, its last event id, the changes it answers (held or
+    /// refused by their rules) and those that met a held lock and must run again.
+    private struct Ran {
+        var commit = Commit()
+        var lastEvent: EventID = 0
+        var answered: [Job] = []
+        var busy: [Job] = []
+    }
+
+    /// Runs of a change alone (waiting for its locks) before it is told it could not be made.
     static let attempts = 20
+    /// Transactions a change that met held locks runs again in, without waiting, before it
+    /// runs alone.
+    static let busyRounds = 3
     /// The lock every transaction holds from drawing its events' ids until it commits.
     static let eventsLock: Int64 = 0x1515_7E70_0002
     /// The channel a commit with events notifies (`EventTail` listens).
     static let channel = "islet_events"
 
     private let queue = WriteQueue<Job>(maximumBatch: 256)
+    /// Changes run again because another transaction held what they lock: how often
+    /// transactions meet each other (`/metrics`, the benchmark).
+    let contention = Atomic<Int>(0)
 
     func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Committed<T>, any Error>) in
@@ -50,17 +70,7 @@ final class PostgresWriter: Sendable {
                 run: { session in
                     let transaction = PostgresTransaction(session: session, now: now)
                     do {
-                        try session.execute("SAVEPOINT change")
-                        do {
-                            outcome.result = .success(try work(transaction))
-                            try session.execute("RELEASE SAVEPOINT change")
-                        } catch {
-                            outcome.result = .failure(error)
-                            // After an error PostgreSQL takes nothing in the transaction until
-                            // it is rolled back to before the change.
-                            try session.execute("ROLLBACK TO SAVEPOINT change")
-                            return nil
-                        }
+                        outcome.result = .success(try work(transaction))
                     } catch {
                         outcome.result = .failure(error)
                         return nil
@@ -89,7 +99,7 @@ final class PostgresWriter: Sendable {
                 outcomes = try await store.withConnection { connection in
                     let logger = store.logger
                     return try await store.threads.runIfActive {
-                        Self.commit(batch, session: PostgresSession(connection: connection, logger: logger))
+                        self.commit(batch, session: PostgresSession(connection: connection, logger: logger, prepared: store.prepared))
                     }
                 }
             } catch {
@@ -115,74 +125,87 @@ final class PostgresWriter: Sendable {
         }
     }
 
-    /// Commits a batch: in one transaction, or — when PostgreSQL aborted it to keep the rules
-    /// serializable — each change in a transaction of its own, so one contended change does not
-    /// hold back the others (a batch is aborted whenever any of its changes collides, and runs
-    /// again as whole would collide again).
-    private static func commit(_ batch: [Job], session: PostgresSession) -> [(jobs: [Job], result: Result<(Commit, EventID), any Error>)] {
-        let first = Result { try transaction(batch, session: session, attempts: batch.count == 1 ? attempts : 1) }
-        guard batch.count > 1, case .failure(let error) = first, PostgresFailure.isRetryable(error) else {
-            return [(batch, first)]
-        }
-        return batch.map { job in ([job], Result { try transaction([job], session: session, attempts: attempts) }) }
-    }
-
-    /// Runs changes in one transaction until it commits, up to `attempts` times; returns what
-    /// the changes did and the last event id it drew (0 for none).
-    ///
-    /// After a collision the change runs again holding, before its transaction begins, a lock
-    /// on each thing it read that changes contend for (`PostgresSession.contended`): writers
-    /// hammering one activity from several nodes then take turns instead of aborting each
-    /// other over and over. The lock is taken outside the transaction, so its snapshot is
-    /// taken after the last holder committed, and SERIALIZABLE still decides what is allowed.
-    private static func transaction(_ batch: [Job], session: PostgresSession, attempts: Int) throws -> (Commit, EventID) {
-        var attempt = 1
-        var locks: [Int64] = []
-        defer { if !locks.isEmpty { _ = try? session.execute("SELECT pg_advisory_unlock_all()") } }
-        while true {
-            session.contended = []
+    /// Commits a batch: in one transaction, the changes that met held locks again in the next
+    /// (up to `busyRounds`), then each of those alone, waiting for its locks. A transaction that
+    /// fails as a whole for a reason of one change's (a statement's own error) is run again as
+    /// one transaction per change, so that change fails alone.
+    private func commit(_ batch: [Job], session: PostgresSession) -> [(jobs: [Job], result: Result<(Commit, EventID), any Error>)] {
+        var outcomes: [(jobs: [Job], result: Result<(Commit, EventID), any Error>)] = []
+        var waiting = batch
+        for _ in 0..<Self.busyRounds where !waiting.isEmpty {
             do {
-                // Sorted, so two changes that lock the same things never wait for each other.
-                for lock in locks { try session.execute("SELECT pg_advisory_lock($1)", [lock]) }
-                try session.execute("BEGIN ISOLATION LEVEL SERIALIZABLE")
-                var commit = Commit()
-                var events: [PostgresTransaction.PendingEvent] = []
-                for job in batch {
-                    if let done = job.run(session) {
-                        events += done.events
-                        commit.add(events: [], deadline: done.deadline, effects: done.effects)
-                    } else if let failure = job.failure(), PostgresFailure.isRetryable(failure) || PostgresFailure.storageFailure(failure) != nil {
-                        throw failure
-                    }
-                }
-                let last = try insertEvents(events, session: session)
-                try session.execute("COMMIT")
-                return (commit, last)
+                let ran = try Self.transaction(waiting, session: session, locking: .nowait)
+                if !ran.answered.isEmpty { outcomes.append((ran.answered, .success((ran.commit, ran.lastEvent)))) }
+                contention.add(ran.busy.count, ordering: .relaxed)
+                waiting = ran.busy
             } catch {
-                _ = try? session.execute("ROLLBACK")
-                guard PostgresFailure.isRetryable(error), attempt < attempts else { throw error }
-                let wanted = Array(Set(locks + session.contended.map(lockKey))).sorted()
-                if wanted != locks {
-                    if !locks.isEmpty { try session.execute("SELECT pg_advisory_unlock_all()") }
-                    locks = wanted
-                } else {
-                    // Apart, and further apart each time, so the transactions that collided do
-                    // not collide again: up to 1, 2, 4… ms, at most 64.
-                    Thread.sleep(forTimeInterval: Double.random(in: 0...1) * Double(1 << min(attempt, 6)) / 1000)
+                guard waiting.count > 1, PostgresFailure.storageFailure(error) == nil else {
+                    outcomes.append((waiting, .failure(error)))
+                    return outcomes
                 }
-                attempt += 1
+                break
             }
         }
+        for job in waiting {
+            outcomes.append(([job], Result { try Self.alone(job, session: session) }))
+        }
+        return outcomes
     }
 
-    /// The advisory lock for a contended thing: FNV-1a of its name (stable across nodes and
-    /// builds, unlike Swift's `hashValue`), kept clear of the store's own locks' range.
-    static func lockKey(_ name: String) -> Int64 {
-        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in name.utf8 {
-            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+    /// Runs one change in transactions of its own, waiting for its locks, until it commits (or
+    /// fails by its rules), up to `attempts` times: a deadlock between two such changes is
+    /// broken by PostgreSQL aborting one (40P01), which runs again.
+    private static func alone(_ job: Job, session: PostgresSession) throws -> (Commit, EventID) {
+        var attempt = 1
+        while true {
+            do {
+                let ran = try transaction([job], session: session, locking: .wait)
+                if ran.busy.isEmpty || attempt >= attempts { return (ran.commit, ran.lastEvent) }
+            } catch {
+                guard PostgresFailure.isRetryable(error), attempt < attempts else { throw error }
+            }
+            // Apart, and further apart each time, so the transactions that collided do not
+            // collide again: up to 1, 2, 4… ms, at most 64.
+            Thread.sleep(forTimeInterval: Double.random(in: 0...1) * Double(1 << min(attempt, 6)) / 1000)
+            attempt += 1
         }
-        return Int64(bitPattern: hash | (1 << 62))
+    }
+
+    /// Runs changes in one transaction and commits it.
+    private static func transaction(_ jobs: [Job], session: PostgresSession, locking: Locking) throws -> Ran {
+        do {
+            try session.unprepared("BEGIN ISOLATION LEVEL READ COMMITTED")
+            session.locking = locking
+            session.cache = TransactionCache()
+            var ran = Ran()
+            var events: [PostgresTransaction.PendingEvent] = []
+            for (number, job) in jobs.enumerated() {
+                session.beginChange(number)
+                let done = job.run(session)
+                let failure = done == nil ? job.failure() : nil
+                try session.endChange(failure: failure)
+                if let done {
+                    events += done.events
+                    ran.commit.add(events: [], deadline: done.deadline, effects: done.effects)
+                    ran.answered.append(job)
+                } else if let failure, PostgresFailure.isBusy(failure) {
+                    ran.busy.append(job)
+                } else if let failure, PostgresFailure.isRetryable(failure) || PostgresFailure.storageFailure(failure) != nil {
+                    throw failure
+                } else {
+                    // Refused by its rules: answered with its error once the others commit.
+                    ran.answered.append(job)
+                }
+            }
+            ran.lastEvent = try insertEvents(events, session: session)
+            try session.unprepared("COMMIT")
+            session.locking = .none
+            return ran
+        } catch {
+            session.locking = .none
+            _ = try? session.unprepared("ROLLBACK")
+            throw error
+        }
     }
 
     /// Writes the transaction's events, numbered from the sequence under the events lock, and
@@ -194,25 +217,26 @@ final class PostgresWriter: Sendable {
     /// which readers pass over; no id below a visible one ever appears later.
     private static func insertEvents(_ events: [PostgresTransaction.PendingEvent], session: PostgresSession) throws -> EventID {
         guard !events.isEmpty else { return 0 }
-        try session.execute("SELECT pg_advisory_xact_lock($1)", [eventsLock])
-        var last: EventID = 0
-        // 6 values an event; PostgreSQL takes at most 65,535 in a statement.
-        for chunk in stride(from: 0, to: events.count, by: 1_000).map({ events[$0..<min($0 + 1_000, events.count)] }) {
-            var rows: [String] = []
-            var values: [(any PostgresDynamicTypeEncodable)?] = []
-            for event in chunk {
-                let n = values.count
-                rows.append("(nextval('event_id'), $\(n + 1), $\(n + 2), $\(n + 3), $\(n + 4), $\(n + 5), $\(n + 6))")
-                values += [event.time.timeIntervalSince1970, event.type.rawValue, event.bundleId, event.deviceId, event.activityId, event.data]
-            }
-            // Rows are numbered in the order they are listed: the transaction's events keep theirs.
-            let ids = try session.values(
-                "INSERT INTO event (id, time, type, bundleId, deviceId, activityId, data) VALUES \(rows.joined(separator: ", ")) RETURNING id",
-                values, as: Int64.self
+        try session.query("SELECT pg_advisory_xact_lock($1)", [eventsLock])
+        // One statement whatever the count: the events as arrays, numbered in their order
+        // (`unnest` gives rows in array order, and `nextval` runs row by row); the notification
+        // in the same trip. An event without an activity has "" for it.
+        return try session.value(
+            """
+            WITH written AS (
+                INSERT INTO event (id, time, type, bundleId, deviceId, activityId, data)
+                SELECT nextval('event_id'), time, type, bundleId, deviceId, NULLIF(activityId, ''), data
+                FROM unnest($1::float8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+                    AS e(time, type, bundleId, deviceId, activityId, data)
+                RETURNING id
             )
-            last = max(last, ids.max() ?? 0)
-        }
-        try session.execute("SELECT pg_notify($1, $2)", [channel, String(last)])
-        return last
+            SELECT MAX(id), pg_notify($7, MAX(id)::text) FROM written
+            """,
+            [
+                events.map { $0.time.timeIntervalSince1970 }, events.map(\.type.rawValue), events.map(\.bundleId), events.map(\.deviceId),
+                events.map { $0.activityId ?? "" }, events.map(\.data), channel,
+            ],
+            as: Int64.self
+        ) ?? 0
     }
 }
