@@ -89,7 +89,10 @@ extension PostgresReading {
             "SELECT a.body, p.* FROM activity a LEFT JOIN phoneActivity p ON p.activityId = a.id WHERE a.id = $1",
             [id], of: "a", exists: "SELECT 1 FROM activity WHERE id = $1", what: "activity \(id)"
         ) { row -> (Activity, PhoneActivity?) in
-            let activity = try WireFormat.decoder().decode(Activity.self, from: Data(try row["body", as: String.self].utf8))
+            let body = try row["body", as: String.self]
+            // The body the last change here wrote is not decoded again (`DecodedActivities`).
+            let activity = try PostgresTransaction.decoded.activity(id, body: body)
+                ?? WireFormat.decoder().decode(Activity.self, from: Data(body.utf8))
             let phone = try row["activityId", as: String?.self] == nil ? nil : try Rows.phoneActivity(row)
             return (activity, phone)
         }

@@ -52,6 +52,13 @@ final class PostgresSession {
         try query(sql, values)
     }
 
+    /// Runs a statement that writes and returns a row per row written (`RETURNING 1`): how
+    /// many, through the prepared path, which does not report a count.
+    func written(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> Int {
+        try beforeWrite()
+        return try query(sql, values).count
+    }
+
     /// Runs a statement that writes; returns how many rows it changed.
     func count(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> Int {
         try beforeWrite()

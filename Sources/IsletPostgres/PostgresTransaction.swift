@@ -28,6 +28,9 @@ final class PostgresTransaction: PostgresReading, Transaction {
         self.now = now
     }
 
+    /// Recently written activities' bodies, decoded (`DecodedActivities`).
+    static let decoded = DecodedActivities()
+
     /// An activity type's key in the transaction's cache.
     static func typeKey(bundleId: BundleID, name: String) -> String { "\(bundleId)\u{0}\(name)" }
 
@@ -40,21 +43,35 @@ final class PostgresTransaction: PostgresReading, Transaction {
         }
         let body = try WireFormat.string(activity)
         let startTime = (activity.startedAt ?? activity.scheduledStart ?? activity.createdAt).timeIntervalSince1970
-        try session.execute(
+        let deadline = activity.nextDeadline?.timeIntervalSince1970
+        // Most changes are a new content: a row whose indexed columns stay as stored is
+        // updated in place (no index touched: PostgreSQL's HOT update), and only a start or a
+        // change of state, deadline, start or score takes the upsert.
+        let updated = try session.written(
             """
-            INSERT INTO activity (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
-                createdAt, updatedAt, body, channelId)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            ON CONFLICT (id) DO UPDATE SET state = excluded.state, deadline = excluded.deadline,
-                relevanceScore = excluded.relevanceScore, startTime = excluded.startTime, updatedAt = excluded.updatedAt,
-                body = excluded.body
+            UPDATE activity SET updatedAt = $2, body = $3
+            WHERE id = $4 AND state = $5 AND deadline IS NOT DISTINCT FROM $6 AND startTime = $7 AND relevanceScore = $1 RETURNING 1
             """,
-            [
-                activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue, activity.key,
-                activity.nextDeadline?.timeIntervalSince1970, activity.content.relevanceScore, startTime,
-                activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970, body, activity.channelId,
-            ]
+            [activity.content.relevanceScore, now.timeIntervalSince1970, body, activity.id, activity.state.rawValue, deadline, startTime]
         )
+        if updated == 0 {
+            try session.execute(
+                """
+                INSERT INTO activity (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
+                    createdAt, updatedAt, body, channelId)
+                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+                ON CONFLICT (id) DO UPDATE SET state = excluded.state, deadline = excluded.deadline,
+                    relevanceScore = excluded.relevanceScore, startTime = excluded.startTime, updatedAt = excluded.updatedAt,
+                    body = excluded.body
+                """,
+                [
+                    activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue, activity.key,
+                    deadline, activity.content.relevanceScore, startTime, activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970,
+                    body, activity.channelId,
+                ]
+            )
+        }
+        Self.decoded.remember(activity, body: body)
         return body
     }
 

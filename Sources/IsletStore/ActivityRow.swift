@@ -1,7 +1,7 @@
 import Foundation
 import GRDB
 import IsletCore
-import Synchronization
+import IsletEngine
 
 /// The statements every change to an activity runs, in this order: read its body, save it, add
 /// an event. Public so that `islet-bench sqlite` measures SQLite alone running exactly these.
@@ -129,29 +129,5 @@ enum ActivityRow {
         // memo decoding the body the last change wrote.
         let body = try String.fetchOne(db.cachedStatement(sql: ChangeStatements.activityBody), arguments: [id])
         return try body.map { body in try decoded.activity(id, body: body) ?? decode([body])[0] }
-    }
-}
-
-/// A memo of decoding the body last written for each activity: an update reads back the body
-/// the previous change wrote, and decoding it again was the largest single cost of a change. An
-/// entry is used only when the row's body is the very string it was made from, so it is never
-/// stale — a rolled-back write or a change made elsewhere simply misses. It holds at most
-/// `capacity` activities and starts over when full.
-final class DecodedActivities: Sendable {
-    static let capacity = 16_384
-    private let entries = Mutex<[ActivityID: (body: String, activity: Activity)]>([:])
-
-    func activity(_ id: ActivityID, body: String) -> Activity? {
-        entries.withLock { entries in
-            guard let entry = entries[id], entry.body == body else { return nil }
-            return entry.activity
-        }
-    }
-
-    func remember(_ activity: Activity, body: String) {
-        entries.withLock { entries in
-            if entries.count >= Self.capacity, entries[activity.id] == nil { entries.removeAll(keepingCapacity: true) }
-            entries[activity.id] = (body, activity)
-        }
     }
 }
