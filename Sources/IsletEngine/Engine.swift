@@ -122,6 +122,10 @@ public final class Engine: Sendable {
         fanOut.observe(observer)
     }
 
+    /// Changes the store ran again because another transaction held what they lock
+    /// (`Store.changesRunAgain`), for `/metrics`.
+    public var changesRunAgain: Int { store.changesRunAgain }
+
     /// What the store is and where (`Store.kind`, `location`, `isShared`), for `/healthz`.
     public var storeFacts: (kind: String, location: String, shared: Bool) {
         (store.kind, store.location, store.isShared)

@@ -25,6 +25,7 @@ public final class PostgresStore: Store {
     public let address: String
     public let kind = "postgresql"
     public var location: String { address }
+    public var changesRunAgain: Int { writer.contention.load(ordering: .relaxed) }
 
     let client: PostgresClient
     /// The statements prepared on each pooled connection.

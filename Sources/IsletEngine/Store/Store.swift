@@ -42,6 +42,15 @@ public protocol Store: Sendable {
 
     /// Where its data is: the SQLite file's path, or the database's address without its password.
     var location: String { get }
+
+    /// Changes run again since the store opened because another transaction held what they
+    /// lock (several writers on one database): how often writers meet. Always 0 on SQLite,
+    /// whose one writer meets nobody.
+    var changesRunAgain: Int { get }
+}
+
+extension Store {
+    public var changesRunAgain: Int { 0 }
 }
 
 /// A write's result once its transaction has committed.

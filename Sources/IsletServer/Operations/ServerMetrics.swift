@@ -2,6 +2,7 @@ import Foundation
 import IsletCore
 import IsletEngine
 import Prometheus
+import Synchronization
 
 /// Islet's own Prometheus metrics, in a registry per server (tests run many servers in one
 /// process). `GET /metrics` emits this registry.
@@ -21,6 +22,8 @@ public final class ServerMetrics: EngineMetrics {
     private let deliveryLatency: DurationHistogram
     private let outboxDepth: Gauge
     private let outboxOldest: Gauge
+    private let changesRunAgain: Counter
+    private let changesRunAgainSeen = Mutex(0)
 
     /// Creates the metrics in `registry`.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
@@ -71,6 +74,10 @@ public final class ServerMetrics: EngineMetrics {
             buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
                       .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30)]
         )
+        changesRunAgain = registry.makeCounter(descriptor: .islet(
+            "store_changes_run_again", unit: "total",
+            help: "Changes run again because another transaction held what they lock (nodes sharing one PostgreSQL database)."
+        ))
         outboxDepth = registry.makeGauge(descriptor: .islet("outbox_depth", help: "Deliveries not finished: waiting, held or being sent."))
         outboxOldest = registry.makeGauge(descriptor: .islet(
             "outbox_oldest_age", unit: "seconds", help: "How long the oldest unfinished delivery has waited."
@@ -104,6 +111,15 @@ public final class ServerMetrics: EngineMetrics {
     func setOutbox(_ health: DeliveryHealth, now: Date) {
         outboxDepth.set(Double(health.depth))
         outboxOldest.set(health.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+    }
+
+    /// The store's count of changes run again, as a scrape finds it.
+    func setChangesRunAgain(_ total: Int) {
+        let added = changesRunAgainSeen.withLock { seen in
+            defer { seen = max(seen, total) }
+            return max(0, total - seen)
+        }
+        if added > 0 { changesRunAgain.increment(by: Int64(added)) }
     }
 
     func setActivityCounts(_ counts: [ActivityState: Int]) {

@@ -92,6 +92,7 @@ struct OperationsRoutes {
     @Sendable func prometheus(_ request: Request, context: IsletRequestContext) async throws -> Response {
         metrics.setActivityCounts(try await engine.activityCounts())
         metrics.setOutbox(try await engine.deliveryHealth(), now: engine.clock.now())
+        metrics.setChangesRunAgain(engine.changesRunAgain)
         var bytes: [UInt8] = []
         metrics.registry.emit(into: &bytes)
         return Response(
