@@ -1,5 +1,6 @@
 import Foundation
 import IsletCore
+import IsletEngine
 import Logging
 import PostgresNIO
 
@@ -14,20 +15,19 @@ public enum PostgresMigrator {
 
     /// Applies the migrations the database lacks; returns the versions applied.
     ///
-    /// - Throws: `unavailable` when the database cannot be reached; `invalidRequest` when it was
+    /// - Throws: `unavailable` when the database cannot be reached or refuses the connection
+    ///   (TLS included); `invalidRequest` when `sslrootcert` cannot be read, or the database was
     ///   migrated by a newer Islet (this one would misread it).
     @discardableResult
     public static func migrate(_ address: PostgresAddress, logger: Logger) async throws -> [Int] {
         let connection: PostgresConnection
         do {
-            var configuration = PostgresConnection.Configuration(
-                host: address.host, port: address.port, username: address.username, password: address.password,
-                database: address.database, tls: .disable
-            )
-            configuration.options.connectTimeout = .seconds(10)
-            connection = try await PostgresConnection.connect(configuration: configuration, id: 0, logger: logger)
+            connection = try await address.connect(connectTimeout: .seconds(10), logger: logger)
+        } catch let error as IsletError {
+            // An sslrootcert that cannot be read: said before any connection was tried.
+            throw error
         } catch {
-            throw IsletError(.unavailable, "Cannot reach PostgreSQL at \(address.redacted): \(Self.describe(error)).")
+            throw IsletError(.unavailable, "Cannot reach PostgreSQL at \(address.redacted): \(address.tlsRefusal(error) ?? Self.describe(error)).")
         }
         do {
             let done = try await migrate(on: connection, address: address, logger: logger)

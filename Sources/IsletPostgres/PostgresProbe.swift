@@ -1,3 +1,4 @@
+import IsletEngine
 import Logging
 import PostgresNIO
 
@@ -6,9 +7,10 @@ import PostgresNIO
 public enum PostgresProbe {
     /// The server's `version()`.
     ///
-    /// - Throws: postgres-nio's error when the server cannot be reached or refuses the login.
+    /// - Throws: `invalidRequest` when `sslrootcert` cannot be read; postgres-nio's error when the
+    ///   server cannot be reached or refuses the login.
     public static func version(of address: PostgresAddress, logger: Logger = Logger(label: "islet.postgres")) async throws -> String {
-        let client = PostgresClient(configuration: address.clientConfiguration, backgroundLogger: logger)
+        let client = PostgresClient(configuration: try address.clientConfiguration(poolSize: 1, connectTimeout: .seconds(10)), backgroundLogger: logger)
         return try await withThrowingTaskGroup(of: String?.self) { group in
             group.addTask {
                 await client.run()

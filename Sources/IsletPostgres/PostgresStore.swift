@@ -49,14 +49,17 @@ public final class PostgresStore: Store {
     /// Reads a node runs at once (each holds a connection and a thread while it runs).
     static let readers = 8
 
-    private init(address: PostgresAddress, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger) {
-        var configuration = address.clientConfiguration
+    /// Connections a node opens when the address gives no `pool_size`: one per writer lane and
+    /// reader, the tail's LISTEN and its reads.
+    static let poolSize = writerLanes + readers + 2
+
+    private init(address: PostgresAddress, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger) throws(IsletError) {
+        var configuration = try address.clientConfiguration(poolSize: Self.poolSize, connectTimeout: Self.connectionWait)
         // An acknowledged change is on the server's disk (the default; said, not assumed).
-        configuration.options.additionalStartupParameters = [("synchronous_commit", "on"), ("application_name", "islet")]
-        configuration.options.maximumConnections = Self.writerLanes + Self.readers + 2
-        // Kept open whatever the demand: after an outage the pool reconnects by itself.
-        configuration.options.minimumConnections = Self.writerLanes
-        configuration.options.connectTimeout = Self.connectionWait
+        configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
+        // Kept open whatever the demand: after an outage the pool reconnects by itself. Fewer
+        // than the pool's size, which may be as small as two.
+        configuration.options.minimumConnections = min(Self.writerLanes, configuration.options.maximumConnections - 1)
         self.address = address.redacted
         self.logger = logger
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
@@ -69,12 +72,13 @@ public final class PostgresStore: Store {
     /// Opens the store: reaches the database, brings its schema up to date (`migrate`), and
     /// starts reading events from the newest.
     ///
-    /// - Throws: `unavailable` when the database cannot be reached; `invalidRequest` for a bad
-    ///   address or a database migrated by a newer Islet.
+    /// - Throws: `unavailable` when the database cannot be reached or refuses the connection;
+    ///   `invalidRequest` for a bad address, an `sslrootcert` that cannot be read, or a database
+    ///   migrated by a newer Islet.
     public static func open(_ options: StoreOptions, logger: Logger = Logger(label: "islet.postgres")) async throws -> PostgresStore {
         let address = try PostgresAddress(options.location)
         try await PostgresMigrator.migrate(address, logger: logger)
-        let store = PostgresStore(address: address, onWriteHealth: options.onWriteHealth, logger: logger)
+        let store = try PostgresStore(address: address, onWriteHealth: options.onWriteHealth, logger: logger)
         store.threads.start()
         store.clientTask.withLock { $0 = Task { await store.client.run() } }
         do {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import IsletCore
+import IsletEngine
 import IsletPostgres
 import IsletStore
 import Logging
@@ -17,7 +18,7 @@ struct Migrate: AsyncParsableCommand {
             """
     )
 
-    @Option(help: "The store: postgres://user@host:port/database, or sqlite (env ISLET_STORE, ISLET_STORE_DATABASE).")
+    @Option(help: "The store: postgres://user@host:port/database[?sslmode=…], or sqlite (env ISLET_STORE, ISLET_STORE_DATABASE).")
     var store: String?
 
     @Option(name: .customLong("data"), help: "The data directory, for SQLite (default ./.islet).")

@@ -33,7 +33,7 @@ struct Serve: AsyncParsableCommand {
     @Option(name: .customLong("data"), help: "The data directory (default ./.islet).")
     var dataDirectory: String?
 
-    @Option(help: "The store: sqlite (the default, in the data directory) or postgres://user@host:port/database, shared by several nodes (env ISLET_STORE; docs/cluster.md).")
+    @Option(help: "The store: sqlite (the default, in the data directory) or postgres://user@host:port/database[?sslmode=…], shared by several nodes (env ISLET_STORE; docs/cluster.md).")
     var store: String?
 
     @Option(help: "A directory of your own web pages, served at /pages/ (pages that use /islet.js).")

@@ -124,14 +124,17 @@ final class EngineFixture: Sendable {
 
     /// Runs `body` with a started engine holding the `default` device and `apps`, then stops it
     /// and deletes its data.
+    ///
+    /// - Parameter database: A PostgreSQL database of the test's own (a new one on the shared
+    ///   server when nil).
     static func with<T: Sendable>(
         _ kind: StoreKind = .sqlite, rules: LifecycleRules = LifecycleRules(), apps: [BundleID] = ["com.example.bike"],
-        timers: Bool = false, storeOptions: @escaping (String) -> StoreOptions = { StoreOptions(location: $0) },
+        timers: Bool = false, database: String? = nil, storeOptions: @escaping (String) -> StoreOptions = { StoreOptions(location: $0) },
         _ body: (EngineFixture) async throws -> T
     ) async throws -> T {
         var settings = EngineSettings()
         settings.rules = rules
-        let fixture = try await EngineFixture(kind: kind, settings: settings, timers: timers)
+        let fixture = try await EngineFixture(kind: kind, settings: settings, timers: timers, database: database)
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         try await fixture.start(storeOptions: storeOptions)
         do {

@@ -69,7 +69,8 @@ struct ClusterTests {
             // Every node says it shares one database.
             for node in cluster.nodes {
                 let health = try await health(node, http: http).body
-                #expect(health["store"] == ["kind": "postgresql", "location": .string(database), "shared": true], "\(health)")
+                // The address as given, with the sslmode it connects with (the default, prefer).
+                #expect(health["store"] == ["kind": "postgresql", "location": .string(database + "?sslmode=prefer"), "shared": true], "\(health)")
             }
             let received = (0..<3).map { _ in Received() }
             let readers = try await Array(0..<3).asyncMap { node in

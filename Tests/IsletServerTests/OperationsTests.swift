@@ -176,7 +176,9 @@ struct OperationsTests {
             ("streams.keepAlive", "0"), ("streams.keepAlive", "0.5s"), ("streams.writeTimeout", "0"),
             ("server.pages", "/nonexistent/pages"), ("apns.faults", "500=0.7, 503=0.7"), ("apns.faults", "418=0.1"),
             ("apns.tokenRateLimit", "-1"), ("apns.providerTokenInterval", "soon"), ("store.database", "mysql://u@h/d"),
-            ("store.database", "islet.sqlite"),
+            ("store.database", "islet.sqlite"), ("store.database", "postgres://u@h/d?sslmode=requir"),
+            ("store.database", "postgres://u@h/d?sslmod=require"), ("store.database", "postgres://u@h/d?connect_timeout=0"),
+            ("store.database", "postgres://u@h/d?sslmode=verify-full"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {
@@ -197,6 +199,20 @@ struct OperationsTests {
         #expect(try read("sqlite").location.hasSuffix("islet.sqlite"))
         let shared = try read("postgres://islet:secret@db:5432/islet")
         #expect(shared.database == "postgres://islet:secret@db:5432/islet" && shared.location == shared.database)
+        #expect(try read("postgres://islet:secret@db/islet?sslmode=require&pool_size=4").database != nil)
+    }
+
+    /// A managed database's address is read where the setting enters: a misspelt TLS parameter
+    /// stops the node at start, named, instead of connecting without TLS.
+    @Test func aMisspeltDatabaseParameterIsRefusedAtStartByName() {
+        let values: [AbsoluteConfigKey: ConfigValue] = [["store", "database"]: .init(.string("postgres://u:secret@h/d?ssl_mode=require"), isSecret: true)]
+        #expect {
+            _ = try IsletConfiguration(reader: ConfigReader(provider: InMemoryProvider(values: values)))
+        } throws: { error in
+            guard let error = error as? ConfigurationError else { return false }
+            return error.key == "store.database" && error.problem.contains("\"ssl_mode\"") && error.problem.contains("sslmode")
+                && !error.description.contains("secret")
+        }
     }
 
     /// A node gives up on a request to Apple before its lease on the delivery runs out.

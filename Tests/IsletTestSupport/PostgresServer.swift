@@ -10,11 +10,15 @@ import Foundation
 ///
 /// PostgreSQL refuses to run as root; as root (CI's containers), its programs run as the
 /// `postgres` user the package creates, and the directory is given to that user.
+///
+/// Given names for a certificate, it is a server as managed PostgreSQL is: TLS only.
 public final class PostgresServer: Sendable {
     /// The loopback port it listens on.
     public let port: Int
     /// The user `initdb` made, trusted without a password on loopback.
     public let user = "islet"
+    /// The authority that signed the server's certificate (a PEM file), when it takes TLS.
+    public let authority: String?
     private let directory: URL
     private let programs: URL
     private let runAs: String?
@@ -47,8 +51,11 @@ public final class PostgresServer: Sendable {
 
     /// Makes a database cluster and starts it.
     ///
+    /// - Parameter tlsNames: When given, the server takes TLS connections only (`ssl = on`, and
+    ///   `hostssl` lines alone in `pg_hba.conf`), with a certificate for these names (host names
+    ///   and IP addresses) that an authority of its own signed (`authority`).
     /// - Throws: `PostgresServerError` saying what is missing or what the server said.
-    public init() throws {
+    public init(tlsNames: [String]? = nil) throws {
         programs = try Self.programs()
         runAs = geteuid() == 0 ? "postgres" : nil
         // In /tmp, not `TMPDIR`: the `postgres` user must reach it (a root's TMPDIR may be in
@@ -59,6 +66,16 @@ public final class PostgresServer: Sendable {
         try Self.run(programs.appendingPathComponent("initdb").path, [
             "-D", directory.appendingPathComponent("data").path, "-A", "trust", "-U", "islet", "-E", "UTF8", "--no-sync",
         ], as: runAs)
+        if let tlsNames {
+            do {
+                authority = try Self.takeOnlyTLS(directory: directory, names: tlsNames, owner: runAs)
+            } catch {
+                try? FileManager.default.removeItem(at: directory)
+                throw error
+            }
+        } else {
+            authority = nil
+        }
         var started: (port: Int, error: (any Error)?) = (0, nil)
         // A free port can be taken between choosing it and the server binding it: a few tries.
         for _ in 0..<5 {
@@ -77,6 +94,23 @@ public final class PostgresServer: Sendable {
         }
         port = started.port
         try watch()
+    }
+
+    /// Configures the cluster in `directory` to take TLS connections only, with a certificate for
+    /// `names`; returns the path of the authority that signed it.
+    private static func takeOnlyTLS(directory: URL, names: [String], owner: String?) throws -> String {
+        let authority = try TestAuthority(in: directory.appendingPathComponent("tls"))
+        let issued = try authority.issue(for: names)
+        let data = directory.appendingPathComponent("data")
+        let settings = try FileHandle(forWritingTo: data.appendingPathComponent("postgresql.conf"))
+        try settings.seekToEnd()
+        try settings.write(contentsOf: Data("\nssl = on\nssl_cert_file = '\(issued.certificate)'\nssl_key_file = '\(issued.key)'\n".utf8))
+        try settings.close()
+        // No `host` line: a connection without TLS finds no entry and is refused.
+        try Data("local all all trust\nhostssl all all 127.0.0.1/32 trust\nhostssl all all ::1/128 trust\n".utf8)
+            .write(to: data.appendingPathComponent("pg_hba.conf"))
+        if let owner { try run("/usr/bin/chown", ["-R", owner, directory.path]) }
+        return authority.certificate
     }
 
     /// Stops the server when this process ends, however it ends (a crash, kill -9, an exit that
@@ -101,8 +135,14 @@ public final class PostgresServer: Sendable {
     /// The rows a query answers on one of the shared server's databases (an address
     /// `newDatabase` gave), one line each, columns separated by `|`.
     public static func rows(_ sql: String, in database: String) async throws -> [String] {
+        try shared.get().rows(sql, in: database)
+    }
+
+    /// The rows a query answers on one of this server's databases (an address `newDatabase`
+    /// gave, or a database's name), one line each, columns separated by `|`.
+    public func rows(_ sql: String, in database: String) throws -> [String] {
         let name = String(database.split(separator: "/").last ?? "")
-        return try shared.get().psql(sql, database: name, options: ["-t", "-A"]).split(separator: "\n").map(String.init)
+        return try psql(sql, database: name, options: ["-t", "-A"]).split(separator: "\n").map(String.init)
     }
 
     /// Runs SQL on `database` with `psql`, failing on the first error; what it printed.
@@ -149,14 +189,14 @@ public final class PostgresServer: Sendable {
         return root.appendingPathComponent("\(newest)/bin")
     }
 
-    /// Runs a program to its end through `/bin/sh` (`system`), what it says in a file.
+    /// Runs a program to its end through `/bin/sh` (`system`); what it printed, which goes to
+    /// a file.
     ///
     /// Not `Foundation.Process`: after `pg_ctl start`, which leaves the server running in the
     /// background, its wait never returned (the exited child was left unreaped), and a pipe for
     /// the output would be held open by the server.
-    /// Runs a program; what it printed.
     @discardableResult
-    private static func run(_ program: String, _ arguments: [String], as user: String? = nil) throws -> String {
+    static func run(_ program: String, _ arguments: [String], as user: String? = nil) throws -> String {
         let transcript = FileManager.default.temporaryDirectory.appendingPathComponent("islet-postgres-\(UUID().uuidString).out")
         defer { try? FileManager.default.removeItem(at: transcript) }
         let words = (user.map { ["/usr/sbin/runuser", "-u", $0, "--"] } ?? []) + [program] + arguments

@@ -27,8 +27,16 @@ extension IsletConfiguration {
         server.shutdownTimeout = try settings.timeout("server.shutdownTimeout") ?? server.shutdownTimeout
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
         store.database = try settings.string("store.database", secret: true).flatMap { $0 == "sqlite" ? nil : $0 }
-        if let database = store.database, !(database.hasPrefix("postgres://") || database.hasPrefix("postgresql://")) {
-            throw ConfigurationError(key: "store.database", problem: "a store is sqlite, or postgres://user@host:port/database.")
+        if let database = store.database {
+            guard database.hasPrefix("postgres://") || database.hasPrefix("postgresql://") else {
+                throw ConfigurationError(key: "store.database", problem: "a store is sqlite, or postgres://user@host:port/database.")
+            }
+            // Read here, so a bad sslmode or a misspelt parameter stops the node at start.
+            do {
+                _ = try PostgresAddress(database)
+            } catch {
+                throw ConfigurationError(key: "store.database", problem: error.message)
+            }
         }
         store.durability = try settings.choice("store.durability", Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention
