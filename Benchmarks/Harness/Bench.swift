@@ -24,6 +24,23 @@ struct Systems: ParsableArguments {
         islet ?? URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("islet").path
     }
 
+    @Option(help: "An earlier islet binary, for the *-before systems: before and after a change, in one run.")
+    var isletBefore: String?
+
+    /// The same systems, with the `--islet-before` binary as Islet.
+    func before() throws -> Systems {
+        guard let isletBefore else { throw ValidationError("The *-before systems need --islet-before <an earlier islet binary>.") }
+        var systems = self
+        systems.islet = isletBefore
+        systems.tag = " before"
+        return systems
+    }
+
+    /// What result lines add to "islet" for the `--islet-before` binary.
+    var tag = ""
+
+    enum CodingKeys: CodingKey { case islet, isletBefore, natsServer, mosquitto, redisServer }
+
     @Option(help: "The NATS server binary.")
     var natsServer = "/usr/sbin/nats-server"
 

@@ -44,8 +44,9 @@ struct Ingest: AsyncParsableCommand {
     func measure(_ target: any Target, size: PayloadSize) async throws -> String {
         let result = try await Self.closedLoop(target, size: size, connections: connections, activities: activities, seconds: seconds)
         let (rate, cpu, failed) = (result.rate, result.cpu, result.failed)
+        let runAgain = result.runAgain.map { ", changes run again \($0) (\(String(format: "%.2f", Double($0) / max(1, rate * seconds) * 100))%)" } ?? ""
         return "ingest \(target.label) \(size.rawValue), \(grouped(Double(activities))) activities: \(grouped(rate)) updates/s"
-            + " (\(cpu.text); server CPU per update \(grouped(result.serverCPUPerUpdate * 1e6)) µs\(failed > 0 ? ", \(failed) failed" : ""))"
+            + " (\(cpu.text); server CPU per update \(grouped(result.serverCPUPerUpdate * 1e6)) µs\(runAgain)\(failed > 0 ? ", \(failed) failed" : ""))"
     }
 
     /// What a closed loop measured.
@@ -54,6 +55,8 @@ struct Ingest: AsyncParsableCommand {
         var rate: Double
         var cpu: CPUUse
         var failed: Int
+        /// Changes the store ran again during the measured seconds (`Target.changesRunAgain`).
+        var runAgain: Int?
         /// The server's CPU seconds per acknowledged update.
         var serverCPUPerUpdate: Double { cpu.server / rate }
     }
@@ -70,6 +73,7 @@ struct Ingest: AsyncParsableCommand {
         let end = start.advanced(by: .seconds(seconds))
         let count = activities
         var meter: CPUMeter?
+        var runAgainBefore: Int?
         let (done, failed) = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
             for (index, publisher) in pool.enumerated() {
                 group.addTask {
@@ -86,11 +90,13 @@ struct Ingest: AsyncParsableCommand {
             }
             try await Task.sleep(until: start, clock: clock)
             meter = CPUMeter(target)
+            runAgainBefore = try await target.changesRunAgain()
             return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
         }
         let cpu = meter!.use()
+        let runAgain = try await target.changesRunAgain().map { $0 - (runAgainBefore ?? 0) }
         for publisher in pool { await publisher.close() }
-        return Result(rate: Double(done) / seconds, cpu: cpu, failed: failed)
+        return Result(rate: Double(done) / seconds, cpu: cpu, failed: failed, runAgain: runAgain)
     }
 }
 

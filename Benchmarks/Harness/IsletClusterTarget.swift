@@ -1,4 +1,5 @@
 import Foundation
+import IsletEngine
 import IsletTestSupport
 import Synchronization
 
@@ -9,6 +10,8 @@ import Synchronization
 struct IsletClusterTarget: Target {
     let nodes: [IsletTarget]
     let label: String
+    /// The delaying proxy between the nodes and PostgreSQL, if there is one.
+    var proxy: LatencyProxy?
 
     var server: ServerUnderTest { nodes[0].server }
     var subscription: String { nodes[0].subscription }
@@ -17,8 +20,19 @@ struct IsletClusterTarget: Target {
     /// Every node shares it (nodes on one database must).
     static let adminKey = "islet-bench-cluster-admin-key-000001"
 
-    static func start(_ systems: Systems, nodes count: Int, fleet: Fleet, transport: Transport) async throws -> IsletClusterTarget {
-        let database = try await PostgresServer.newDatabase()
+    /// - Parameter latency: Added to each direction between the nodes and PostgreSQL (a
+    ///   `LatencyProxy`): half the round trip.
+    static func start(
+        _ systems: Systems, nodes count: Int, fleet: Fleet, transport: Transport, latency: Duration? = nil
+    ) async throws -> IsletClusterTarget {
+        var database = try await PostgresServer.newDatabase()
+        var proxy: LatencyProxy?
+        if let latency {
+            let direct = try PostgresAddress(database)
+            let started = try await LatencyProxy.start(to: direct.port, delay: latency)
+            proxy = started
+            database = database.replacingOccurrences(of: ":\(direct.port)/", with: ":\(started.port)/")
+        }
         var servers: [ServerUnderTest] = []
         do {
             for index in 0..<count {
@@ -32,14 +46,15 @@ struct IsletClusterTarget: Target {
             await setup.close()
             try await IsletSetup.devices(fleet.devices, port: servers[0].port, admin: adminKey)
             let ids = try await IsletSetup.activities(fleet.activities, port: servers[0].port, key: key) { "d\(fleet.device(of: $0))" }
-            let label = count == 1
-                ? "islet (PostgreSQL 15, 1 node)"
-                : "islet (PostgreSQL 15, \(count) nodes)"
+            let behind = latency.map { " behind \(Double($0.components.attoseconds) / 5e14) ms of round trip" } ?? ""
+            let label = "islet\(systems.tag) (PostgreSQL 15\(behind), \(count) node\(count == 1 ? "" : "s"))"
             return IsletClusterTarget(
-                nodes: servers.map { IsletTarget(server: $0, label: label, key: key, ids: ids, transport: transport) }, label: label
+                nodes: servers.map { IsletTarget(server: $0, label: label, key: key, ids: ids, transport: transport) }, label: label,
+                proxy: proxy
             )
         } catch {
             for server in servers { server.stop() }
+            proxy?.stop()
             throw error
         }
     }
@@ -63,8 +78,15 @@ struct IsletClusterTarget: Target {
         nodes.reduce(0) { $0 + $1.server.cpuSeconds } + ProcessCPU.seconds(ofUser: "postgres")
     }
 
+    func changesRunAgain() async throws -> Int? {
+        var total = 0.0
+        for node in nodes { total += try await node.metric("islet_store_changes_run_again_total") }
+        return Int(total)
+    }
+
     func stop() {
         for node in nodes { node.server.stop() }
+        proxy?.stop()
     }
 }
 

@@ -26,7 +26,7 @@ struct IsletTarget: Target {
             await setup.close()
             try await IsletSetup.devices(fleet.devices, port: server.port, admin: admin)
             let ids = try await IsletSetup.activities(fleet.activities, port: server.port, key: key) { "d\(fleet.device(of: $0))" }
-            let label = "islet (SQLite WAL, synchronous=\(durability.uppercased()))"
+            let label = "islet\(systems.tag) (SQLite WAL, synchronous=\(durability.uppercased()))"
             return IsletTarget(server: server, label: label, key: key, ids: ids, transport: transport)
         } catch {
             server.stop()
@@ -52,6 +52,15 @@ struct IsletTarget: Target {
         case .ws: return try await WebSocketSubscriber.connect(port: server.port, path: "/v1/events/ws" + path, key: key)
         case nil: throw HarnessError("\(label) has no subscribers")
         }
+    }
+
+    /// A counter of `GET /metrics` as the node says it now.
+    func metric(_ name: String) async throws -> Double {
+        let connection = try await HTTPConnection.connect(port: server.port)
+        defer { Task { await connection.close() } }
+        let (_, body) = try await connection.send(.GET, "/metrics")
+        let line = String(buffer: body).split(separator: "\n").first { $0.hasPrefix(name + " ") }
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
     }
 
     /// Polls `GET /metrics` until `islet_subscribers` reaches `count`.

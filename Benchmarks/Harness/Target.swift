@@ -19,12 +19,16 @@ protocol Target: Sendable {
     /// CPU seconds the system has used: its server's, or every process it runs on (several
     /// Islet nodes and their PostgreSQL).
     var cpuSeconds: Double { get }
+    /// Changes its store ran again because another transaction held what they lock, so far
+    /// (`islet_store_changes_run_again_total`, every node's); `nil` where there is no such thing.
+    func changesRunAgain() async throws -> Int?
     /// Stops the system and removes its scratch directories.
     func stop()
 }
 
 extension Target {
     func awaitSubscribers(_ count: Int) async throws {}
+    func changesRunAgain() async throws -> Int? { nil }
     var cpuSeconds: Double { server.cpuSeconds }
     func stop() { server.stop() }
 
@@ -74,18 +78,25 @@ struct Fleet: Sendable {
 /// The systems a workload can run against, as `--system` names them.
 enum SystemName: String, CaseIterable, Sendable {
     case isletFull = "islet-full", isletNormal = "islet-normal", ceiling, nats, mosquitto, redis
-    /// Islet on PostgreSQL (docs/cluster.md): one node, or two on one database.
-    case isletPostgres = "islet-postgres", isletPostgres2 = "islet-postgres-2"
+    /// Islet on PostgreSQL (docs/cluster.md): one node, or two on one database; one node with
+    /// 1 ms of round trip added between it and the database (a database on another machine);
+    /// one node of the binary `--islet-before` names (the same run, before a change).
+    case isletPostgres = "islet-postgres", isletPostgres2 = "islet-postgres-2", isletPostgres1ms = "islet-postgres-1ms"
+    case isletPostgresBefore = "islet-postgres-before", isletPostgres2Before = "islet-postgres-2-before"
+    case isletFullBefore = "islet-full-before"
 
     /// Whether it has subscribers (the ceiling only answers updates).
     var hasSubscribers: Bool { self != .ceiling }
 
     /// Whether it runs on PostgreSQL: measured beside Islet on SQLite, not in the peers'
     /// comparison (`standard`).
-    var isShared: Bool { self == .isletPostgres || self == .isletPostgres2 }
+    var isShared: Bool { [.isletPostgres, .isletPostgres2, .isletPostgres1ms, .isletPostgresBefore, .isletPostgres2Before].contains(self) }
+
+    /// Whether it runs the binary `--islet-before` names.
+    var isBefore: Bool { [.isletPostgresBefore, .isletPostgres2Before, .isletFullBefore].contains(self) }
 
     /// The peers' comparison: Islet on SQLite, the ceiling and the peers.
-    static var standard: String { allCases.filter { !$0.isShared }.map(\.rawValue).joined(separator: ",") }
+    static var standard: String { allCases.filter { !$0.isShared && !$0.isBefore }.map(\.rawValue).joined(separator: ",") }
 
     /// Starts the system on a fresh scratch directory and prepares `fleet` on it.
     func start(_ systems: Systems, fleet: Fleet, transport: Transport = .sse) async throws -> any Target {
@@ -98,6 +109,11 @@ enum SystemName: String, CaseIterable, Sendable {
         case .redis: try await PeerTarget<RESP>.start(systems, fleet: fleet)
         case .isletPostgres: try await IsletClusterTarget.start(systems, nodes: 1, fleet: fleet, transport: transport)
         case .isletPostgres2: try await IsletClusterTarget.start(systems, nodes: 2, fleet: fleet, transport: transport)
+        case .isletPostgres1ms:
+            try await IsletClusterTarget.start(systems, nodes: 1, fleet: fleet, transport: transport, latency: .microseconds(500))
+        case .isletPostgresBefore: try await IsletClusterTarget.start(try systems.before(), nodes: 1, fleet: fleet, transport: transport)
+        case .isletPostgres2Before: try await IsletClusterTarget.start(try systems.before(), nodes: 2, fleet: fleet, transport: transport)
+        case .isletFullBefore: try await IsletTarget.start(try systems.before(), durability: "full", fleet: fleet, transport: transport)
         }
     }
 
@@ -112,7 +128,7 @@ enum SystemName: String, CaseIterable, Sendable {
     }
 
     /// Every system that has subscribers, for `--system`'s default.
-    static var subscribable: String { allCases.filter { $0.hasSubscribers && !$0.isShared }.map(\.rawValue).joined(separator: ",") }
+    static var subscribable: String { allCases.filter { $0.hasSubscribers && !$0.isShared && !$0.isBefore }.map(\.rawValue).joined(separator: ",") }
 }
 
 /// How Islet's subscribers connect.
