@@ -12,7 +12,8 @@ import PostgresNIO
 ///   the SQL; each statement text is prepared once per connection and run by name after that
 ///   (`PreparedStatements`), so PostgreSQL parses and plans it once.
 /// - In a write transaction, what a change reads it locks, as `locking` says (docs/cluster.md,
-///   "Isolation"), and its first write sets a savepoint that undoes only that change.
+///   "Isolation"). Its writes wait until it reads or ends (`execute`); a savepoint that undoes
+///   only that change is set before the first write that goes while the change can still fail.
 final class PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
@@ -24,6 +25,8 @@ final class PostgresSession {
     var cache = TransactionCache()
     /// The change running in the transaction, and whether it has set its savepoint.
     private var change: (number: Int, savepoint: Bool)?
+    /// The change's writes not sent yet: they go when it reads (which must see them) or ends.
+    private var pending: [(sql: String, values: [(any PostgresDynamicTypeEncodable)?])] = []
 
     init(connection: PostgresConnection, logger: Logger, prepared: PreparedStatements? = nil) {
         self.connection = connection
@@ -33,9 +36,17 @@ final class PostgresSession {
 
     // MARK: Statements
 
-    /// Runs a statement with `values` for `$1`, `$2`…; returns its rows.
+    /// Runs a statement with `values` for `$1`, `$2`…; returns its rows. The change's writes
+    /// not yet sent go first: what it reads includes them.
     @discardableResult
     func query(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> [PostgresRow] {
+        try flush(guarded: true)
+        return try send(sql, values)
+    }
+
+    /// Sends a statement through the prepared path, as it is.
+    @discardableResult
+    private func send(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?]) throws -> [PostgresRow] {
         do {
             if let prepared, let statement = try prepared.statement(sql, on: connection, logger: logger) {
                 return try connection.run(statement, binds: values.map(PreparedStatements.data)).wait()
@@ -46,23 +57,41 @@ final class PostgresSession {
         }
     }
 
-    /// Runs a statement that writes. The first write of a change sets its savepoint.
+    /// A write whose answer the change does not need: in a change it waits until the change
+    /// reads or ends, so a change that writes once and ends (most updates) sends it alone,
+    /// without a savepoint (`endChange`); outside a change it runs now.
     func execute(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws {
-        try beforeWrite()
-        try query(sql, values)
+        guard change != nil else {
+            try send(sql, values)
+            return
+        }
+        pending.append((sql, values))
     }
 
-    /// Runs a statement that writes and returns a row per row written (`RETURNING 1`): how
-    /// many, through the prepared path, which does not report a count.
-    func written(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> Int {
+    /// Runs a statement that writes and returns rows (`RETURNING`), now.
+    func returning(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> [PostgresRow] {
+        try flush(guarded: true)
         try beforeWrite()
-        return try query(sql, values).count
+        return try send(sql, values)
     }
 
     /// Runs a statement that writes; returns how many rows it changed.
     func count(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> Int {
+        try flush(guarded: true)
         try beforeWrite()
         return try unprepared(sql, values).metadata.rows ?? 0
+    }
+
+    /// Sends the change's waiting writes. `guarded`: after its savepoint, so that the change
+    /// can still be undone alone. Unguarded — only as a change that held ends, with one write
+    /// waiting — the write goes alone: if it fails, the transaction fails and the writer runs
+    /// the batch's changes again one by one.
+    private func flush(guarded: Bool) throws {
+        guard !pending.isEmpty else { return }
+        if guarded || pending.count > 1 { try beforeWrite() }
+        let writes = pending
+        pending = []
+        for write in writes { try send(write.sql, write.values) }
     }
 
     /// Runs a statement outside the prepared ones: transaction control, and statements whose
@@ -127,7 +156,8 @@ final class PostgresSession {
     /// error is thrown.
     func endChange(failure: (any Error)?) throws {
         defer { change = nil }
-        guard let failure else { return }
+        guard let failure else { return try flush(guarded: false) }
+        pending = []
         cache = TransactionCache()
         if let change, change.savepoint {
             // After an error PostgreSQL takes nothing in the transaction until it is rolled

@@ -43,15 +43,25 @@ public final class PostgresStore: Store {
     /// How long it waits while the database is known to be failing (the last write found it
     /// gone): a node answers 503 at once in an outage, and a busy but healthy one is given time.
     static let failingConnectionWait: Duration = .seconds(1)
-    /// Write transactions a node runs at once: more than one keeps a lane busy while another
-    /// waits for its round trips (a database across a network) or its commit.
-    static let writerLanes = 4
+    /// Write transactions a node runs at once, at most: while one lane waits for its round trips
+    /// (a database across a network) or its commit, the others work. Fewer when the pool is
+    /// small (`lanes(poolSize:)`).
+    static let writerLanes = 8
     /// Reads a node runs at once (each holds a connection and a thread while it runs).
-    static let readers = 8
+    static let readers = 4
 
     /// Connections a node opens when the address gives no `pool_size`: one per writer lane and
     /// reader, the tail's LISTEN and its reads.
     static let poolSize = writerLanes + readers + 2
+
+    /// The writer lanes a pool of `poolSize` connections keeps busy: one connection is the
+    /// tail's LISTEN and one is left for reads.
+    static func lanes(poolSize: Int) -> Int {
+        max(1, min(writerLanes, poolSize - 2))
+    }
+
+    /// This node's writer lanes.
+    private let lanes: Int
 
     private init(address: PostgresAddress, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger) throws(IsletError) {
         var configuration = try address.clientConfiguration(poolSize: Self.poolSize, connectTimeout: Self.connectionWait)
@@ -59,11 +69,12 @@ public final class PostgresStore: Store {
         configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
         // Kept open whatever the demand: after an outage the pool reconnects by itself. Fewer
         // than the pool's size, which may be as small as two.
-        configuration.options.minimumConnections = min(Self.writerLanes, configuration.options.maximumConnections - 1)
+        lanes = Self.lanes(poolSize: configuration.options.maximumConnections)
+        configuration.options.minimumConnections = min(lanes, configuration.options.maximumConnections - 1)
         self.address = address.redacted
         self.logger = logger
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
-        self.threads = NIOThreadPool(numberOfThreads: Self.writerLanes + Self.readers)
+        self.threads = NIOThreadPool(numberOfThreads: lanes + Self.readers)
         self.health = WriteHealth(storageFailure: PostgresFailure.storageFailure, changed: onWriteHealth)
         self.tail = EventTail(log: commits, logger: logger)
         self.writer = PostgresWriter()
@@ -153,7 +164,7 @@ public final class PostgresStore: Store {
                 await withDiscardingTaskGroup { group in
                     group.addTask { await self.tail.run(store: self) }
                     await withDiscardingTaskGroup { lanes in
-                        for _ in 0..<Self.writerLanes {
+                        for _ in 0..<self.lanes {
                             lanes.addTask { await self.writer.runLane(store: self) }
                         }
                     }

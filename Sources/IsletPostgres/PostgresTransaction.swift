@@ -44,33 +44,24 @@ final class PostgresTransaction: PostgresReading, Transaction {
         let body = try WireFormat.string(activity)
         let startTime = (activity.startedAt ?? activity.scheduledStart ?? activity.createdAt).timeIntervalSince1970
         let deadline = activity.nextDeadline?.timeIntervalSince1970
-        // Most changes are a new content: a row whose indexed columns stay as stored is
-        // updated in place (no index touched: PostgreSQL's HOT update), and only a start or a
-        // change of state, deadline, start or score takes the upsert.
-        let updated = try session.written(
+        // A new content leaves every indexed column as it was, and PostgreSQL then writes the
+        // new version beside the old without touching an index (a HOT update: it compares the
+        // values, not the columns named), where the page has room (migration 4).
+        try session.execute(
             """
-            UPDATE activity SET updatedAt = $2, body = $3
-            WHERE id = $4 AND state = $5 AND deadline IS NOT DISTINCT FROM $6 AND startTime = $7 AND relevanceScore = $1 RETURNING 1
+            INSERT INTO activity (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
+                createdAt, updatedAt, body, channelId)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+            ON CONFLICT (id) DO UPDATE SET state = excluded.state, deadline = excluded.deadline,
+                relevanceScore = excluded.relevanceScore, startTime = excluded.startTime, updatedAt = excluded.updatedAt,
+                body = excluded.body
             """,
-            [activity.content.relevanceScore, now.timeIntervalSince1970, body, activity.id, activity.state.rawValue, deadline, startTime]
+            [
+                activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue, activity.key,
+                deadline, activity.content.relevanceScore, startTime, activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970,
+                body, activity.channelId,
+            ]
         )
-        if updated == 0 {
-            try session.execute(
-                """
-                INSERT INTO activity (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
-                    createdAt, updatedAt, body, channelId)
-                VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-                ON CONFLICT (id) DO UPDATE SET state = excluded.state, deadline = excluded.deadline,
-                    relevanceScore = excluded.relevanceScore, startTime = excluded.startTime, updatedAt = excluded.updatedAt,
-                    body = excluded.body
-                """,
-                [
-                    activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue, activity.key,
-                    deadline, activity.content.relevanceScore, startTime, activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970,
-                    body, activity.channelId,
-                ]
-            )
-        }
         Self.decoded.remember(activity, body: body)
         return body
     }
@@ -342,8 +333,7 @@ final class PostgresTransaction: PostgresReading, Transaction {
     }
 
     func insertDelivery(_ delivery: Delivery) throws -> Int64 {
-        try session.beforeWrite()
-        return try session.value(
+        try session.returning(
             """
             INSERT INTO delivery (orderKey, activityId, bundleId, deviceId, channelId, event, payload, alert, expiration, state,
                 attempts, nextAttemptAt, leaseUntil, createdAt, finishedAt, apnsId)
@@ -354,9 +344,8 @@ final class PostgresTransaction: PostgresReading, Transaction {
                 delivery.payload, delivery.alert, delivery.expiration?.timeIntervalSince1970, delivery.state.rawValue,
                 delivery.attempts, delivery.nextAttemptAt.timeIntervalSince1970, delivery.leaseUntil?.timeIntervalSince1970,
                 delivery.createdAt.timeIntervalSince1970, delivery.finishedAt?.timeIntervalSince1970, delivery.apnsId,
-            ],
-            as: Int64.self
-        ) ?? 0
+            ]
+        ).first.map { try Columns.binary($0.makeRandomAccess()[0]).decode(Int64.self) } ?? 0
     }
 
     func updateDelivery(_ delivery: Delivery) throws {

@@ -162,7 +162,9 @@ final class PostgresWriter: Sendable {
                 let ran = try transaction([job], session: session, locking: .wait)
                 if ran.busy.isEmpty || attempt >= attempts { return (ran.commit, ran.lastEvent) }
             } catch {
-                guard PostgresFailure.isRetryable(error), attempt < attempts else { throw error }
+                // A deadlock between changes that wait, or a write sent alone that met another
+                // transaction's (`PostgresSession.endChange`).
+                guard PostgresFailure.isRetryable(error) || PostgresFailure.isBusy(error), attempt < attempts else { throw error }
             }
             // Apart, and further apart each time, so the transactions that collided do not
             // collide again: up to 1, 2, 4… ms, at most 64.

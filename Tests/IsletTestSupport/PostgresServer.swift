@@ -175,7 +175,7 @@ public final class PostgresServer: Sendable {
     private static func start(programs: URL, directory: URL, port: Int, as user: String?) throws {
         try run(programs.appendingPathComponent("pg_ctl").path, [
             "-D", directory.appendingPathComponent("data").path, "-l", directory.appendingPathComponent("log").path, "-w",
-            "-o", "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1", "start",
+            "-o", "-p \(port) -k \(directory.path) -c listen_addresses=127.0.0.1 -c max_connections=400", "start",
         ], as: user)
     }
 
