@@ -27,6 +27,17 @@ struct Systems: ParsableArguments {
     @Option(help: "An earlier islet binary, for the *-before systems: before and after a change, in one run.")
     var isletBefore: String?
 
+    @Option(help: "The PostgreSQL systems' pool_size (docs/cluster.md; a node's writer lanes follow it), for the -1ms system: 1ms:22 sets it there only.")
+    var poolSize: String?
+
+    /// The `pool_size` a PostgreSQL system's nodes are given: `--pool-size 22`, or `1ms:22` for
+    /// the system behind added latency only.
+    func poolSize(behindLatency: Bool) -> Int? {
+        guard let poolSize else { return nil }
+        if poolSize.hasPrefix("1ms:") { return behindLatency ? Int(poolSize.dropFirst(4)) : nil }
+        return Int(poolSize)
+    }
+
     /// The same systems, with the `--islet-before` binary as Islet.
     func before() throws -> Systems {
         guard let isletBefore else { throw ValidationError("The *-before systems need --islet-before <an earlier islet binary>.") }
@@ -39,7 +50,7 @@ struct Systems: ParsableArguments {
     /// What result lines add to "islet" for the `--islet-before` binary.
     var tag = ""
 
-    enum CodingKeys: CodingKey { case islet, isletBefore, natsServer, mosquitto, redisServer }
+    enum CodingKeys: CodingKey { case islet, isletBefore, poolSize, natsServer, mosquitto, redisServer }
 
     @Option(help: "The NATS server binary.")
     var natsServer = "/usr/sbin/nats-server"

@@ -33,6 +33,8 @@ struct IsletClusterTarget: Target {
             proxy = started
             database = database.replacingOccurrences(of: ":\(direct.port)/", with: ":\(started.port)/")
         }
+        let pool = systems.poolSize(behindLatency: latency != nil)
+        if let pool { database += "?pool_size=\(pool)" }
         var servers: [ServerUnderTest] = []
         do {
             for index in 0..<count {
@@ -47,7 +49,8 @@ struct IsletClusterTarget: Target {
             try await IsletSetup.devices(fleet.devices, port: servers[0].port, admin: adminKey)
             let ids = try await IsletSetup.activities(fleet.activities, port: servers[0].port, key: key) { "d\(fleet.device(of: $0))" }
             let behind = latency.map { " behind \(Double($0.components.attoseconds) / 5e14) ms of round trip" } ?? ""
-            let label = "islet\(systems.tag) (PostgreSQL 15\(behind), \(count) node\(count == 1 ? "" : "s"))"
+            let pooled = pool.map { ", pool_size=\($0)" } ?? ""
+            let label = "islet\(systems.tag) (PostgreSQL 15\(behind), \(count) node\(count == 1 ? "" : "s")\(pooled))"
             return IsletClusterTarget(
                 nodes: servers.map { IsletTarget(server: $0, label: label, key: key, ids: ids, transport: transport) }, label: label,
                 proxy: proxy
@@ -80,7 +83,10 @@ struct IsletClusterTarget: Target {
 
     func changesRunAgain() async throws -> Int? {
         var total = 0.0
-        for node in nodes { total += try await node.metric("islet_store_changes_run_again_total") }
+        for node in nodes {
+            guard let count = try await node.metric("islet_store_changes_run_again_total") else { return nil }
+            total += count
+        }
         return Int(total)
     }
 

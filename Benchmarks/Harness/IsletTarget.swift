@@ -54,13 +54,14 @@ struct IsletTarget: Target {
         }
     }
 
-    /// A counter of `GET /metrics` as the node says it now.
-    func metric(_ name: String) async throws -> Double {
+    /// A counter of `GET /metrics` as the node says it now; `nil` when it has no such counter
+    /// (an earlier binary).
+    func metric(_ name: String) async throws -> Double? {
         let connection = try await HTTPConnection.connect(port: server.port)
         defer { Task { await connection.close() } }
         let (_, body) = try await connection.send(.GET, "/metrics")
         let line = String(buffer: body).split(separator: "\n").first { $0.hasPrefix(name + " ") }
-        return line.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        return line.flatMap { Double($0.split(separator: " ").last ?? "") }
     }
 
     /// Polls `GET /metrics` until `islet_subscribers` reaches `count`.

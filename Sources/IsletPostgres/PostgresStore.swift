@@ -43,10 +43,13 @@ public final class PostgresStore: Store {
     /// How long it waits while the database is known to be failing (the last write found it
     /// gone): a node answers 503 at once in an outage, and a busy but healthy one is given time.
     static let failingConnectionWait: Duration = .seconds(1)
-    /// Write transactions a node runs at once, at most: while one lane waits for its round trips
-    /// (a database across a network) or its commit, the others work. Fewer when the pool is
-    /// small (`lanes(poolSize:)`).
-    static let writerLanes = 8
+    /// Write transactions a node runs at once by default: while one lane waits for its round
+    /// trips or its commit, the others work; more lanes make smaller batches, each with its
+    /// commit, so more CPU per change on a database this close (BENCHMARKS.md).
+    static let writerLanes = 4
+    /// The most lanes a node runs, with a pool that large: a database across a network keeps
+    /// more transactions in flight to hide its round trips (`pool_size`, docs/cluster.md).
+    static let maximumLanes = 16
     /// Reads a node runs at once (each holds a connection and a thread while it runs).
     static let readers = 4
 
@@ -54,10 +57,10 @@ public final class PostgresStore: Store {
     /// reader, the tail's LISTEN and its reads.
     static let poolSize = writerLanes + readers + 2
 
-    /// The writer lanes a pool of `poolSize` connections keeps busy: one connection is the
-    /// tail's LISTEN and one is left for reads.
+    /// The writer lanes a pool of `poolSize` connections keeps busy: what is left after the
+    /// readers, the tail's LISTEN and its reads; at least one, at most `maximumLanes`.
     static func lanes(poolSize: Int) -> Int {
-        max(1, min(writerLanes, poolSize - 2))
+        max(1, min(maximumLanes, poolSize - readers - 2))
     }
 
     /// This node's writer lanes.
