@@ -31,10 +31,12 @@ extension PostgresReading {
     /// tells a held row from none, and a held one is `PostgresBusy`.
     private func locked<T>(
         _ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?], of alias: String? = nil, exists: String, what: String,
-        _ read: (Columns) throws -> T
+        activity: ActivityID? = nil, _ read: (Columns) throws -> T
     ) throws -> T? {
-        if let found = try session.row(sql + session.rowLock(of: alias), values, read) { return found }
-        if session.locking == .nowait, try session.value(exists, values, as: Int.self) != nil {
+        if let found = try session.query(sql + session.rowLock(of: alias), values, reading: activity).first.map({ try read(Columns($0)) }) {
+            return found
+        }
+        if session.locking == .nowait, !(try session.query(exists, values, reading: activity).isEmpty) {
             throw PostgresBusy(what: what)
         }
         return nil
@@ -87,7 +89,7 @@ extension PostgresReading {
         // Under the activity's lock, its phone state too: a change reads both, in one trip.
         let found = try locked(
             "SELECT a.body, p.* FROM activity a LEFT JOIN phoneActivity p ON p.activityId = a.id WHERE a.id = $1",
-            [id], of: "a", exists: "SELECT 1 FROM activity WHERE id = $1", what: "activity \(id)"
+            [id], of: "a", exists: "SELECT 1 FROM activity WHERE id = $1", what: "activity \(id)", activity: id
         ) { row -> (Activity, PhoneActivity?) in
             let body = try row["body", as: String.self]
             // The body the last change here wrote is not decoded again (`DecodedActivities`).

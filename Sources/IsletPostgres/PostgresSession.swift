@@ -26,7 +26,16 @@ final class PostgresSession {
     /// The change running in the transaction, and whether it has set its savepoint.
     private var change: (number: Int, savepoint: Bool)?
     /// The change's writes not sent yet: they go when it reads (which must see them) or ends.
-    private var pending: [(sql: String, values: [(any PostgresDynamicTypeEncodable)?])] = []
+    private var pending: [Write] = []
+    /// Activities that changes which held wrote, not sent yet: they go together before anything
+    /// that could see them, or as the batch ends.
+    private var activities = ActivityWrites()
+
+    /// A write waiting to be sent.
+    private enum Write {
+        case statement(String, [(any PostgresDynamicTypeEncodable)?])
+        case activity(ActivityWrites.Row)
+    }
 
     init(connection: PostgresConnection, logger: Logger, prepared: PreparedStatements? = nil) {
         self.connection = connection
@@ -36,10 +45,12 @@ final class PostgresSession {
 
     // MARK: Statements
 
-    /// Runs a statement with `values` for `$1`, `$2`…; returns its rows. The change's writes
-    /// not yet sent go first: what it reads includes them.
+    /// Runs a statement with `values` for `$1`, `$2`…; returns its rows. The writes not yet
+    /// sent go first, so that what it reads includes them — but for a read of one activity
+    /// (`reading`), which the other changes' waiting activity rows cannot be.
     @discardableResult
-    func query(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> [PostgresRow] {
+    func query(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], reading id: ActivityID? = nil) throws -> [PostgresRow] {
+        if id.map(activities.holds) ?? true { try flushActivities() }
         try flush(guarded: true)
         return try send(sql, values)
     }
@@ -65,7 +76,35 @@ final class PostgresSession {
             try send(sql, values)
             return
         }
-        pending.append((sql, values))
+        pending.append(.statement(sql, values))
+    }
+
+    /// Writes an activity's row: in a change, as `execute`; when the change holds and wrote
+    /// nothing else, with the batch's other activities, in one statement (`ActivityWrites`).
+    func save(_ row: ActivityWrites.Row) throws {
+        guard change != nil else {
+            let statement = ActivityWrites.statement(row)
+            try send(statement.sql, statement.values)
+            return
+        }
+        pending.append(.activity(row))
+    }
+
+    /// Sends the activities waiting from the changes that held: one statement for all.
+    func flushActivities() throws {
+        guard !activities.isEmpty else { return }
+        let rows = activities.take()
+        let statement = rows.count == 1 ? ActivityWrites.statement(rows[0]) : ActivityWrites.statement(rows)
+        try send(statement.sql, statement.values)
+    }
+
+    /// Starts a transaction's bookkeeping afresh (what a failed one left is gone with it).
+    func beginTransaction(locking: Locking) {
+        self.locking = locking
+        cache = TransactionCache()
+        pending = []
+        activities = ActivityWrites()
+        change = nil
     }
 
     /// Runs a statement that writes and returns rows (`RETURNING`), now.
@@ -91,7 +130,14 @@ final class PostgresSession {
         if guarded || pending.count > 1 { try beforeWrite() }
         let writes = pending
         pending = []
-        for write in writes { try send(write.sql, write.values) }
+        for write in writes {
+            switch write {
+            case .statement(let sql, let values): try send(sql, values)
+            case .activity(let row):
+                let statement = ActivityWrites.statement(row)
+                try send(statement.sql, statement.values)
+            }
+        }
     }
 
     /// Runs a statement outside the prepared ones: transaction control, and statements whose
@@ -156,7 +202,16 @@ final class PostgresSession {
     /// error is thrown.
     func endChange(failure: (any Error)?) throws {
         defer { change = nil }
-        guard let failure else { return try flush(guarded: false) }
+        guard let failure else {
+            // Only activity rows: they wait for the batch's others (a row of one already
+            // waiting sends those first, one statement holding each activity once).
+            let rows = pending.compactMap { write -> ActivityWrites.Row? in if case .activity(let row) = write { row } else { nil } }
+            guard rows.count == pending.count, Set(rows.map(\.id)).count == rows.count else { return try flush(guarded: false) }
+            if rows.contains(where: { activities.holds($0.id) }) { try flushActivities() }
+            for row in rows { activities.append(row) }
+            pending = []
+            return
+        }
         pending = []
         cache = TransactionCache()
         if let change, change.savepoint {
@@ -172,6 +227,8 @@ final class PostgresSession {
     /// abort the transaction): a change that only read needs none, and costs none.
     func beforeWrite() throws {
         guard var current = change, !current.savepoint else { return }
+        // What the earlier changes wrote goes first: the savepoint must not undo it.
+        try flushActivities()
         try unprepared("SAVEPOINT change\(current.number)")
         current.savepoint = true
         change = current

@@ -44,24 +44,12 @@ final class PostgresTransaction: PostgresReading, Transaction {
         let body = try WireFormat.string(activity)
         let startTime = (activity.startedAt ?? activity.scheduledStart ?? activity.createdAt).timeIntervalSince1970
         let deadline = activity.nextDeadline?.timeIntervalSince1970
-        // A new content leaves every indexed column as it was, and PostgreSQL then writes the
-        // new version beside the old without touching an index (a HOT update: it compares the
-        // values, not the columns named), where the page has room (migration 4).
-        try session.execute(
-            """
-            INSERT INTO activity (id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime,
-                createdAt, updatedAt, body, channelId)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-            ON CONFLICT (id) DO UPDATE SET state = excluded.state, deadline = excluded.deadline,
-                relevanceScore = excluded.relevanceScore, startTime = excluded.startTime, updatedAt = excluded.updatedAt,
-                body = excluded.body
-            """,
-            [
-                activity.id, activity.bundleId, activity.deviceId, activity.attributesType, activity.state.rawValue, activity.key,
-                deadline, activity.content.relevanceScore, startTime, activity.createdAt.timeIntervalSince1970, now.timeIntervalSince1970,
-                body, activity.channelId,
-            ]
-        )
+        try session.save(ActivityWrites.Row(
+            id: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, attributesType: activity.attributesType,
+            state: activity.state.rawValue, key: activity.key, deadline: deadline, relevanceScore: activity.content.relevanceScore,
+            startTime: startTime, createdAt: activity.createdAt.timeIntervalSince1970, updatedAt: now.timeIntervalSince1970, body: body,
+            channelId: activity.channelId
+        ))
         Self.decoded.remember(activity, body: body)
         return body
     }

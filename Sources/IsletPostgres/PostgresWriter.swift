@@ -177,8 +177,7 @@ final class PostgresWriter: Sendable {
     private static func transaction(_ jobs: [Job], session: PostgresSession, locking: Locking) throws -> Ran {
         do {
             try session.unprepared("BEGIN ISOLATION LEVEL READ COMMITTED")
-            session.locking = locking
-            session.cache = TransactionCache()
+            session.beginTransaction(locking: locking)
             var ran = Ran()
             var events: [PostgresTransaction.PendingEvent] = []
             for (number, job) in jobs.enumerated() {
@@ -199,6 +198,7 @@ final class PostgresWriter: Sendable {
                     ran.answered.append(job)
                 }
             }
+            try session.flushActivities()
             ran.lastEvent = try insertEvents(events, session: session)
             try session.unprepared("COMMIT")
             session.locking = .none
