@@ -93,25 +93,28 @@ public final class PostgresStore: Store {
         let address = try PostgresAddress(options.location)
         try await PostgresMigrator.migrate(address, logger: logger)
         let store = try PostgresStore(address: address, onWriteHealth: options.onWriteHealth, logger: logger)
-        store.threads.start()
-        store.clientTask.withLock { $0 = Task { await store.client.run() } }
+        // On a connection of its own: the pool runs only inside `run()`, with the store.
+        let last: Int64
         do {
-            let last = try await store.withConnection { connection in
-                try await connection.run("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).get().rows.first?.decode(Int64.self) ?? 0
+            let connection = try await address.connect(connectTimeout: connectionWait, logger: logger)
+            // Closed before it is let go of, on either path (postgres-nio asserts it).
+            do {
+                last = try await connection.run("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).get().rows.first?.decode(Int64.self) ?? 0
+                try? await connection.close()
+            } catch {
+                try? await connection.close()
+                throw error
             }
-            store.tail.start(after: last)
         } catch {
-            await store.close()
-            throw error
+            throw answer(error)
         }
+        store.tail.start(after: last)
+        store.threads.start()
         return store
     }
 
-    private let clientTask = Mutex<Task<Void, Never>?>(nil)
-
-    /// Stops the connections and the threads (after `run` returned, or instead of it).
+    /// Stops the threads (after `run` returned).
     func close() async {
-        clientTask.withLock { $0?.cancel() }
         try? await threads.shutdownGracefully()
     }
 
@@ -161,24 +164,33 @@ public final class PostgresStore: Store {
         }
     }
 
+    /// Runs the connection pool, the tail and the writer lanes until a graceful shutdown (or
+    /// cancellation), then stops them in that order's reverse: the lanes finish what was
+    /// queued, the tail publishes what they committed, and the pool closes last.
     public func run() async throws {
-        await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                await withDiscardingTaskGroup { group in
-                    group.addTask { await self.tail.run(store: self) }
-                    await withDiscardingTaskGroup { lanes in
-                        for _ in 0..<self.lanes {
-                            lanes.addTask { await self.writer.runLane(store: self) }
+        await withDiscardingTaskGroup { pool in
+            // postgres-nio's pool runs as long as this task does: a read or a write made before
+            // it waits for it.
+            pool.addTask { await self.client.run() }
+            await withGracefulShutdownHandler {
+                await withTaskCancellationHandler {
+                    await withDiscardingTaskGroup { group in
+                        group.addTask { await self.tail.run(store: self) }
+                        await withDiscardingTaskGroup { lanes in
+                            for _ in 0..<self.lanes {
+                                lanes.addTask { await self.writer.runLane(store: self) }
+                            }
                         }
+                        // The writers finished what was queued; what they committed is published.
+                        self.tail.stop()
                     }
-                    // The writers finished what was queued; what they committed is published.
-                    self.tail.stop()
+                } onCancel: {
+                    self.writer.stop()
                 }
-            } onCancel: {
+            } onGracefulShutdown: {
                 self.writer.stop()
             }
-        } onGracefulShutdown: {
-            self.writer.stop()
+            pool.cancelAll()
         }
         await close()
     }
