@@ -84,10 +84,19 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            // The SQL store, written once over both databases: every statement and row mapping,
+            // over a driver seam (`SQLSession`) and the few places the SQL must differ
+            // (`SQLDialect`). No driver: SQLite's is IsletStore's, PostgreSQL's IsletPostgres's.
+            name: "IsletSQL",
+            dependencies: ["IsletCore", "IsletEngine"],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IsletStore",
             dependencies: [
                 "IsletCore",
                 "IsletEngine",
+                "IsletSQL",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
@@ -99,6 +108,7 @@ let package = Package(
             dependencies: [
                 "IsletCore",
                 "IsletEngine",
+                "IsletSQL",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -319,6 +329,7 @@ let package = Package(
                 "IsletCore",
                 "IsletEngine",
                 "IsletStore",
+                "IsletSQL",
                 "IsletPostgres",
                 "IsletRender",
                 "IsletTestSupport",

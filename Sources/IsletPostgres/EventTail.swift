@@ -1,6 +1,7 @@
 import Foundation
 import IsletCore
 import IsletEngine
+import IsletSQL
 import Logging
 import PostgresNIO
 import Synchronization
@@ -136,8 +137,8 @@ final class EventTail: Sendable {
                 full = rows.count == Self.page
                 if let last = rows.last {
                     // An event of a type this version does not know is passed over, not published.
-                    log.append(Commit(events: try rows.compactMap { row in try Rows.event(Columns(row)) }))
-                    advance(to: try Columns(last)["id", as: Int64.self])
+                    log.append(Commit(events: try rows.compactMap { row in try SQLRows.event(PostgresRow.Columns(row)) }))
+                    advance(to: try PostgresRow.Columns(last)["id", as: Int64.self])
                 }
             } catch {
                 logger.warning("Reading events from PostgreSQL failed; trying again", metadata: ["error": "\(error)"])

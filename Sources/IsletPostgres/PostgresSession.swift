@@ -1,12 +1,14 @@
 import Foundation
 import IsletCore
 import IsletEngine
+import IsletSQL
 import Logging
 import PostgresNIO
 
-/// One connection, used synchronously: the engine's use cases are synchronous closures (the
-/// `Store` protocol), so the PostgreSQL store runs them on threads of its own that wait for
-/// each statement's answer. Never used on an event loop or Swift's cooperative pool.
+/// The SQL store's driver for PostgreSQL: one connection, used synchronously — the engine's
+/// use cases are synchronous closures (the `Store` protocol), so the PostgreSQL store runs them
+/// on threads of its own that wait for each statement's answer. Never used on an event loop or
+/// Swift's cooperative pool.
 ///
 /// - Statements are sent with the extended query protocol, values bound, never spliced into
 ///   the SQL; each statement text is prepared once per connection and run by name after that
@@ -14,8 +16,11 @@ import PostgresNIO
 /// - In a write transaction, what a change reads it locks, as `locking` says (docs/cluster.md,
 ///   "Isolation"). Its writes wait until it reads or ends (`execute`); a savepoint that undoes
 ///   only that change is set before the first write that goes while the change can still fail.
-final class PostgresSession {
+final class PostgresSession: SQLSession {
     let connection: PostgresConnection
+    let dialect = SQLDialect.postgresql
+    /// A read is a round trip: what a transaction read that changes rarely is kept.
+    let caches = true
     let logger: Logger
     private let prepared: PreparedStatements?
     /// How the reads of a write transaction lock what they read.
@@ -34,7 +39,7 @@ final class PostgresSession {
     /// A write waiting to be sent.
     private enum Write {
         case statement(String, [(any PostgresDynamicTypeEncodable)?])
-        case activity(ActivityWrites.Row)
+        case activity(ActivityColumns)
     }
 
     init(connection: PostgresConnection, logger: Logger, prepared: PreparedStatements? = nil) {
@@ -44,6 +49,10 @@ final class PostgresSession {
     }
 
     // MARK: Statements
+
+    func rows<T>(_ sql: String, _ values: [(any SQLBindable)?], reading: ActivityID?, _ read: (any SQLRow) throws -> T) throws -> [T] {
+        try query(sql, Self.encodable(values), reading: reading).map { try read(PostgresRow.Columns($0)) }
+    }
 
     /// Runs a statement with `values` for `$1`, `$2`…; returns its rows. The writes not yet
     /// sent go first, so that what it reads includes them — but for a read of one activity
@@ -71,7 +80,8 @@ final class PostgresSession {
     /// A write whose answer the change does not need: in a change it waits until the change
     /// reads or ends, so a change that writes once and ends (most updates) sends it alone,
     /// without a savepoint (`endChange`); outside a change it runs now.
-    func execute(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws {
+    func execute(_ sql: String, _ values: [(any SQLBindable)?]) throws {
+        let values = Self.encodable(values)
         guard change != nil else {
             try send(sql, values)
             return
@@ -81,7 +91,7 @@ final class PostgresSession {
 
     /// Writes an activity's row: in a change, as `execute`; when the change holds and wrote
     /// nothing else, with the batch's other activities, in one statement (`ActivityWrites`).
-    func save(_ row: ActivityWrites.Row) throws {
+    func save(_ row: ActivityColumns) throws {
         guard change != nil else {
             let statement = ActivityWrites.statement(row)
             try send(statement.sql, statement.values)
@@ -107,18 +117,17 @@ final class PostgresSession {
         change = nil
     }
 
-    /// Runs a statement that writes and returns rows (`RETURNING`), now.
-    func returning(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> [PostgresRow] {
+    func insert(_ sql: String, _ values: [(any SQLBindable)?]) throws -> Int64 {
         try flush(guarded: true)
         try beforeWrite()
-        return try send(sql, values)
+        return try send(sql + " RETURNING id", Self.encodable(values)).first.map { try PostgresRow.Columns($0).int64(0) } ?? 0
     }
 
-    /// Runs a statement that writes; returns how many rows it changed.
-    func count(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = []) throws -> Int {
+    func count(_ sql: String, _ values: [(any SQLBindable)?]) throws -> Int {
         try flush(guarded: true)
         try beforeWrite()
-        return try unprepared(sql, values).metadata.rows ?? 0
+        // The unprepared path: postgres-nio's prepared one does not report the count.
+        return try unprepared(sql, Self.encodable(values)).metadata.rows ?? 0
     }
 
     /// Sends the change's waiting writes. `guarded`: after its savepoint, so that the change
@@ -151,24 +160,17 @@ final class PostgresSession {
         }
     }
 
-    /// The rows of a statement, each read by `read`.
-    func rows<T>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], _ read: (Columns) throws -> T) throws -> [T] {
-        try query(sql, values).map { try read(Columns($0)) }
-    }
-
-    /// The first row of a statement, if any, read by `read`.
-    func row<T>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], _ read: (Columns) throws -> T) throws -> T? {
-        try query(sql, values).first.map { try read(Columns($0)) }
-    }
-
-    /// The first column of every row.
-    func values<T: PostgresDecodable>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], as type: T.Type = T.self) throws -> [T] {
-        try query(sql, values).map { row in try Columns.binary(row.makeRandomAccess()[0]).decode(T.self) }
-    }
-
-    /// The first column of the first row, if there is a row.
-    func value<T: PostgresDecodable>(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?] = [], as type: T.Type = T.self) throws -> T? {
-        try self.values(sql, values, as: T.self).first
+    /// Values as postgres-nio binds them.
+    static func encodable(_ values: [(any SQLBindable)?]) -> [(any PostgresDynamicTypeEncodable)?] {
+        values.map { value -> (any PostgresDynamicTypeEncodable)? in
+            switch SQLValue(value) {
+            case .null: nil
+            case .integer(let integer): integer
+            case .real(let real): real
+            case .text(let text): text
+            case .boolean(let boolean): boolean
+            }
+        }
     }
 
     private static func query(_ sql: String, _ values: [(any PostgresDynamicTypeEncodable)?]) -> PostgresQuery {
@@ -205,7 +207,7 @@ final class PostgresSession {
         guard let failure else {
             // Only activity rows: they wait for the batch's others (a row of one already
             // waiting sends those first, one statement holding each activity once).
-            let rows = pending.compactMap { write -> ActivityWrites.Row? in if case .activity(let row) = write { row } else { nil } }
+            let rows = pending.compactMap { write -> ActivityColumns? in if case .activity(let row) = write { row } else { nil } }
             guard rows.count == pending.count, Set(rows.map(\.id)).count == rows.count else { return try flush(guarded: false) }
             if rows.contains(where: { activities.holds($0.id) }) { try flushActivities() }
             for row in rows { activities.append(row) }
@@ -243,7 +245,7 @@ final class PostgresSession {
             return
         case .nowait:
             guard try value("SELECT pg_try_advisory_xact_lock($1)", [Self.lockKey(name)], as: Bool.self) == true else {
-                throw PostgresBusy(what: name)
+                throw SQLBusy(what: name)
             }
         case .wait:
             try query("SELECT pg_advisory_xact_lock($1)", [Self.lockKey(name)])
@@ -253,7 +255,7 @@ final class PostgresSession {
     /// The clause that locks the rows a statement selects (of the table `alias` names, in a
     /// join), as `locking` says. With `.nowait` the rows another transaction holds are left out
     /// (`SKIP LOCKED`): the reader tells them from rows that are not there.
-    func rowLock(of alias: String? = nil) -> String {
+    func rowLock(of alias: String?) -> String {
         let of = alias.map { " OF \($0)" } ?? ""
         switch locking {
         case .none: return ""
@@ -285,61 +287,42 @@ final class PostgresSession {
     }
 }
 
-/// How a write transaction's reads lock what they read (docs/cluster.md, "Isolation").
-enum Locking {
-    /// Not at all: a reader outside any write.
-    case none
-    /// At once or not at all: a batch never waits for a lock, so batches cannot deadlock; a
-    /// change that meets a lock another transaction holds is undone and run again.
-    case nowait
-    /// Waiting: a change run alone after meeting held locks.
-    case wait
-}
+extension PostgresRow {
+    /// A row's columns by name (as the SQL writes them: `bundleId`; PostgreSQL folds unquoted
+    /// names to lower case, and so does the lookup) or position.
+    struct Columns: SQLRow {
+        private let row: PostgresRandomAccessRow
 
-/// A lock another transaction holds: the change is undone and run again.
-struct PostgresBusy: Error, CustomStringConvertible {
-    let what: String
-    var description: String { "\(what) is being changed by another transaction" }
-}
+        init(_ row: PostgresRow) {
+            self.row = row.makeRandomAccess()
+        }
 
-/// What a write transaction keeps of the rows it read that change rarely.
-struct TransactionCache {
-    /// Activity types by app and name, `nil` for one that is not registered.
-    var activityTypes: [String: ActivityType?] = [:]
-    /// Activities' phone state, read with the activity (under its lock), `nil` for none.
-    var phoneActivities: [ActivityID: PhoneActivity?] = [:]
-}
+        private func cell(_ column: SQLColumnKey) throws -> PostgresCell {
+            switch column {
+            case .name(let name):
+                let name = name.lowercased()
+                guard row.contains(name) else { throw SQLColumnError(column, "not in the row") }
+                return Self.binary(row[name])
+            case .index(let index):
+                guard index < row.count else { throw SQLColumnError(column, "not in the row") }
+                return Self.binary(row[index])
+            }
+        }
 
-/// A row's columns by name. Names are given as the SQL writes them (`bundleId`); PostgreSQL
-/// folds unquoted names to lower case, and so does the lookup.
-struct Columns {
-    private let row: PostgresRandomAccessRow
+        func isNull(_ column: SQLColumnKey) throws -> Bool { try cell(column).bytes == nil }
+        func string(_ column: SQLColumnKey) throws -> String { try cell(column).decode(String.self) }
+        func int64(_ column: SQLColumnKey) throws -> Int64 { try cell(column).decode(Int64.self) }
+        func double(_ column: SQLColumnKey) throws -> Double { try cell(column).decode(Double.self) }
+        func bool(_ column: SQLColumnKey) throws -> Bool { try cell(column).decode(Bool.self) }
 
-    init(_ row: PostgresRow) {
-        self.row = row.makeRandomAccess()
-    }
-
-    subscript<T: PostgresDecodable>(_ name: String, as type: T.Type = T.self) -> T {
-        get throws { try Self.binary(row[name.lowercased()]).decode(T.self) }
-    }
-
-    /// A cell as it came: every statement asks for binary results, but postgres-nio's prepared
-    /// path describes the columns with the format a statement's description has before it is
-    /// bound, text, and decoding by it would misread every number and boolean.
-    static func binary(_ cell: PostgresCell) -> PostgresCell {
-        var cell = cell
-        cell.format = .binary
-        return cell
-    }
-
-    /// A time stored as seconds since 1970.
-    func date(_ name: String) throws -> Date {
-        Date(timeIntervalSince1970: try self[name, as: Double.self])
-    }
-
-    /// A time stored as seconds since 1970, or NULL.
-    func optionalDate(_ name: String) throws -> Date? {
-        try self[name, as: Double?.self].map(Date.init(timeIntervalSince1970:))
+        /// A cell as it came: every statement asks for binary results, but postgres-nio's prepared
+        /// path describes the columns with the format a statement's description has before it is
+        /// bound, text, and decoding by it would misread every number and boolean.
+        static func binary(_ cell: PostgresCell) -> PostgresCell {
+            var cell = cell
+            cell.format = .binary
+            return cell
+        }
     }
 }
 
@@ -370,7 +353,7 @@ enum PostgresFailure {
     /// Whether `error` says another transaction holds what the change needs, so the change is
     /// undone and run again.
     static func isBusy(_ error: any Error) -> Bool {
-        error is PostgresBusy || (sqlState(error).map(busy.contains) ?? false)
+        error is SQLBusy || (sqlState(error).map(busy.contains) ?? false)
     }
 
     /// Whether `error` asks for the transaction to be run again.

@@ -1,6 +1,7 @@
 import Foundation
 import IsletCore
 import IsletEngine
+import IsletSQL
 import Logging
 import NIOPosix
 import PostgresNIO
@@ -138,7 +139,7 @@ public final class PostgresStore: Store {
             return try await withConnection { connection in
                 let logger = self.logger
                 return try await self.threads.runIfActive {
-                    try work(PostgresSnapshot(session: PostgresSession(connection: connection, logger: logger, prepared: self.prepared)))
+                    try work(SQLSnapshot(session: PostgresSession(connection: connection, logger: logger, prepared: self.prepared)))
                 }
             }
         } catch {

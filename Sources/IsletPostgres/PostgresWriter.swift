@@ -1,6 +1,7 @@
 import Foundation
 import IsletCore
 import IsletEngine
+import IsletSQL
 import PostgresNIO
 import Synchronization
 
@@ -223,7 +224,7 @@ final class PostgresWriter: Sendable {
         // One statement whatever the count: the events as arrays, numbered in their order
         // (`unnest` gives rows in array order, and `nextval` runs row by row); the notification
         // in the same trip. An event without an activity has "" for it.
-        return try session.value(
+        return try session.query(
             """
             WITH written AS (
                 INSERT INTO event (id, time, type, bundleId, deviceId, activityId, data)
@@ -237,8 +238,7 @@ final class PostgresWriter: Sendable {
             [
                 events.map { $0.time.timeIntervalSince1970 }, events.map(\.type.rawValue), events.map(\.bundleId), events.map(\.deviceId),
                 events.map { $0.activityId ?? "" }, events.map(\.data), channel,
-            ],
-            as: Int64.self
-        ) ?? 0
+            ]
+        ).first.map { try PostgresRow.Columns($0).int64(0) } ?? 0
     }
 }

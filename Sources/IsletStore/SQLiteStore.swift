@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import IsletCore
 import IsletEngine
+import IsletSQL
 import ServiceLifecycle
 
 /// Islet's embedded store: one SQLite file in WAL mode, implementing the engine's `Store`.
@@ -73,7 +74,7 @@ public final class SQLiteStore: Store {
     }
 
     public func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T {
-        try await pool.read { db in try work(SQLiteSnapshot(db: db)) }
+        try await pool.read { db in try work(SQLSnapshot(session: SQLiteSession(db))) }
     }
 
     public func run() async throws {

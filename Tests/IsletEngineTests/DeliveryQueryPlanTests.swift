@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import IsletEngine
+@testable import IsletSQL
 @testable import IsletStore
 import Testing
 
@@ -15,7 +16,7 @@ struct DeliveryQueryPlanTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let store = try SQLiteStore(path: directory.appendingPathComponent("islet.sqlite").path, durability: .normal)
         let plan = try await store.pool.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + DeliveryRows.dueQuery, arguments: [0, 10]).map { $0["detail"] as String }
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SQLDialect.sqlitePlaceholders(SQLQueries.dueDeliveries(.sqlite, lock: "")), arguments: [0, 10]).map { $0["detail"] as String }
         }
         let reads = plan.filter { $0.hasPrefix("SCAN") || $0.hasPrefix("SEARCH") }
         #expect(!reads.isEmpty)

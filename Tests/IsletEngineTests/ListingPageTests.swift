@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import IsletCore
 @testable import IsletEngine
+@testable import IsletSQL
 @testable import IsletStore
 import Testing
 
@@ -121,10 +122,11 @@ struct ListingPageTests {
         let store = try SQLiteStore(path: directory.appendingPathComponent("islet.sqlite").path, durability: .normal)
         let after = ActivityPlace(score: 0, start: 0, id: "")
         let listings = [
-            (ActivityRow.listing(ActivityFilter(after: after)), "activity_listing"),
-            (ActivityRow.listing(ActivityFilter(bundleId: "com.example.ci", after: after)), "activity_app_listing"),
+            (SQLQueries.listing(ActivityFilter(after: after), dialect: .sqlite), "activity_listing"),
+            (SQLQueries.listing(ActivityFilter(bundleId: "com.example.ci", after: after), dialect: .sqlite), "activity_app_listing"),
         ]
-        for ((sql, arguments), index) in listings {
+        for ((sql, values), index) in listings {
+            let sql = SQLDialect.sqlitePlaceholders(sql), arguments = SQLiteSession.arguments(values)
             let plan = try await store.pool.read { db in
                 try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: arguments).map { $0["detail"] as String }
             }

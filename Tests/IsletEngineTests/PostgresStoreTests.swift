@@ -32,7 +32,7 @@ struct PostgresStoreTests {
         #expect(failure.flatMap(PostgresFailure.storageFailure) != nil, "\(String(describing: failure))")
         // The same on the store's synchronous path (a writer lane's thread).
         let session = PostgresSession(connection: connection, logger: logger)
-        #expect(throws: (any Error).self) { try session.execute("ROLLBACK") }
+        #expect(throws: (any Error).self) { try session.execute("ROLLBACK", []) }
     }
 
     /// Issue 27, the README walked: `Examples/cluster/run.sh` starts its nodes together on a new

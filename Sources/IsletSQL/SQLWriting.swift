@@ -1,0 +1,349 @@
+import Foundation
+import IsletCore
+import IsletEngine
+
+/// The engine's writes as SQL, written once for both databases. A store's transaction adds
+/// only what its shape makes its own: how an activity's row is saved (`save`) and when events
+/// are numbered (`append`) — SQLite at once, by its single writer; PostgreSQL at commit, when
+/// several writers' transactions take their turn (docs/cluster.md, "Event ids").
+public protocol SQLWriting: SQLReading, Transaction {}
+
+extension SQLWriting {
+    // MARK: Apps, devices, settings, keys
+
+    public func insertApp(_ app: App) throws {
+        try session.execute(
+            "INSERT INTO app (bundleId, name, createdAt, strictPushes, deliveryPaused) VALUES ($1, $2, $3, $4, $5)",
+            [app.bundleId, app.name, app.createdAt.timeIntervalSince1970, app.strictPushes, app.deliveryPaused]
+        )
+    }
+
+    public func updateApp(_ app: App) throws {
+        try session.execute(
+            "UPDATE app SET strictPushes = $1, deliveryPaused = $2 WHERE bundleId = $3", [app.strictPushes, app.deliveryPaused, app.bundleId]
+        )
+    }
+
+    public func insertDevice(_ device: Device) throws {
+        try session.execute(
+            "INSERT INTO device (id, name, createdAt) VALUES ($1, $2, $3)", [device.id, device.name, device.createdAt.timeIntervalSince1970]
+        )
+    }
+
+    public func putSettings(_ settings: AppSettings) throws {
+        try session.execute(
+            """
+            INSERT INTO appSettings (deviceId, bundleId, activitiesEnabled, frequentUpdates) VALUES ($1, $2, $3, $4)
+            ON CONFLICT (deviceId, bundleId) DO UPDATE SET
+                activitiesEnabled = excluded.activitiesEnabled, frequentUpdates = excluded.frequentUpdates
+            """,
+            [settings.deviceId, settings.bundleId, settings.activitiesEnabled, settings.frequentUpdates]
+        )
+    }
+
+    public func replaceKeys(of owner: KeyOwner, hash: String) throws {
+        // One owner's keys are replaced one change at a time, so it is left with one.
+        try session.lock("keys:\(owner)")
+        let (bundleId, deviceId): (BundleID?, DeviceID?)
+        switch owner {
+        case .admin:
+            (bundleId, deviceId) = (nil, nil)
+            try session.execute("DELETE FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL", [])
+        case .app(let app):
+            (bundleId, deviceId) = (app, nil)
+            try session.execute("DELETE FROM apiKey WHERE bundleId = $1", [app])
+        case .device(let device):
+            (bundleId, deviceId) = (nil, device)
+            try session.execute("DELETE FROM apiKey WHERE deviceId = $1", [device])
+        }
+        // Nodes that start together on a new database each store the admin key they share: a
+        // key is 32 random bytes, so a hash already stored is the same key, for the same owner,
+        // and the later insert changes nothing rather than fail.
+        try session.execute(
+            "INSERT INTO apiKey (hash, bundleId, deviceId, createdAt) VALUES ($1, $2, $3, $4) ON CONFLICT (hash) DO NOTHING",
+            [hash, bundleId, deviceId, now.timeIntervalSince1970]
+        )
+    }
+
+    // MARK: Layouts, types, provider keys, channels
+
+    public func putLayout(_ record: LayoutRecord) throws {
+        try session.execute(
+            """
+            INSERT INTO layout (bundleId, attributesType, body, revision, updatedAt) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (bundleId, attributesType) DO UPDATE SET
+                body = excluded.body, revision = excluded.revision, updatedAt = excluded.updatedAt
+            """,
+            [record.bundleId, record.attributesType, try WireFormat.string(record.layout), record.revision, record.updatedAt.timeIntervalSince1970]
+        )
+    }
+
+    public func deleteLayout(bundleId: BundleID, attributesType: String) throws -> Bool {
+        try session.count("DELETE FROM layout WHERE bundleId = $1 AND attributesType = $2", [bundleId, attributesType]) > 0
+    }
+
+    public func putActivityType(_ type: ActivityType) throws {
+        session.cache.activityTypes[TransactionCache.typeKey(bundleId: type.bundleId, name: type.name)] = nil
+        try session.execute(
+            "INSERT INTO activityType (bundleId, name, body) VALUES ($1, $2, $3) ON CONFLICT (bundleId, name) DO UPDATE SET body = excluded.body",
+            [type.bundleId, type.name, try WireFormat.string(type)]
+        )
+    }
+
+    public func putProviderKey(_ key: ProviderKey) throws {
+        try session.execute(
+            """
+            INSERT INTO providerKey (keyId, teamId, bundleId, publicKey, createdAt) VALUES ($1, $2, $3, $4, $5)
+            ON CONFLICT (keyId, bundleId) DO UPDATE SET teamId = excluded.teamId, publicKey = excluded.publicKey,
+                createdAt = excluded.createdAt
+            """,
+            [key.keyId, key.teamId, key.bundleId, key.publicKey, key.createdAt.timeIntervalSince1970]
+        )
+    }
+
+    public func deleteProviderKey(keyId: String, bundleId: BundleID) throws -> Bool {
+        try session.count("DELETE FROM providerKey WHERE keyId = $1 AND bundleId = $2", [keyId, bundleId]) > 0
+    }
+
+    public func insertChannel(_ channel: BroadcastChannel) throws {
+        try session.execute(
+            "INSERT INTO channel (id, bundleId, storagePolicy, createdAt, environment) VALUES ($1, $2, $3, $4, $5)",
+            [channel.id, channel.bundleId, channel.storagePolicy, channel.createdAt.timeIntervalSince1970, channel.environment?.rawValue]
+        )
+    }
+
+    public func deleteChannel(_ id: String, bundleId: BundleID) throws -> Bool {
+        try session.count("DELETE FROM channel WHERE id = $1 AND bundleId = $2", [id, bundleId]) > 0
+    }
+
+    public func storeMessage(_ change: Activity.PushedChange, channelId: String, expires: Date) throws {
+        try session.execute(
+            "UPDATE channel SET message = $1, messageAt = $2, messageExpiresAt = $3 WHERE id = $4",
+            [try WireFormat.string(change), now.timeIntervalSince1970, expires.timeIntervalSince1970, channelId]
+        )
+    }
+
+    // MARK: Tokens
+
+    public func addToken(_ token: String, holder: TokenHolder) throws {
+        switch holder {
+        case .activity(let activityId, let deviceId, let bundleId):
+            try session.execute(
+                "INSERT INTO pushToken (token, kind, activityId, deviceId, bundleId, createdAt) VALUES ($1, 'activity', $2, $3, $4, $5)",
+                [token, activityId, deviceId, bundleId, now.timeIntervalSince1970]
+            )
+        case .pushToStart(let deviceId, let bundleId):
+            try session.execute(
+                "INSERT INTO pushToken (token, kind, deviceId, bundleId, createdAt) VALUES ($1, 'pushToStart', $2, $3, $4)",
+                [token, deviceId, bundleId, now.timeIntervalSince1970]
+            )
+        }
+    }
+
+    public func retireTokens(of holder: TokenHolder, reason: TokenRetirement) throws {
+        switch holder {
+        case .activity(let activityId, _, _):
+            try session.execute(
+                "UPDATE pushToken SET retiredAt = $1, retiredReason = $2 WHERE kind = 'activity' AND activityId = $3 AND retiredAt IS NULL",
+                [reason.at.timeIntervalSince1970, reason.reason, activityId]
+            )
+        case .pushToStart(let deviceId, let bundleId):
+            // A holder's tokens are replaced one change at a time, so it is left with one.
+            try session.lock("pushToStart:\(deviceId):\(bundleId)")
+            try session.execute(
+                """
+                UPDATE pushToken SET retiredAt = $1, retiredReason = $2
+                WHERE kind = 'pushToStart' AND deviceId = $3 AND bundleId = $4 AND retiredAt IS NULL
+                """,
+                [reason.at.timeIntervalSince1970, reason.reason, deviceId, bundleId]
+            )
+        }
+    }
+
+    // MARK: Retention
+
+    public func purge(before date: Date) throws -> PurgeCount {
+        let cutoff = date.timeIntervalSince1970
+        return PurgeCount(
+            activities: try session.count("DELETE FROM activity WHERE state = 'dismissed' AND updatedAt < $1", [cutoff]),
+            events: try session.count("DELETE FROM event WHERE time < $1", [cutoff]),
+            tokens: try session.count("DELETE FROM pushToken WHERE retiredAt < $1", [cutoff])
+        )
+    }
+
+    // MARK: Delivery to real phones
+
+    public func putCredential(_ stored: StoredCredential) throws {
+        let credential = stored.credential
+        try session.execute(
+            """
+            INSERT INTO deliveryCredential (bundleId, environment, teamId, keyId, privateKey, url, caCertificate, createdAt, failure)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+            ON CONFLICT (bundleId, environment) DO UPDATE SET teamId = excluded.teamId, keyId = excluded.keyId,
+                privateKey = excluded.privateKey, url = excluded.url, caCertificate = excluded.caCertificate,
+                createdAt = excluded.createdAt, failure = excluded.failure
+            """,
+            [
+                credential.bundleId, credential.environment.rawValue, credential.teamId, credential.keyId, stored.privateKey,
+                credential.url, credential.caCertificate, credential.createdAt.timeIntervalSince1970, credential.failure,
+            ]
+        )
+    }
+
+    public func deleteCredentials(bundleId: BundleID, environment: APNsEnvironment?) throws -> Int {
+        var conditions = SQLConditions()
+        conditions.equal("bundleId", bundleId)
+        conditions.equal("environment", environment?.rawValue)
+        return try session.count("DELETE FROM deliveryCredential \(conditions.whereClause)", conditions.values)
+    }
+
+    public func setCredentialFailure(bundleId: BundleID, environment: APNsEnvironment, failure: String?) throws {
+        try session.execute(
+            "UPDATE deliveryCredential SET failure = $1 WHERE bundleId = $2 AND environment = $3", [failure, bundleId, environment.rawValue]
+        )
+    }
+
+    public func putPhoneToken(_ token: PhoneToken) throws {
+        try session.execute(
+            """
+            INSERT INTO phoneToken (token, kind, bundleId, deviceId, attributesType, activityId, environment, createdAt)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            ON CONFLICT (token) DO UPDATE SET kind = excluded.kind, bundleId = excluded.bundleId, deviceId = excluded.deviceId,
+                attributesType = excluded.attributesType, activityId = excluded.activityId, environment = excluded.environment,
+                createdAt = excluded.createdAt, retiredAt = NULL, retiredReason = NULL, appleTimestamp = NULL,
+                lastAt = NULL, lastStatus = NULL, lastReason = NULL
+            """,
+            [
+                token.token, token.kind.rawValue, token.bundleId, token.deviceId, token.attributesType, token.activityId,
+                token.environment.rawValue, token.createdAt.timeIntervalSince1970,
+            ]
+        )
+    }
+
+    public func retirePhoneTokens(_ holder: PhoneTokenHolder, reason: String) throws {
+        switch holder {
+        case .pushToStart(let deviceId, let bundleId, let attributesType):
+            try session.lock("phonePushToStart:\(deviceId):\(bundleId):\(attributesType)")
+            try session.execute(
+                """
+                UPDATE phoneToken SET retiredAt = $1, retiredReason = $2
+                WHERE kind = 'pushToStart' AND deviceId = $3 AND bundleId = $4 AND attributesType = $5 AND retiredAt IS NULL
+                """,
+                [now.timeIntervalSince1970, reason, deviceId, bundleId, attributesType]
+            )
+        case .update(let activityId):
+            try session.execute(
+                "UPDATE phoneToken SET retiredAt = $1, retiredReason = $2 WHERE kind = 'update' AND activityId = $3 AND retiredAt IS NULL",
+                [now.timeIntervalSince1970, reason, activityId]
+            )
+        }
+    }
+
+    public func retirePhoneToken(_ token: String, reason: String, appleTimestamp: Date?) throws {
+        try session.execute(
+            "UPDATE phoneToken SET retiredAt = $1, retiredReason = $2, appleTimestamp = $3 WHERE token = $4 AND retiredAt IS NULL",
+            [now.timeIntervalSince1970, reason, appleTimestamp?.timeIntervalSince1970, token]
+        )
+    }
+
+    public func recordTokenResult(_ token: String, at date: Date, status: Int, reason: String?) throws {
+        try session.execute(
+            "UPDATE phoneToken SET lastAt = $1, lastStatus = $2, lastReason = $3 WHERE token = $4", [date.timeIntervalSince1970, status, reason, token]
+        )
+    }
+
+    public func putPhoneActivity(_ phone: PhoneActivity) throws {
+        session.cache.phoneActivities[phone.activityId] = .some(phone)
+        try session.execute(
+            """
+            INSERT INTO phoneActivity (activityId, bundleId, deviceId, environment, channelId, state, budgeted)
+            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            ON CONFLICT (activityId) DO UPDATE SET environment = excluded.environment, channelId = excluded.channelId,
+                state = excluded.state, budgeted = excluded.budgeted
+            """,
+            [
+                phone.activityId, phone.bundleId, phone.deviceId, phone.environment.rawValue, phone.channelId, phone.state.rawValue,
+                phone.budgeted.map { String($0.timeIntervalSince1970) }.joined(separator: ","),
+            ]
+        )
+    }
+
+    public func insertDelivery(_ delivery: Delivery) throws -> Int64 {
+        try session.insert(
+            """
+            INSERT INTO delivery (orderKey, activityId, bundleId, deviceId, channelId, event, payload, alert, expiration, state,
+                attempts, nextAttemptAt, leaseUntil, createdAt, finishedAt, apnsId)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+            """,
+            [
+                delivery.orderKey, delivery.activityId, delivery.bundleId, delivery.deviceId, delivery.channelId, delivery.event,
+                delivery.payload, delivery.alert, delivery.expiration?.timeIntervalSince1970, delivery.state.rawValue,
+                delivery.attempts, delivery.nextAttemptAt.timeIntervalSince1970, delivery.leaseUntil?.timeIntervalSince1970,
+                delivery.createdAt.timeIntervalSince1970, delivery.finishedAt?.timeIntervalSince1970, delivery.apnsId,
+            ]
+        )
+    }
+
+    public func updateDelivery(_ delivery: Delivery) throws {
+        try session.execute(
+            "UPDATE delivery SET state = $1, attempts = $2, nextAttemptAt = $3, leaseUntil = $4, finishedAt = $5 WHERE id = $6",
+            [
+                delivery.state.rawValue, delivery.attempts, delivery.nextAttemptAt.timeIntervalSince1970,
+                delivery.leaseUntil?.timeIntervalSince1970, delivery.finishedAt?.timeIntervalSince1970, delivery.id,
+            ]
+        )
+    }
+}
+
+/// An activity as its row stores it: the whole activity as JSON, plus the columns queries use.
+public struct ActivityColumns: Sendable {
+    public var id: ActivityID
+    public var bundleId: BundleID
+    public var deviceId: DeviceID
+    public var attributesType: String
+    public var state: String
+    public var key: String?
+    public var deadline: Double?
+    public var relevanceScore: Double
+    public var startTime: Double
+    public var createdAt: Double
+    public var updatedAt: Double
+    public var body: String
+    public var channelId: String?
+
+    /// An activity's row as written at `now`.
+    public init(_ activity: Activity, now: Date) throws {
+        id = activity.id
+        bundleId = activity.bundleId
+        deviceId = activity.deviceId
+        attributesType = activity.attributesType
+        state = activity.state.rawValue
+        key = activity.key
+        deadline = activity.nextDeadline?.timeIntervalSince1970
+        relevanceScore = activity.content.relevanceScore
+        startTime = (activity.startedAt ?? activity.scheduledStart ?? activity.createdAt).timeIntervalSince1970
+        createdAt = activity.createdAt.timeIntervalSince1970
+        updatedAt = now.timeIntervalSince1970
+        body = try WireFormat.string(activity)
+        channelId = activity.channelId
+    }
+
+    /// The columns `upsert` writes, in its placeholders' order.
+    public static let columns = "id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime, createdAt, updatedAt, body, channelId"
+
+    /// What is set when the row exists: everything the engine changes. A new content keeps
+    /// every indexed value as it was, and the database then need not touch an index.
+    public static let onConflict = """
+        ON CONFLICT (id) DO UPDATE SET state = excluded.state, deadline = excluded.deadline,
+            relevanceScore = excluded.relevanceScore, startTime = excluded.startTime, updatedAt = excluded.updatedAt,
+            body = excluded.body
+        """
+
+    /// Inserts or saves one activity's row.
+    public static let upsert = "INSERT INTO activity (\(columns)) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13) \(onConflict)"
+
+    /// The values of `upsert`.
+    public var values: [(any SQLBindable)?] {
+        [id, bundleId, deviceId, attributesType, state, key, deadline, relevanceScore, startTime, createdAt, updatedAt, body, channelId]
+    }
+}
