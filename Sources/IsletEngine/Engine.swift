@@ -134,8 +134,9 @@ public final class Engine: Sendable {
     // MARK: The two ways to the store
 
     /// Runs a use case in the next write transaction; returns once it committed and was published.
-    func write<T: Sendable>(_ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> T {
-        let committed = try await store.write(now: clock.now(), work)
+    /// `activity`: the activity it changes, when known before it runs (`Store.write`).
+    func write<T: Sendable>(about activity: ActivityID? = nil, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> T {
+        let committed = try await store.write(now: clock.now(), about: activity, work)
         await fanOut.published(through: committed.commit)
         return committed.value
     }

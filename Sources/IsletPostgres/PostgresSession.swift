@@ -108,6 +108,19 @@ final class PostgresSession: SQLSession {
         try send(statement.sql, statement.values)
     }
 
+    /// Reads and locks a batch's activities, with their phone state, in one statement, for its
+    /// changes to find in `cache` instead of reading each in a round trip of its own. One that
+    /// another transaction holds is left out (`SKIP LOCKED`: a batch never waits), and the change
+    /// about it reads it as usual — and is run again if it is still held.
+    func lockActivities(_ ids: Set<ActivityID>) throws {
+        guard locking == .nowait, !ids.isEmpty else { return }
+        for row in try query(SQLQueries.activityWithPhone + " WHERE a.id = ANY($1) FOR UPDATE OF a SKIP LOCKED", [Array(ids)]) {
+            let (id, activity, phone) = try SQLRows.activityWithPhone(PostgresRow.Columns(row))
+            cache.activities[id] = activity
+            cache.phoneActivities[id] = .some(phone)
+        }
+    }
+
     /// Starts a transaction's bookkeeping afresh (what a failed one left is gone with it).
     func beginTransaction(locking: Locking) {
         self.locking = locking

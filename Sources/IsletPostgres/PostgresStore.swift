@@ -123,9 +123,11 @@ public final class PostgresStore: Store {
 
     // MARK: Store
 
-    public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
+    public func write<T: Sendable>(
+        now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T
+    ) async throws -> Committed<T> {
         do {
-            let committed = try await writer.write(now: now, work)
+            let committed = try await writer.write(now: now, about: activity, work)
             health.succeeded()
             return committed
         } catch {

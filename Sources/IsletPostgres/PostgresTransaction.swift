@@ -37,6 +37,7 @@ final class PostgresTransaction: SQLWriting {
         }
         let row = try ActivityColumns(activity, now: now)
         try session.save(row)
+        session.cache.activities[activity.id] = activity
         SQLRows.decoded.remember(activity, body: row.body)
         return row.body
     }

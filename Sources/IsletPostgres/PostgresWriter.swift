@@ -31,6 +31,8 @@ final class PostgresWriter: Sendable {
         let finish: @Sendable (Result<UInt64, any Error>) -> Void
         /// The error the change itself failed with in its last run, if it did.
         let failure: @Sendable () -> (any Error)?
+        /// The activity the change is about, if known before it runs (`Store.write`).
+        let activity: ActivityID?
     }
 
     /// What a change that held did.
@@ -64,7 +66,9 @@ final class PostgresWriter: Sendable {
     /// transactions meet each other (`/metrics`, the benchmark).
     let contention = Atomic<Int>(0)
 
-    func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
+    func write<T: Sendable>(
+        now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T
+    ) async throws -> Committed<T> {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Committed<T>, any Error>) in
             let outcome = WriteOutcome<T>()
             let job = Job(
@@ -79,7 +83,8 @@ final class PostgresWriter: Sendable {
                     return Done(events: transaction.events, deadline: transaction.earliestDeadline, effects: transaction.effects)
                 },
                 finish: { transaction in outcome.answer(continuation, transaction: transaction) },
-                failure: { outcome.failure }
+                failure: { outcome.failure },
+                activity: activity
             )
             if !queue.enqueue(job) {
                 job.finish(.failure(IsletError(.unavailable, "The server is shutting down; nothing was changed.")))
@@ -140,7 +145,10 @@ final class PostgresWriter: Sendable {
                 contention.add(ran.busy.count, ordering: .relaxed)
                 waiting = ran.busy
             } catch {
-                guard waiting.count > 1, PostgresFailure.storageFailure(error) == nil else {
+                // A change's write sent alone at its end (`PostgresSession.endChange`) that met
+                // another transaction's — two nodes creating the default device at once — fails
+                // the transaction: that change too runs alone, and finds the other's row.
+                guard waiting.count > 1 || PostgresFailure.isBusy(error), PostgresFailure.storageFailure(error) == nil else {
                     outcomes.append((waiting, .failure(error)))
                     return outcomes
                 }
@@ -179,6 +187,7 @@ final class PostgresWriter: Sendable {
         do {
             try session.unprepared("BEGIN ISOLATION LEVEL READ COMMITTED")
             session.beginTransaction(locking: locking)
+            try session.lockActivities(Set(jobs.compactMap(\.activity)))
             var ran = Ran()
             var events: [PostgresTransaction.PendingEvent] = []
             for (number, job) in jobs.enumerated() {

@@ -91,16 +91,15 @@ extension SQLReading {
             return try session.values("SELECT body FROM activity WHERE id = $1", [id], as: String.self).first
                 .map { body in try SQLRows.activity(id, body: body) }
         }
+        // Read (and locked) already in this transaction: as it read it, or as a change wrote it.
+        if session.caches, let cached = session.cache.activities[id] { return cached }
         // Under the activity's lock, its phone state too: a change reads both, in one trip.
         let found = try locked(
-            "SELECT a.body, p.* FROM activity a LEFT JOIN phoneActivity p ON p.activityId = a.id WHERE a.id = $1",
-            [id], of: "a", exists: "SELECT 1 FROM activity WHERE id = $1", what: "activity \(id)", activity: id
-        ) { row -> (Activity, PhoneActivity?) in
-            let activity = try SQLRows.activity(id, body: try row["body"])
-            let phone = try row["activityId", as: String?.self] == nil ? nil : try SQLRows.phoneActivity(row)
-            return (activity, phone)
-        }
-        guard let (activity, phone) = found else { return nil }
+            SQLQueries.activityWithPhone + " WHERE a.id = $1", [id], of: "a", exists: "SELECT 1 FROM activity WHERE id = $1",
+            what: "activity \(id)", activity: id, SQLRows.activityWithPhone
+        )
+        guard let (_, activity, phone) = found else { return nil }
+        session.cache.activities[id] = activity
         session.cache.phoneActivities[id] = .some(phone)
         return activity
     }
@@ -337,8 +336,12 @@ extension SQLReading {
     }
 }
 
-/// The statements whose text depends on what is asked.
-enum SQLQueries {
+/// The statements whose text depends on what is asked, and those a driver shares.
+public enum SQLQueries {
+    /// An activity's row with its phone state (`NULL`s when it has none), as a change reads
+    /// them: together, under the activity's lock (`SQLRows.activityWithPhone`).
+    public static let activityWithPhone = "SELECT a.id AS lockedId, a.body, p.* FROM activity a LEFT JOIN phoneActivity p ON p.activityId = a.id"
+
     /// A page of activities (`Store.activities`): their body and place, in the listing's
     /// order, one more than the page.
     static func listing(_ filter: ActivityFilter, dialect: SQLDialect) -> (sql: String, values: [(any SQLBindable)?]) {

@@ -13,6 +13,13 @@ public enum SQLRows {
         try decoded.activity(id, body: body) ?? WireFormat.decoder().decode(Activity.self, from: Data(body.utf8))
     }
 
+    /// A row of `SQLQueries.activityWithPhone`: the activity's id, the activity, its phone state.
+    public static func activityWithPhone(_ row: any SQLRow) throws -> (ActivityID, Activity, PhoneActivity?) {
+        let id: ActivityID = try row["lockedId"]
+        let phone = try row["activityId", as: String?.self] == nil ? nil : try phoneActivity(row)
+        return (id, try activity(id, body: try row["body"]), phone)
+    }
+
     public static func app(_ row: any SQLRow) throws -> App {
         App(
             bundleId: try row["bundleId"], name: try row["name"], createdAt: try row.date("createdAt"), strictPushes: try row["strictPushes"],

@@ -105,6 +105,8 @@ public struct TransactionCache {
     public var activityTypes: [String: ActivityType?] = [:]
     /// Activities' phone state, read with the activity (under its lock), `nil` for none.
     public var phoneActivities: [ActivityID: PhoneActivity?] = [:]
+    /// Activities read under their lock, or written, in this transaction: as they now are.
+    public var activities: [ActivityID: Activity] = [:]
 
     public init() {}
 

@@ -163,6 +163,8 @@ extension SQLWriting {
     // MARK: Retention
 
     public func purge(before date: Date) throws -> PurgeCount {
+        // Activities kept as read may be among those deleted.
+        session.cache.activities = [:]
         let cutoff = date.timeIntervalSince1970
         return PurgeCount(
             activities: try session.count("DELETE FROM activity WHERE state = 'dismissed' AND updatedAt < $1", [cutoff]),

@@ -69,7 +69,10 @@ public final class SQLiteStore: Store {
         }
     }
 
-    public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
+    /// `activity` is not needed: a change's read of its activity costs no round trip here.
+    public func write<T: Sendable>(
+        now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T
+    ) async throws -> Committed<T> {
         try await watched { try await self.groupCommit.write(now: now, work) }
     }
 

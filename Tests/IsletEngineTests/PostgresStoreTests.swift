@@ -106,4 +106,24 @@ struct PostgresStoreTests {
             for node in nodes.dropFirst() { try await node.stop() }
         }
     }
+
+    /// Nodes starting together on a new database each create the default device: one inserts
+    /// it, and the others' inserts, meeting that row, run again and find it — none fails (the
+    /// cluster example's second node once exited here).
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(2)))
+    func nodesCreatingTheDefaultDeviceAtOnceAllSucceed() async throws {
+        try await EngineFixture.with(.postgres) { first in
+            var nodes = [first]
+            for _ in 0..<3 { nodes.append(try await first.node()) }
+            for _ in 0..<10 {
+                _ = try await PostgresServer.rows("DELETE FROM device WHERE id = 'default'", in: first.database!)
+                try await withThrowingTaskGroup(of: Void.self) { group in
+                    for node in nodes { group.addTask { try await node.engine.ensureDefaultDevice() } }
+                    try await group.waitForAll()
+                }
+                #expect(try await PostgresServer.rows("SELECT id FROM device WHERE id = 'default'", in: first.database!) == ["default"])
+            }
+            for node in nodes.dropFirst() { try await node.stop() }
+        }
+    }
 }

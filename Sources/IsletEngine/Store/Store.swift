@@ -15,9 +15,14 @@ public protocol Store: Sendable {
     ///
     /// - Parameters:
     ///   - now: The time the change happens at (`Transaction.now`).
+    ///   - activity: The activity the change is about, when the caller knows it before it
+    ///     runs: a store of several writers reads and locks a batch's activities together, in
+    ///     one statement, instead of one round trip per change.
     ///   - work: The use case. It runs on the store's writer: it must not block on anything else.
     /// - Throws: `work`'s error, or `unavailable` when the storage cannot take writes.
-    func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T>
+    func write<T: Sendable>(
+        now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T
+    ) async throws -> Committed<T>
 
     /// Runs `work` on a reader, concurrently with writes; it sees committed data only.
     func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T
@@ -51,6 +56,11 @@ public protocol Store: Sendable {
 
 extension Store {
     public var changesRunAgain: Int { 0 }
+
+    /// Runs `work` in a write transaction, about no activity known beforehand.
+    public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
+        try await write(now: now, about: nil, work)
+    }
 }
 
 /// A write's result once its transaction has committed.

@@ -46,7 +46,7 @@ extension Engine {
     ///   - owner: The app whose key asks, or `nil` for the admin: another app's activity is not found.
     public func apply(_ input: Activity.Input, to id: ActivityID, owner: BundleID?) async throws -> Outcome {
         let rules = self.rules
-        return try await write { tx in
+        return try await write(about: id) { tx in
             var activity = try tx.loadActivity(id, owner: owner)
             let (transition, body) = try tx.change(&activity, input, rules: rules)
             try tx.deliverChange(input, transition: transition, of: activity)
@@ -58,7 +58,7 @@ extension Engine {
     /// the same transaction — allows it (a display dismisses only what its device shows).
     public func dismiss(_ id: ActivityID, authorize: @escaping @Sendable (Activity) throws -> Void) async throws -> Outcome {
         let rules = self.rules
-        return try await write { tx in
+        return try await write(about: id) { tx in
             var activity = try tx.loadActivity(id, owner: nil)
             try authorize(activity)
             let (transition, body) = try tx.change(&activity, .userDismissal, rules: rules)
