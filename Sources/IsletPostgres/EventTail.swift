@@ -9,7 +9,10 @@ import Synchronization
 /// Brings every node's committed events to this node's engine, in id order: it reads the events
 /// after the last it read and appends them to the commit log, which the engine publishes.
 ///
-/// It reads when woken — by a local commit that waits for its events (`published(through:)`),
+/// A local commit's events are not read back: the commit hands them over
+/// (`published(_:)`), and they are appended as soon as they follow the last event appended —
+/// at once, when no other node's events or another lane's come between. Otherwise the reader
+/// reads: it reads when woken — by a local commit whose events wait for others before them,
 /// by PostgreSQL's NOTIFY from another node's commit (`listen`), or by a timer every
 /// `pollInterval`, so a missed notification (a listener reconnecting, say) delays events by at
 /// most that, and loses none. Ids become visible in increasing order (`PostgresWriter`), so
@@ -23,9 +26,11 @@ final class EventTail: Sendable {
         var stopped = false
     }
 
-    /// A local commit waiting for its events to be read.
+    /// A local commit waiting for its events to be published.
     private struct Waiter {
         let id: EventID
+        /// Its events, to append once they follow the last appended (empty: they are read).
+        var events: [EncodedEvent]
         let since: ContinuousClock.Instant
         let continuation: CheckedContinuation<Bool, Never>
     }
@@ -54,20 +59,39 @@ final class EventTail: Sendable {
         state.withLock { $0.position = id }
     }
 
-    /// Returns once every event up to `id` has been appended to the log (at once for 0): true;
-    /// or false once it waited `publicationWait` for them.
+    /// Returns once a local commit's events, and every event before them, have been appended to
+    /// the log (at once when it wrote none): true; or false once it waited `publicationWait`.
     @discardableResult
-    func published(through id: EventID) async -> Bool {
-        guard id > 0 else { return true }
+    func published(_ written: WrittenEvents) async -> Bool {
+        guard written.last > 0 else { return true }
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
-            let (done, wake) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
-                if state.position >= id || state.stopped { return (true, nil) }
-                state.waiters.append(Waiter(id: id, since: .now, continuation: continuation))
-                return (false, takeWake(&state))
+            let (ready, wake) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], CheckedContinuation<Void, Never>?) in
+                if state.position >= written.last || state.stopped { return ([continuation], nil) }
+                state.waiters.append(Waiter(id: written.last, events: written.events, since: .now, continuation: continuation))
+                let ready = appendWaitingEvents(&state)
+                // Events before these that this node does not have: the reader reads them.
+                return (ready, state.position >= written.last ? nil : takeWake(&state))
             }
             wake?.resume()
-            if done { continuation.resume(returning: true) }
+            for continuation in ready { continuation.resume(returning: true) }
         }
+    }
+
+    /// Appends the events of local commits that follow the last appended, in id order, and
+    /// takes the waiters whose events are all appended now.
+    private func appendWaitingEvents(_ state: inout State) -> [CheckedContinuation<Bool, Never>] {
+        while let index = state.waiters.firstIndex(where: { $0.events.first?.id == state.position + 1 }) {
+            let events = state.waiters[index].events
+            log.append(Commit(events: events))
+            state.position = events[events.count - 1].id
+        }
+        var ready: [CheckedContinuation<Bool, Never>] = []
+        state.waiters.removeAll { waiter in
+            guard waiter.id <= state.position else { return false }
+            ready.append(waiter.continuation)
+            return true
+        }
+        return ready
     }
 
     /// Lets go of the local commits that waited `publicationWait` for their events.
@@ -137,8 +161,7 @@ final class EventTail: Sendable {
                 full = rows.count == Self.page
                 if let last = rows.last {
                     // An event of a type this version does not know is passed over, not published.
-                    log.append(Commit(events: try rows.compactMap { row in try SQLRows.event(PostgresRow.Columns(row)) }))
-                    advance(to: try PostgresRow.Columns(last)["id", as: Int64.self])
+                    append(try rows.compactMap { row in try SQLRows.event(PostgresRow.Columns(row)) }, through: try PostgresRow.Columns(last)["id"])
                 }
             } catch {
                 logger.warning("Reading events from PostgreSQL failed; trying again", metadata: ["error": "\(error)"])
@@ -149,16 +172,13 @@ final class EventTail: Sendable {
         }
     }
 
-    private func advance(to id: EventID) {
+    /// Appends events read, through `id`: those a local commit appended meanwhile are left out.
+    private func append(_ events: [EncodedEvent], through id: EventID) {
         let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
+            let new = events.drop { $0.id <= state.position }
+            if !new.isEmpty { log.append(Commit(events: Array(new))) }
             state.position = max(state.position, id)
-            var ready: [CheckedContinuation<Bool, Never>] = []
-            state.waiters.removeAll { waiter in
-                guard waiter.id <= state.position else { return false }
-                ready.append(waiter.continuation)
-                return true
-            }
-            return ready
+            return appendWaitingEvents(&state)
         }
         for continuation in ready { continuation.resume(returning: true) }
     }
@@ -195,7 +215,11 @@ final class EventTail: Sendable {
                     try await withTaskCancellationHandler {
                         try await connection.listen(on: PostgresWriter.channel) { notifications in
                             self.wake()
-                            for try await _ in notifications { self.wake() }
+                            for try await notification in notifications {
+                                // This node's own commits, mostly: their events are appended already.
+                                if let id = EventID(notification.payload), self.state.withLock({ $0.position >= id }) { continue }
+                                self.wake()
+                            }
                         }
                     } onCancel: {
                         _ = connection.close() as EventLoopFuture<Void>

@@ -42,11 +42,11 @@ final class PostgresWriter: Sendable {
         var effects: Effects
     }
 
-    /// What one transaction did: its commit, its last event id, the changes it answers (held or
-    /// refused by their rules) and those that met a held lock and must run again.
+    /// What one transaction did: its commit, its events as numbered, the changes it answers (held
+    /// or refused by their rules) and those that met a held lock and must run again.
     private struct Ran {
         var commit = Commit()
-        var lastEvent: EventID = 0
+        var events = WrittenEvents()
         var answered: [Job] = []
         var busy: [Job] = []
     }
@@ -100,7 +100,7 @@ final class PostgresWriter: Sendable {
     /// One lane: batches until `stop()`.
     func runLane(store: PostgresStore) async {
         while let batch = await queue.nextBatch() {
-            let outcomes: [(jobs: [Job], result: Result<(Commit, EventID), any Error>)]
+            let outcomes: [(jobs: [Job], result: Result<(Commit, WrittenEvents), any Error>)]
             do {
                 outcomes = try await store.withConnection { connection in
                     let logger = store.logger
@@ -113,8 +113,8 @@ final class PostgresWriter: Sendable {
             }
             for (jobs, result) in outcomes {
                 switch result {
-                case .success(let (commit, lastEvent)):
-                    await store.tail.published(through: lastEvent)
+                case .success(let (commit, events)):
+                    await store.tail.published(events)
                     let number = store.commits.append(commit)
                     for job in jobs { job.finish(.success(number)) }
                 case .failure(let error):
@@ -135,13 +135,13 @@ final class PostgresWriter: Sendable {
     /// (up to `busyRounds`), then each of those alone, waiting for its locks. A transaction that
     /// fails as a whole for a reason of one change's (a statement's own error) is run again as
     /// one transaction per change, so that change fails alone.
-    private func commit(_ batch: [Job], session: PostgresSession) -> [(jobs: [Job], result: Result<(Commit, EventID), any Error>)] {
-        var outcomes: [(jobs: [Job], result: Result<(Commit, EventID), any Error>)] = []
+    private func commit(_ batch: [Job], session: PostgresSession) -> [(jobs: [Job], result: Result<(Commit, WrittenEvents), any Error>)] {
+        var outcomes: [(jobs: [Job], result: Result<(Commit, WrittenEvents), any Error>)] = []
         var waiting = batch
         for _ in 0..<Self.busyRounds where !waiting.isEmpty {
             do {
                 let ran = try Self.transaction(waiting, session: session, locking: .nowait)
-                if !ran.answered.isEmpty { outcomes.append((ran.answered, .success((ran.commit, ran.lastEvent)))) }
+                if !ran.answered.isEmpty { outcomes.append((ran.answered, .success((ran.commit, ran.events)))) }
                 contention.add(ran.busy.count, ordering: .relaxed)
                 waiting = ran.busy
             } catch {
@@ -164,12 +164,12 @@ final class PostgresWriter: Sendable {
     /// Runs one change in transactions of its own, waiting for its locks, until it commits (or
     /// fails by its rules), up to `attempts` times: a deadlock between two such changes is
     /// broken by PostgreSQL aborting one (40P01), which runs again.
-    private static func alone(_ job: Job, session: PostgresSession) throws -> (Commit, EventID) {
+    private static func alone(_ job: Job, session: PostgresSession) throws -> (Commit, WrittenEvents) {
         var attempt = 1
         while true {
             do {
                 let ran = try transaction([job], session: session, locking: .wait)
-                if ran.busy.isEmpty || attempt >= attempts { return (ran.commit, ran.lastEvent) }
+                if ran.busy.isEmpty || attempt >= attempts { return (ran.commit, ran.events) }
             } catch {
                 // A deadlock between changes that wait, or a write sent alone that met another
                 // transaction's (`PostgresSession.endChange`).
@@ -209,7 +209,7 @@ final class PostgresWriter: Sendable {
                 }
             }
             try session.flushActivities()
-            ran.lastEvent = try insertEvents(events, session: session)
+            ran.events = try insertEvents(events, session: session)
             try session.unprepared("COMMIT")
             session.locking = .none
             return ran
@@ -221,33 +221,62 @@ final class PostgresWriter: Sendable {
     }
 
     /// Writes the transaction's events, numbered from the sequence under the events lock, and
-    /// notifies the tails; returns the last id.
+    /// notifies the tails; returns them as numbered.
     ///
     /// The lock is what keeps ids in commit order: a transaction draws ids only while it holds
     /// the lock, and holds it until its commit is visible, so no id becomes visible after a
     /// higher one (docs/cluster.md, "Event ids"). A transaction that rolls back leaves a gap,
-    /// which readers pass over; no id below a visible one ever appears later.
-    private static func insertEvents(_ events: [PostgresTransaction.PendingEvent], session: PostgresSession) throws -> EventID {
-        guard !events.isEmpty else { return 0 }
-        try session.query("SELECT pg_advisory_xact_lock($1)", [eventsLock])
-        // One statement whatever the count: the events as arrays, numbered in their order
-        // (`unnest` gives rows in array order, and `nextval` runs row by row); the notification
-        // in the same trip. An event without an activity has "" for it.
-        return try session.query(
+    /// which readers pass over; no id below a visible one ever appears later. Holding the lock,
+    /// nobody else draws from the sequence: a transaction's ids follow one another.
+    private static func insertEvents(_ events: [PostgresTransaction.PendingEvent], session: PostgresSession) throws -> WrittenEvents {
+        guard !events.isEmpty else { return WrittenEvents() }
+        // One statement whatever the count, the lock taken in it: the events as arrays,
+        // numbered in their order (`unnest` gives rows in array order, `nextval` runs row by
+        // row, and no row is made before the lock's one row is there); the notification in the
+        // same trip. An event without an activity has "" for it.
+        let range = try session.query(
             """
             WITH written AS (
                 INSERT INTO event (id, time, type, bundleId, deviceId, activityId, data)
                 SELECT nextval('event_id'), time, type, bundleId, deviceId, NULLIF(activityId, ''), data
-                FROM unnest($1::float8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
+                FROM (SELECT pg_advisory_xact_lock($8)) AS locked,
+                    unnest($1::float8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
                     AS e(time, type, bundleId, deviceId, activityId, data)
                 RETURNING id
             )
-            SELECT MAX(id), pg_notify($7, MAX(id)::text) FROM written
+            SELECT MIN(id), MAX(id), pg_notify($7, MAX(id)::text) FROM written
             """,
             [
                 events.map { $0.time.timeIntervalSince1970 }, events.map(\.type.rawValue), events.map(\.bundleId), events.map(\.deviceId),
-                events.map { $0.activityId ?? "" }, events.map(\.data), channel,
+                events.map { $0.activityId ?? "" }, events.map(\.data), channel, eventsLock,
             ]
-        ).first.map { try PostgresRow.Columns($0).int64(0) } ?? 0
+        ).first.map { row in (try PostgresRow.Columns(row).int64(0), try PostgresRow.Columns(row).int64(1)) }
+        guard let (first, last) = range else { return WrittenEvents() }
+        return WrittenEvents(numbering: events, first: first, last: last)
+    }
+}
+
+/// A transaction's events as the database numbered them: handed to the tail, which publishes
+/// them itself when they follow the last it published (`EventTail.published(_:)`) — no read
+/// back of what this node just wrote.
+struct WrittenEvents: Sendable {
+    /// The events, ids increasing; empty when their ids are not known one by one.
+    private(set) var events: [EncodedEvent] = []
+    /// The last id, or 0 for none.
+    private(set) var last: EventID = 0
+
+    init() {}
+
+    /// The events numbered `first` through `last`, in order; only the last id is kept if the
+    /// range does not hold exactly them.
+    init(numbering pending: [PostgresTransaction.PendingEvent], first: EventID, last: EventID) {
+        self.last = last
+        guard last - first + 1 == pending.count else { return }
+        events = pending.enumerated().map { offset, event in
+            EncodedEvent(
+                id: first + EventID(offset), type: event.type, time: event.time, bundleId: event.bundleId, deviceId: event.deviceId,
+                activityId: event.activityId, dataJSON: event.data
+            )
+        }
     }
 }
