@@ -10,10 +10,16 @@ Each transaction is what `PostgresWriter` sends for a batch of N content updates
 change the activity read under its lock (with its phone state) and the upsert (no savepoint: a
 change that writes once and ends sends it alone); the events lock; the events in one insert
 that also notifies; COMMIT. Updates/s is transactions/s times N.
+
+    python3 Benchmarks/ceiling/batch.py 4 --no-events-lock > /tmp/unlocked.sql
+
+leaves the events lock out: with several clients (`-c 8`, as two nodes' lanes), what the lock
+held through each COMMIT costs — every commit, and its wait for the disk, one after another.
 """
 import sys
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 32
+events_lock = "--no-events-lock" not in sys.argv
 lines = [f"-- {n} updates in one transaction, as the PostgreSQL store sends a batch"]
 lines += [f"\\set a{i} random(1, 1000)" for i in range(n)]
 lines.append("BEGIN ISOLATION LEVEL READ COMMITTED;")
@@ -26,7 +32,8 @@ for i in range(n):
         "ON CONFLICT (id) DO UPDATE SET state = excluded.state, deadline = excluded.deadline, relevanceScore = excluded.relevanceScore, "
         "startTime = excluded.startTime, updatedAt = excluded.updatedAt, body = excluded.body;"
     )
-lines.append("SELECT pg_advisory_xact_lock(1);")
+if events_lock:
+    lines.append("SELECT pg_advisory_xact_lock(1);")
 arrays = ", ".join([
     "array_fill(1::float8, ARRAY[%d])" % n, "array_fill('contentUpdated'::text, ARRAY[%d])" % n,
     "array_fill('com.bench'::text, ARRAY[%d])" % n, "array_fill('D1'::text, ARRAY[%d])" % n,
