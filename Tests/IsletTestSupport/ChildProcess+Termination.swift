@@ -22,7 +22,11 @@ extension ChildProcess {
                 result = waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOWAIT)
             } while result < 0 && errno == EINTR
             if result == 0 {
-                let status = info._sifields._sigchld.si_status
+                #if canImport(Glibc)
+                    let status = info._sifields._sigchld.si_status
+                #else
+                    let status = info.si_status
+                #endif
                 self = info.si_code == CLD_EXITED ? .exited(status) : .signal(status)
             } else {
                 process.waitUntilExit()
