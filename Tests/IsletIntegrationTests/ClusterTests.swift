@@ -42,15 +42,15 @@ struct ClusterTests {
         /// Stops every node with SIGTERM: each must exit by itself, with status 0 (a node whose
         /// shutdown hangs is killed after 30 s, status 9).
         func stop() async {
-            for node in nodes where node.process.isRunning {
+            for node in nodes where node.isRunning {
                 let status = await node.stop(signal: SIGTERM)
-                #expect(status == 0, "a node's shutdown did not end by itself: \(node.log.output.withLock { $0 }.suffix(2_000))")
+                #expect(status == 0, "a node's shutdown did not end by itself: \(node.output.suffix(2_000))")
             }
         }
 
         /// What the nodes logged at error level.
         var errors: [String] {
-            nodes.flatMap { node in node.log.output.withLock { $0 }.split(separator: "\n").filter { $0.contains(" error ") }.map(String.init) }
+            nodes.flatMap { node in node.output.split(separator: "\n").filter { $0.contains(" error ") }.map(String.init) }
         }
     }
 
@@ -343,14 +343,7 @@ struct ClusterTests {
         ]) { _, new in new }
         script.standardOutput = try FileHandle(forWritingTo: log)
         script.standardError = script.standardOutput
-        // From a thread of its own that blocks no signal: a child inherits its spawner's blocked
-        // signals, and the pool's threads block SIGTERM, which the script would then never see.
-        try await offThePool { [script] in
-            var none = sigset_t()
-            sigemptyset(&none)
-            pthread_sigmask(SIG_SETMASK, &none, nil)
-            return Result { try script.run() }
-        }.get()
+        try await spawnWithNoSignalBlocked(script)
         let output = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
         defer { if script.isRunning { kill(script.processIdentifier, SIGTERM) } }
 

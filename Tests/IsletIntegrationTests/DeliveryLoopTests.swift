@@ -24,8 +24,7 @@ struct DeliveryLoopTests {
         let bData = DataDirectory()
         var a: ServerProcess!
         var b: ServerProcess!
-        var phoneApp: Process?
-        let phoneLog = OutputBox()
+        var phoneApp: ChildProcess?
         var keyOnA = ""
         var keyOnB = ""
         /// The app's .p8 key: its public half registered on B, the whole on A.
@@ -55,7 +54,7 @@ struct DeliveryLoopTests {
             keyOnB = try await IsletClient(server: b.url, key: bData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
             try await registerKeyOnB()
             try await registerCredentialOnA()
-            try startPhoneApp()
+            try await startPhoneApp()
             _ = try await eventually("the phone app's push-to-start token reaches A") {
                 try? await self.appOnA.phone(phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }
             }
@@ -80,25 +79,12 @@ struct DeliveryLoopTests {
             )
         }
 
-        func startPhoneApp() throws {
+        func startPhoneApp() async throws {
             let binary = isletBinary.deletingLastPathComponent().appendingPathComponent("phone-app")
             #expect(FileManager.default.isExecutableFile(atPath: binary.path), "build the phone app first: swift build")
-            let process = Process()
-            process.executableURL = binary
-            process.environment = ProcessInfo.processInfo.environment.merging([
+            phoneApp = try await ChildProcess(binary, environment: [
                 "ISLET_URL": b.url, "ISLET_KEY": keyOnB, "BACKEND_URL": a.url, "BACKEND_KEY": keyOnA, "DEVICE": phone,
-            ]) { _, new in new }
-            let pipe = Pipe()
-            process.standardOutput = pipe
-            process.standardError = pipe
-            let box = phoneLog
-            pipe.fileHandleForReading.readabilityHandler = { handle in
-                let data = handle.availableData
-                if data.isEmpty { handle.readabilityHandler = nil; return }
-                box.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
-            }
-            try process.run()
-            phoneApp = process
+            ])
         }
 
         /// Kills a server with SIGKILL and starts it again on the same ports and data.
@@ -114,7 +100,7 @@ struct DeliveryLoopTests {
         }
 
         func stop() async {
-            if let phoneApp, phoneApp.isRunning { kill(phoneApp.processIdentifier, SIGKILL) }
+            phoneApp?.kill()
             if let a { await a.stop(signal: SIGTERM) }
             if let b { await b.stop(signal: SIGTERM) }
             try? await http.shutdown()
@@ -182,8 +168,8 @@ struct DeliveryLoopTests {
             try await loop.start()
             try await body(loop)
         } catch {
-            Issue.record("the phone app said:\n\(loop.phoneLog.output.withLock { $0 })")
-            if let a = loop.a { Issue.record("A said, last:\n\(a.log.output.withLock { $0 }.suffix(3_000))") }
+            Issue.record("the phone app said:\n\(loop.phoneApp?.output ?? "")")
+            if let a = loop.a { Issue.record("A said, last:\n\(a.output.suffix(3_000))") }
             await loop.stop()
             throw error
         }

@@ -135,21 +135,15 @@ extension DurabilityTests {
 
     @Test func ctrlCEndsTheDemosActivityAtOnce() async throws {
         let local = try await Local()
-        let process = Process()
-        process.executableURL = isletBinary
-        process.arguments = ["demo", "bike"]
-        process.environment = ProcessInfo.processInfo.environment.merging(local.environment) { _, new in new }
-        process.standardOutput = FileHandle.nullDevice
-        try process.run()
+        let demo = try await ChildProcess(isletBinary, ["demo", "bike"], environment: local.environment)
         var riding: Activity?
         for _ in 0..<200 where riding == nil {
             riding = try await local.admin.activities(ActivityFilter(bundleId: "com.example.demo.bike", states: [.active])).first
             if riding == nil { try await Task.sleep(for: .milliseconds(50)) }
         }
         let ride = try #require(riding)
-        process.interrupt()
-        await offThePool { process.waitUntilExit() }
-        #expect(process.terminationStatus == 130)
+        let stopped = await demo.stop(SIGINT)
+        #expect(stopped == .exited(130), "\(demo.output)")
         #expect(try await local.admin.activity(ride.id).state == .dismissed)
     }
 

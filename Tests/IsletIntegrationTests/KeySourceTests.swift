@@ -1,18 +1,18 @@
 import Foundation
 import IsletCore
+import IsletTestSupport
 import Testing
 
 /// A server that is not Islet and writes down every `Authorization` header it is sent, answering
 /// each request `401` as a server that does not know the key would: where a mistyped `ISLET_URL`
 /// may lead the CLI. Python's `http.server`, in a process of its own on a free port.
 final class CaptureServer: Sendable {
-    let process: Process
+    let process: ChildProcess
     let port: Int
-    private let seen = OutputBox()
 
     /// The `Authorization` headers it was sent (`-` for a request without one).
     var authorizations: [String] {
-        seen.output.withLock { $0 }.split(separator: "\n").filter { $0.hasPrefix("AUTH ") }.map { String($0.dropFirst(5)) }
+        process.output.split(separator: "\n").filter { $0.hasPrefix("AUTH ") }.map { String($0.dropFirst(5)) }
     }
 
     init() async throws {
@@ -33,26 +33,10 @@ final class CaptureServer: Sendable {
             print("PORT %d" % server.server_address[1], flush=True)
             server.serve_forever()
             """
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", script]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        let box = seen
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty { handle.readabilityHandler = nil; return }
-            box.output.withLock { $0 += String(decoding: data, as: UTF8.self) }
+        process = try await ChildProcess(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script])
+        port = try await process.waitFor("its port") { output in
+            output.split(separator: "\n").first { $0.hasPrefix("PORT ") }.flatMap { Int($0.dropFirst(5)) }
         }
-        try process.run()
-        port = try await eventually("the capture server's port") {
-            box.output.withLock { $0 }.split(separator: "\n").first { $0.hasPrefix("PORT ") }.flatMap { Int($0.dropFirst(5)) }
-        }
-    }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
     }
 }
 

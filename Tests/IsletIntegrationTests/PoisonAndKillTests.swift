@@ -57,8 +57,8 @@ extension DurabilityTests {
                     _ = try await client.presentation(id)
                 }
                 _ = try await client.update(farStale, ContentUpdate(content: ActivityContent(state: ["status": "succeed"])))
-                #expect(await server.stop(signal: SIGTERM) == 0, "round \(round): \(server.log.output.withLock { $0 })")
-                let log = server.log.output.withLock { $0 }
+                #expect(await server.stop(signal: SIGTERM) == 0, "round \(round): \(server.output)")
+                let log = server.output
                 #expect(!log.contains(" error:") && !log.contains("critical"), "round \(round): \(log)")
             }
         }

@@ -3,7 +3,6 @@ import Foundation
 import IsletClient
 import IsletCore
 import IsletTestSupport
-import Synchronization
 import Testing
 
 /// The real `islet` binary, built next to the test bundle (or named by ISLET_BINARY).
@@ -46,86 +45,40 @@ struct ServedApp {
 
 /// One `islet serve` process on a free port.
 final class ServerProcess: Sendable {
-    let process: Process
+    let child: ChildProcess
     let port: Int
     /// The APNs-compatible endpoint's port.
     let apnsPort: Int?
-    /// Everything the server printed.
-    let log: OutputBox
 
     /// Starts `islet serve --port <port> --data <directory>` (a free port unless told) and waits
-    /// until it says where it listens.
+    /// until it says where it listens. One that ends first, or says nothing of it within 30 s,
+    /// fails the test with how it ended and what it printed (and one still running is killed).
     init(data: DataDirectory, port: Int = 0, environment: [String: String] = [:]) async throws {
         #expect(FileManager.default.isExecutableFile(atPath: isletBinary.path), "build the islet binary first: swift build")
-        let process = Process()
-        process.executableURL = isletBinary
-        process.arguments = ["serve", "--port", "\(port)", "--data", data.path]
-        process.environment = ProcessInfo.processInfo.environment
-            .merging(["ISLET_APNS_PORT": "0"]) { _, new in new }
-            .merging(environment) { _, new in new }
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        let (lines, continuation) = AsyncStream<String>.makeStream()
-        let box = OutputBox()
-        pipe.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if data.isEmpty {
-                handle.readabilityHandler = nil
-                continuation.finish()
-                return
-            }
-            let text = String(decoding: data, as: UTF8.self)
-            box.output.withLock { $0 += text }
-            continuation.yield(text)
-        }
-        try process.run()
+        let child = try await ChildProcess(
+            isletBinary, ["serve", "--port", "\(port)", "--data", data.path],
+            environment: ["ISLET_APNS_PORT": "0"].merging(environment) { _, new in new }
+        )
         let expectsAPNs = environment["ISLET_APNS_ENABLED"] != "false"
-        var seen = ""
-        var port: Int?
-        var apnsPort: Int?
-        func bound(after marker: String) -> Int? {
-            guard let range = seen.range(of: marker + #"[^\s/]+:(\d+)"#, options: .regularExpression) else { return nil }
-            return Int(seen[range].split(separator: ":").last!)
+        (self.port, self.apnsPort) = try await child.waitFor("where it listens") { output in
+            guard let port = boundPort(in: output, after: "listening on http://") else { return nil }
+            let apnsPort = boundPort(in: output, after: "endpoint listening on https://")
+            return apnsPort != nil || !expectsAPNs ? (port, apnsPort) : nil
         }
-        // A server that never says where it listens is stopped, so the test fails instead of hanging.
-        let pid = process.processIdentifier
-        let watchdog = Task.detached {
-            try await Task.sleep(for: .seconds(30))
-            kill(pid, SIGKILL)
-        }
-        defer { watchdog.cancel() }
-        for await chunk in lines {
-            seen += chunk
-            port = bound(after: "listening on http://")
-            apnsPort = bound(after: "endpoint listening on https://")
-            if port != nil, apnsPort != nil || !expectsAPNs { break }
-        }
-        guard let port else {
-            throw ServerFailed(output: seen)
-        }
-        self.process = process
-        self.port = port
-        self.apnsPort = apnsPort
-        self.log = box
+        self.child = child
     }
 
     var url: String { "http://127.0.0.1:\(port)" }
-    var pid: Int32 { process.processIdentifier }
+    var pid: Int32 { child.pid }
+    /// Everything the server printed so far.
+    var output: String { child.output }
+    var isRunning: Bool { child.termination == nil }
 
     /// Sends a signal and waits for the process to exit; returns its exit status. A server
     /// still running 30 s later is killed, so a shutdown that hangs fails the test (status 9).
     @discardableResult
     func stop(signal: Int32) async -> Int32 {
-        kill(pid, signal)
-        let pid = self.pid
-        let watchdog = Task.detached {
-            try await Task.sleep(for: .seconds(30))
-            kill(pid, SIGKILL)
-        }
-        await offThePool { [process] in process.waitUntilExit() }
-        watchdog.cancel()
-        return process.terminationStatus
+        await child.stop(signal).status
     }
 
     /// The process's resident memory, in kilobytes.
@@ -134,19 +87,13 @@ final class ServerProcess: Sendable {
         let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
         return Int(line.split(whereSeparator: \.isWhitespace).dropFirst().first ?? "") ?? 0
     }
-
-    deinit {
-        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-    }
 }
 
-final class OutputBox: Sendable {
-    let output = Mutex("")
-}
-
-struct ServerFailed: Error, CustomStringConvertible {
-    var output: String
-    var description: String { "islet serve did not start:\n\(output)" }
+/// The port in the first address after `marker` in a server's output (`… listening on
+/// http://127.0.0.1:8080`).
+private func boundPort(in output: String, after marker: String) -> Int? {
+    guard let range = output.range(of: marker + #"[^\s/]+:(\d+)"#, options: .regularExpression) else { return nil }
+    return Int(output[range].split(separator: ":").last!)
 }
 
 /// Runs the `islet` CLI and returns its exit status and output; a run that takes longer than
@@ -162,34 +109,9 @@ func runCLI(
 func runProgram(
     _ executable: URL, _ arguments: [String], environment: [String: String] = [:], input: Data? = nil, timeout: Double
 ) async throws -> (status: Int32, stdout: String, stderr: String) {
-    let process = Process()
-    process.executableURL = executable
-    process.arguments = arguments
-    process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
-    let out = Pipe()
-    let err = Pipe()
-    let inputPipe = Pipe()
-    process.standardOutput = out
-    process.standardError = err
-    process.standardInput = input == nil ? FileHandle.nullDevice : inputPipe
-    try process.run()
-    if let input {
-        inputPipe.fileHandleForWriting.write(input)
-        try inputPipe.fileHandleForWriting.close()
-    }
-    let pid = process.processIdentifier
-    let watchdog = Task.detached {
-        try await Task.sleep(for: .seconds(timeout))
-        kill(pid, SIGKILL)
-    }
-    defer { watchdog.cancel() }
-    let (stdout, stderr) = await offThePool {
-        let stdout = out.fileHandleForReading.readDataToEndOfFile()
-        let stderr = err.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (String(decoding: stdout, as: UTF8.self), String(decoding: stderr, as: UTF8.self))
-    }
-    return (process.terminationStatus, stdout, stderr)
+    let program = try await ChildProcess(executable, arguments, environment: environment, input: input, errorsApart: true)
+    let ending = await program.waitForEnd(orKillAfter: timeout)
+    return (ending.status, program.output, program.errors)
 }
 
 /// Runs a Python script with the system's `python3`.

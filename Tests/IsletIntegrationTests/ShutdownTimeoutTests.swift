@@ -20,7 +20,7 @@ extension DurabilityTests {
         let status = await server.stop(signal: SIGTERM)
         #expect(status == 0)
         #expect(ContinuousClock.now - started < .seconds(6))
-        #expect(server.log.output.withLock { $0 }.contains("closed 1 connection still open after the shutdown timeout"))
+        #expect(server.output.contains("closed 1 connection still open after the shutdown timeout"))
         withExtendedLifetime(stalled) {}
     }
 }
