@@ -15,8 +15,15 @@ import Synchronization
 /// reads: it reads when woken — by a local commit whose events wait for others before them,
 /// by PostgreSQL's NOTIFY from another node's commit (`listen`), or by a timer every
 /// `pollInterval`, so a missed notification (a listener reconnecting, say) delays events by at
-/// most that, and loses none. Ids become visible in increasing order (`PostgresWriter`), so
-/// reading "after the last id read" never passes over one that commits later.
+/// most that, and loses none.
+///
+/// Ids are drawn without taking turns (`PostgresWriter.insertEvents`), so they may become
+/// visible out of order. The tail publishes only the ids that follow the last it published; an
+/// id missing before later ones (a gap) is a transaction still committing — whose notification
+/// wakes the tail — or one that rolled back. A gap that lasts `gapPatience` is settled by taking
+/// the events lock exclusively for a moment: every transaction that drew an id up to the last
+/// one seen has then ended, and what is still missing never comes. What the tail published is
+/// also how far a read of events goes (`position`, the store's reads).
 final class EventTail: Sendable {
     private struct State {
         var position: EventID = 0
@@ -44,6 +51,11 @@ final class EventTail: Sendable {
     static let publicationWait: Duration = .seconds(2)
     /// Events read at a time.
     static let page = 1_000
+    /// How long a gap may last before the tail settles it (a commit takes milliseconds).
+    static let gapPatience: Duration = .milliseconds(50)
+
+    /// Every event up to this id has been published: reads of events go no further.
+    var position: EventID { state.withLock { $0.position } }
 
     private let log: CommitLog
     private let logger: Logger
@@ -146,30 +158,67 @@ final class EventTail: Sendable {
     }
 
     private func read(store: PostgresStore) async {
+        /// The first id missing before later ones, and since when.
+        var gap: (first: EventID, since: ContinuousClock.Instant)?
         while !state.withLock({ $0.stopped }) {
             let position = state.withLock { state in
                 state.woken = false
                 return state.position
             }
-            var full = false
             do {
-                let rows = try await store.withConnection { connection in
-                    try await connection.run(
-                        "SELECT * FROM event WHERE id > \(position) ORDER BY id LIMIT \(Self.page)", logger: store.logger
-                    ).get().rows
+                let rows = try await events(after: position, store: store)
+                // The ids that follow the last published, one by one: published now.
+                var through = position
+                var run: [EncodedEvent] = []
+                for row in rows {
+                    guard row.id == through + 1 else { break }
+                    through = row.id
+                    if let event = row.event { run.append(event) }
                 }
-                full = rows.count == Self.page
-                if let last = rows.last {
-                    // An event of a type this version does not know is passed over, not published.
-                    append(try rows.compactMap { row in try SQLRows.event(PostgresRow.Columns(row)) }, through: try PostgresRow.Columns(last)["id"])
+                if through > position { append(run, through: through) }
+                guard let seen = rows.last?.id, seen > through else {
+                    gap = nil
+                    if rows.count < Self.page { await sleep() }
+                    continue
                 }
+                if let open = gap, open.first == through + 1, ContinuousClock.now - open.since >= Self.gapPatience {
+                    try await settle(through: seen, store: store)
+                    gap = nil
+                    continue
+                }
+                if gap?.first != through + 1 { gap = (through + 1, .now) }
+                // Its commit's notification wakes the tail; a rollback sends none.
+                await sleep(upTo: Self.gapPatience)
             } catch {
                 logger.warning("Reading events from PostgreSQL failed; trying again", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .milliseconds(200))
-                continue
             }
-            if !full { await sleep() }
         }
+    }
+
+    /// The events after `id`, in id order, at most `page`; `nil` for a type this version does
+    /// not know (passed over, not published).
+    private func events(after id: EventID, store: PostgresStore) async throws -> [(id: EventID, event: EncodedEvent?)] {
+        let rows = try await store.withConnection { connection in
+            try await connection.run("SELECT * FROM event WHERE id > \(id) ORDER BY id LIMIT \(Self.page)", logger: store.logger).get().rows
+        }
+        return try rows.map { row in
+            let columns = PostgresRow.Columns(row)
+            return (try columns["id"], try SQLRows.event(columns))
+        }
+    }
+
+    /// Publishes every event up to `seen`, passing over the ids still missing: once the events
+    /// lock is had exclusively, every transaction that drew an id up to `seen` (they hold it
+    /// shared from their draw to their end) has ended, so a missing id was rolled back.
+    private func settle(through seen: EventID, store: PostgresStore) async throws {
+        try await store.withConnection { connection in
+            // A statement of its own is a transaction of its own: the lock ends with it.
+            _ = try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresWriter.eventsLock))", logger: store.logger).get()
+        }
+        let position = state.withLock { $0.position }
+        let rows = try await events(after: position, store: store).filter { $0.id <= seen }
+        append(rows.compactMap(\.event), through: seen)
     }
 
     /// Appends events read, through `id`: those a local commit appended meanwhile are left out.
@@ -181,6 +230,18 @@ final class EventTail: Sendable {
             return appendWaitingEvents(&state)
         }
         for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Sleeps until woken, or `limit` passed.
+    private func sleep(upTo limit: Duration) async {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                try? await Task.sleep(for: limit)
+                self.wake()
+            }
+            await self.sleep()
+            group.cancelAll()
+        }
     }
 
     private func sleep() async {

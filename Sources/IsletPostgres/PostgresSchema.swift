@@ -5,8 +5,8 @@ import Foundation
 /// written once for PostgreSQL, with two differences:
 ///
 /// - An event's id is given at commit from the `event_id` sequence, under a lock every writer
-///   takes just before committing (docs/cluster.md, "Event ids"): ids become visible in
-///   increasing order, so a reader that has seen id n never later meets one below it.
+///   takes shared just before committing (docs/cluster.md, "Event ids"): readers publish ids
+///   in increasing order, never past one still being committed.
 /// - An activity's history is read through an index of events by activity, not SQLite's chain
 ///   of `previous` ids (which saved SQLite a random-place index insert per change).
 ///

@@ -21,6 +21,8 @@ final class PostgresSession: SQLSession {
     let dialect = SQLDialect.postgresql
     /// A read is a round trip: what a transaction read that changes rarely is kept.
     let caches = true
+    /// How far a reader reads events: what the node's tail published.
+    var eventHorizon: EventID?
     let logger: Logger
     private let prepared: PreparedStatements?
     /// How the reads of a write transaction lock what they read.

@@ -102,7 +102,12 @@ public final class PostgresStore: Store {
             let connection = try await address.connect(connectTimeout: connectionWait, logger: logger)
             // Closed before it is let go of, on either path (postgres-nio asserts it).
             do {
+                // Under the events lock, exclusively: every transaction that drew an id before
+                // has ended, so none below the newest visible one comes later (`EventTail`).
+                _ = try await connection.run("BEGIN", logger: logger).get()
+                _ = try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresWriter.eventsLock))", logger: logger).get()
                 last = try await connection.run("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).get().rows.first?.decode(Int64.self) ?? 0
+                _ = try await connection.run("COMMIT", logger: logger).get()
                 try? await connection.close()
             } catch {
                 try? await connection.close()
@@ -141,7 +146,11 @@ public final class PostgresStore: Store {
             return try await withConnection { connection in
                 let logger = self.logger
                 return try await self.threads.runIfActive {
-                    try work(SQLSnapshot(session: PostgresSession(connection: connection, logger: logger, prepared: self.prepared)))
+                    let session = PostgresSession(connection: connection, logger: logger, prepared: self.prepared)
+                    // Events are read no further than the tail published: an id above it may
+                    // have one below it still to come.
+                    session.eventHorizon = self.tail.position
+                    return try work(SQLSnapshot(session: session))
                 }
             }
         } catch {

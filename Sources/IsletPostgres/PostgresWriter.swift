@@ -16,9 +16,9 @@ import Synchronization
 ///   batches cannot deadlock: a change that meets a lock another transaction holds is undone
 ///   and runs again in the next transaction, after that one's commit; after `busyRounds` it
 ///   runs alone, waiting for its locks.
-/// - Just before committing, the transaction takes the events lock and draws its events' ids
-///   from the sequence (`insertEvents`); the lock is held until the commit is visible, so ids
-///   become visible in the order they were drawn.
+/// - Just before committing, the transaction draws its events' ids from the sequence under the
+///   events lock taken shared (`insertEvents`): commits do not take turns, and the tail
+///   publishes ids in order whatever order they become visible in (`EventTail`).
 /// - Once committed, the lane waits for the tail to have published the events (every node's,
 ///   up to its last id), then appends the transaction's effects to the commit log: the answer
 ///   to a change means its events are on the streams, as with SQLite.
@@ -56,7 +56,8 @@ final class PostgresWriter: Sendable {
     /// Transactions a change that met held locks runs again in, without waiting, before it
     /// runs alone.
     static let busyRounds = 3
-    /// The lock every transaction holds from drawing its events' ids until it commits.
+    /// The lock every transaction holds, shared, from drawing its events' ids until it ends;
+    /// taken exclusively, it waits for every transaction that drew before (`EventTail`).
     static let eventsLock: Int64 = 0x1515_7E70_0002
     /// The channel a commit with events notifies (`EventTail` listens).
     static let channel = "islet_events"
@@ -220,39 +221,39 @@ final class PostgresWriter: Sendable {
         }
     }
 
-    /// Writes the transaction's events, numbered from the sequence under the events lock, and
-    /// notifies the tails; returns them as numbered.
+    /// Writes the transaction's events, numbered from the sequence, and notifies the tails;
+    /// returns them as numbered.
     ///
-    /// The lock is what keeps ids in commit order: a transaction draws ids only while it holds
-    /// the lock, and holds it until its commit is visible, so no id becomes visible after a
-    /// higher one (docs/cluster.md, "Event ids"). A transaction that rolls back leaves a gap,
-    /// which readers pass over; no id below a visible one ever appears later. Holding the lock,
-    /// nobody else draws from the sequence: a transaction's ids follow one another.
+    /// Ids are drawn under the events lock taken *shared* (`drawing`), held until the
+    /// transaction ends: commits do not take turns for it, so ids may become visible out of
+    /// order — 10 drawn by A, 11 by B, B committed first. The tail publishes only up to the
+    /// first id not visible yet, and when such a gap lasts it takes the lock exclusively for a
+    /// moment (`EventTail`): every transaction that drew before has then ended, and an id still
+    /// missing was rolled back (docs/cluster.md, "Event ids").
     private static func insertEvents(_ events: [PostgresTransaction.PendingEvent], session: PostgresSession) throws -> WrittenEvents {
         guard !events.isEmpty else { return WrittenEvents() }
         // One statement whatever the count, the lock taken in it: the events as arrays,
         // numbered in their order (`unnest` gives rows in array order, `nextval` runs row by
         // row, and no row is made before the lock's one row is there); the notification in the
         // same trip. An event without an activity has "" for it.
-        let range = try session.query(
+        let ids = try session.query(
             """
             WITH written AS (
                 INSERT INTO event (id, time, type, bundleId, deviceId, activityId, data)
                 SELECT nextval('event_id'), time, type, bundleId, deviceId, NULLIF(activityId, ''), data
-                FROM (SELECT pg_advisory_xact_lock($8)) AS locked,
+                FROM (SELECT pg_advisory_xact_lock_shared($8)) AS drawing,
                     unnest($1::float8[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[])
                     AS e(time, type, bundleId, deviceId, activityId, data)
                 RETURNING id
             )
-            SELECT MIN(id), MAX(id), pg_notify($7, MAX(id)::text) FROM written
+            SELECT array_agg(id ORDER BY id), pg_notify($7, MAX(id)::text) FROM written
             """,
             [
                 events.map { $0.time.timeIntervalSince1970 }, events.map(\.type.rawValue), events.map(\.bundleId), events.map(\.deviceId),
                 events.map { $0.activityId ?? "" }, events.map(\.data), channel, eventsLock,
             ]
-        ).first.map { row in (try PostgresRow.Columns(row).int64(0), try PostgresRow.Columns(row).int64(1)) }
-        guard let (first, last) = range else { return WrittenEvents() }
-        return WrittenEvents(numbering: events, first: first, last: last)
+        ).first.map { row in try PostgresRow.Columns.binary(row.makeRandomAccess()[0]).decode([Int64].self) } ?? []
+        return WrittenEvents(numbering: events, ids: ids)
     }
 }
 
@@ -267,14 +268,15 @@ struct WrittenEvents: Sendable {
 
     init() {}
 
-    /// The events numbered `first` through `last`, in order; only the last id is kept if the
-    /// range does not hold exactly them.
-    init(numbering pending: [PostgresTransaction.PendingEvent], first: EventID, last: EventID) {
-        self.last = last
-        guard last - first + 1 == pending.count else { return }
-        events = pending.enumerated().map { offset, event in
+    /// The events numbered by `ids`, increasing in their order (as `nextval` drew them). Only
+    /// the last id is kept unless the ids follow one another: another transaction's draw
+    /// between them is an id the tail must see first.
+    init(numbering pending: [PostgresTransaction.PendingEvent], ids: [EventID]) {
+        self.last = ids.last ?? 0
+        guard ids.count == pending.count, let first = ids.first, last - first + 1 == EventID(ids.count) else { return }
+        events = zip(ids, pending).map { id, event in
             EncodedEvent(
-                id: first + EventID(offset), type: event.type, time: event.time, bundleId: event.bundleId, deviceId: event.deviceId,
+                id: id, type: event.type, time: event.time, bundleId: event.bundleId, deviceId: event.deviceId,
                 activityId: event.activityId, dataJSON: event.data
             )
         }

@@ -305,6 +305,9 @@ extension SQLReading {
         conditions.equal("bundleId", filter.bundleId)
         conditions.equal("deviceId", filter.deviceId)
         conditions.equal("activityId", filter.activityId)
+        if let horizon = session.eventHorizon {
+            conditions.append { value in "id <= \(value(horizon))" }
+        }
         let limit = conditions.value(limit)
         return try session.rows("SELECT * FROM event \(conditions.whereClause) ORDER BY id LIMIT \(limit)", conditions.values, SQLRows.event)
             .compactMap { $0 }
@@ -326,13 +329,17 @@ extension SQLReading {
                 """
             case .postgresql:
                 // Events are numbered at commit, several writers' at once: an index keeps them by activity.
+                // Every event committed, past the horizon too: a history is no cursor (a stream
+                // resumed after its last id starts at most from the horizon), and a change made
+                // through another node is in it as soon as it is answered.
                 "SELECT * FROM event WHERE activityId = $1 ORDER BY id"
             }
         return try session.rows(sql, [id], SQLRows.event).compactMap { $0 }
     }
 
     public func lastEventID() throws -> EventID {
-        try session.value("SELECT MAX(id) FROM event", as: Int64?.self).flatMap { $0 } ?? 0
+        if let horizon = session.eventHorizon { return horizon }
+        return try session.value("SELECT MAX(id) FROM event", as: Int64?.self).flatMap { $0 } ?? 0
     }
 }
 

@@ -23,6 +23,10 @@ public protocol SQLSession: AnyObject {
     var cache: TransactionCache { get set }
     var caches: Bool { get }
 
+    /// The newest event id a read may return, when events may become visible out of id order
+    /// (PostgreSQL's, `EventTail`): what the node has published, below which none is missing.
+    var eventHorizon: EventID? { get }
+
     /// Runs a statement and reads its rows, each by `read`. What the transaction wrote is
     /// seen; `reading` names the one activity a statement reads, when it reads one (a driver
     /// that holds other activities' writes back need not send them first).

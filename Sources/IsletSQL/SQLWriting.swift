@@ -5,7 +5,7 @@ import IsletEngine
 /// The engine's writes as SQL, written once for both databases. A store's transaction adds
 /// only what its shape makes its own: how an activity's row is saved (`save`) and when events
 /// are numbered (`append`) — SQLite at once, by its single writer; PostgreSQL at commit, when
-/// several writers' transactions take their turn (docs/cluster.md, "Event ids").
+/// several writers commit together (docs/cluster.md, "Event ids").
 public protocol SQLWriting: SQLReading, Transaction {}
 
 extension SQLWriting {

@@ -12,6 +12,8 @@ final class SQLiteSession: SQLSession {
     let dialect = SQLDialect.sqlite
     let locking = Locking.none
     let caches = false
+    /// Ids become visible in order: every event committed can be read.
+    let eventHorizon: EventID? = nil
     var cache = TransactionCache()
 
     init(_ db: Database) {
