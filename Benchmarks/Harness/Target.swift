@@ -78,11 +78,13 @@ struct Fleet: Sendable {
 /// The systems a workload can run against, as `--system` names them.
 enum SystemName: String, CaseIterable, Sendable {
     case isletFull = "islet-full", isletNormal = "islet-normal", ceiling, nats, mosquitto, redis
-    /// Islet on PostgreSQL (docs/cluster.md): one node, or two on one database; one node with
-    /// 1 ms of round trip added between it and the database (a database on another machine);
-    /// one node of the binary `--islet-before` names (the same run, before a change).
+    /// Islet on PostgreSQL (docs/cluster.md): one node, or two on one database; one node, or
+    /// two, with 1 ms of round trip added between each node and the database (a database on
+    /// another machine); the binary `--islet-before` names (the same run, before a change).
     case isletPostgres = "islet-postgres", isletPostgres2 = "islet-postgres-2", isletPostgres1ms = "islet-postgres-1ms"
+    case isletPostgres2x1ms = "islet-postgres-2-1ms"
     case isletPostgresBefore = "islet-postgres-before", isletPostgres2Before = "islet-postgres-2-before"
+    case isletPostgres1msBefore = "islet-postgres-1ms-before", isletPostgres2x1msBefore = "islet-postgres-2-1ms-before"
     case isletFullBefore = "islet-full-before"
 
     /// Whether it has subscribers (the ceiling only answers updates).
@@ -90,10 +92,17 @@ enum SystemName: String, CaseIterable, Sendable {
 
     /// Whether it runs on PostgreSQL: measured beside Islet on SQLite, not in the peers'
     /// comparison (`standard`).
-    var isShared: Bool { [.isletPostgres, .isletPostgres2, .isletPostgres1ms, .isletPostgresBefore, .isletPostgres2Before].contains(self) }
+    var isShared: Bool {
+        [
+            .isletPostgres, .isletPostgres2, .isletPostgres1ms, .isletPostgres2x1ms, .isletPostgresBefore, .isletPostgres2Before,
+            .isletPostgres1msBefore, .isletPostgres2x1msBefore,
+        ].contains(self)
+    }
 
     /// Whether it runs the binary `--islet-before` names.
-    var isBefore: Bool { [.isletPostgresBefore, .isletPostgres2Before, .isletFullBefore].contains(self) }
+    var isBefore: Bool {
+        [.isletPostgresBefore, .isletPostgres2Before, .isletPostgres1msBefore, .isletPostgres2x1msBefore, .isletFullBefore].contains(self)
+    }
 
     /// The peers' comparison: Islet on SQLite, the ceiling and the peers.
     static var standard: String { allCases.filter { !$0.isShared && !$0.isBefore }.map(\.rawValue).joined(separator: ",") }
@@ -111,7 +120,13 @@ enum SystemName: String, CaseIterable, Sendable {
         case .isletPostgres2: try await IsletClusterTarget.start(systems, nodes: 2, fleet: fleet, transport: transport)
         case .isletPostgres1ms:
             try await IsletClusterTarget.start(systems, nodes: 1, fleet: fleet, transport: transport, latency: .microseconds(500))
+        case .isletPostgres2x1ms:
+            try await IsletClusterTarget.start(systems, nodes: 2, fleet: fleet, transport: transport, latency: .microseconds(500))
         case .isletPostgresBefore: try await IsletClusterTarget.start(try systems.before(), nodes: 1, fleet: fleet, transport: transport)
+        case .isletPostgres1msBefore:
+            try await IsletClusterTarget.start(try systems.before(), nodes: 1, fleet: fleet, transport: transport, latency: .microseconds(500))
+        case .isletPostgres2x1msBefore:
+            try await IsletClusterTarget.start(try systems.before(), nodes: 2, fleet: fleet, transport: transport, latency: .microseconds(500))
         case .isletPostgres2Before: try await IsletClusterTarget.start(try systems.before(), nodes: 2, fleet: fleet, transport: transport)
         case .isletFullBefore: try await IsletTarget.start(try systems.before(), durability: "full", fleet: fleet, transport: transport)
         }
