@@ -159,7 +159,7 @@ struct PostgresStoreTests {
         try await EngineFixture.with(.postgres) { first in
             var nodes = [first]
             for _ in 0..<3 { nodes.append(try await first.node()) }
-            for _ in 0..<10 {
+            for _ in 0..<5 {
                 _ = try await PostgresServer.rows("DELETE FROM device WHERE id = 'default'", in: first.database!)
                 try await withThrowingTaskGroup(of: Void.self) { group in
                     for node in nodes { group.addTask { try await node.engine.ensureDefaultDevice() } }

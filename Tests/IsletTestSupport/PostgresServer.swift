@@ -129,13 +129,17 @@ public final class PostgresServer: Sendable {
 
     /// Runs SQL on the `postgres` database with `psql`, failing on the first error.
     public func execute(_ sql: String) async throws {
-        try psql(sql, database: "postgres")
+        _ = try await offThePool { [self] in Result { try psql(sql, database: "postgres") } }.get()
     }
 
     /// The rows a query answers on one of the shared server's databases (an address
     /// `newDatabase` gave), one line each, columns separated by `|`.
     public static func rows(_ sql: String, in database: String) async throws -> [String] {
-        try shared.get().rows(sql, in: database)
+        let server = try shared.get()
+        // `psql` waits for a process: off Swift's cooperative pool, which has two threads here
+        // — a test's fixtures creating their databases at once starved every other task for
+        // tens of seconds.
+        return try await offThePool { Result { try server.rows(sql, in: database) } }.get()
     }
 
     /// The rows a query answers on one of this server's databases (an address `newDatabase`
