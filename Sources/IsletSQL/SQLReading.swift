@@ -130,14 +130,14 @@ extension SQLReading {
     }
 
     public func liveActivity(key: String, bundleId: BundleID) throws -> Activity? {
-        let sql = "SELECT id FROM activity WHERE bundleId = $1 AND key = $2 AND state IN \(liveStates) ORDER BY createdAt DESC LIMIT 1"
-        guard session.writing else {
-            return try activities(sql.replacingOccurrences(of: "SELECT id", with: "SELECT body"), [bundleId, key]).first
+        let newest = { (column: String) in
+            "SELECT \(column) FROM activity WHERE bundleId = $1 AND key = $2 AND state IN \(liveStates) ORDER BY createdAt DESC LIMIT 1"
         }
+        guard session.writing else { return try activities(newest("body"), [bundleId, key]).first }
         // The key is locked before it is looked for (a start under it makes the first), and the
         // activity found is read under its own lock.
         try session.lock("key:\(bundleId):\(key)")
-        return try session.value(sql, [bundleId, key], as: String.self).flatMap { try activity($0) }
+        return try session.value(newest("id"), [bundleId, key], as: String.self).flatMap { try activity($0) }
     }
 
     public func liveActivityCount(deviceId: DeviceID, bundleId: BundleID?) throws -> Int {

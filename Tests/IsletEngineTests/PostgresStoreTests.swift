@@ -90,20 +90,12 @@ struct PostgresStoreTests {
 
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(2)))
     func nodesStoringTheirSharedAdminKeyAtOnceAllSucceed() async throws {
-        try await EngineFixture.with(.postgres) { first in
-            var nodes = [first]
-            for _ in 0..<3 { nodes.append(try await first.node()) }
-            for round in 0..<10 {
-                // No admin key yet, as on a new database.
-                _ = try await PostgresServer.rows("DELETE FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL", in: first.database!)
-                try await withThrowingTaskGroup(of: Void.self) { group in
-                    for node in nodes { group.addTask { try await node.engine.replaceAdminKey(hash: "admin-\(round)") } }
-                    try await group.waitForAll()
-                }
-                let admins = try await PostgresServer.rows("SELECT hash FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL", in: first.database!)
-                #expect(admins == ["admin-\(round)"])
-            }
-            for node in nodes.dropFirst() { try await node.stop() }
+        // No admin key yet, as on a new database.
+        try await Self.race(rounds: 10, reset: "DELETE FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL") { node, round in
+            try await node.engine.replaceAdminKey(hash: "admin-\(round)")
+        } then: { database, round in
+            let admins = try await PostgresServer.rows("SELECT hash FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL", in: database)
+            #expect(admins == ["admin-\(round)"])
         }
     }
 
@@ -156,16 +148,30 @@ struct PostgresStoreTests {
     /// cluster example's second node once exited here).
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(2)))
     func nodesCreatingTheDefaultDeviceAtOnceAllSucceed() async throws {
+        try await Self.race(rounds: 5, reset: "DELETE FROM device WHERE id = 'default'") { node, _ in
+            try await node.engine.ensureDefaultDevice()
+        } then: { database, _ in
+            let devices = try await PostgresServer.rows("SELECT id FROM device WHERE id = 'default'", in: database)
+            #expect(devices == ["default"])
+        }
+    }
+
+    /// Four nodes on one new database, `rounds` times: `reset` runs, then `change` on every node
+    /// at once, then `check`, given the database and the round.
+    private static func race(
+        rounds: Int, reset: String, _ change: @escaping @Sendable (EngineFixture, Int) async throws -> Void,
+        then check: (String, Int) async throws -> Void
+    ) async throws {
         try await EngineFixture.with(.postgres) { first in
             var nodes = [first]
             for _ in 0..<3 { nodes.append(try await first.node()) }
-            for _ in 0..<5 {
-                _ = try await PostgresServer.rows("DELETE FROM device WHERE id = 'default'", in: first.database!)
+            for round in 0..<rounds {
+                _ = try await PostgresServer.rows(reset, in: first.database!)
                 try await withThrowingTaskGroup(of: Void.self) { group in
-                    for node in nodes { group.addTask { try await node.engine.ensureDefaultDevice() } }
+                    for node in nodes { group.addTask { try await change(node, round) } }
                     try await group.waitForAll()
                 }
-                #expect(try await PostgresServer.rows("SELECT id FROM device WHERE id = 'default'", in: first.database!) == ["default"])
+                try await check(first.database!, round)
             }
             for node in nodes.dropFirst() { try await node.stop() }
         }
