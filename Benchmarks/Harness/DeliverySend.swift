@@ -85,7 +85,7 @@ struct DeliverySend: AsyncParsableCommand {
                         ))
                         let finished = clock.now
                         guard finished >= start, finished < end else { continue }
-                        tally[answer.status.map { "\($0)\(answer.reason.map { " \($0)" } ?? "")" } ?? (answer.failure ?? "no answer"), default: 0] += 1
+                        tally[answer.status.map { "\($0)\(answer.reason.map { " \($0)" } ?? "")" } ?? (answer.failure.map { "\($0)" } ?? "no answer"), default: 0] += 1
                     }
                     return tally
                 }

@@ -6,61 +6,9 @@ import IsletCore
 /// The reasons are a closed set: Apple's (`Reason`), and — for an app in strict mode — the
 /// reason a device dropped the push (`dropped`).
 public struct APNsError: Error, Hashable, Sendable, CustomStringConvertible {
-    /// Apple's reasons, each with the status Apple answers it with.
-    public enum Reason: String, CaseIterable, Hashable, Sendable {
-        // 400
-        case badCollapseId = "BadCollapseId"
-        case badDeviceToken = "BadDeviceToken"
-        case badExpirationDate = "BadExpirationDate"
-        case badMessageId = "BadMessageId"
-        case badPriority = "BadPriority"
-        case badTopic = "BadTopic"
-        case deviceTokenNotForTopic = "DeviceTokenNotForTopic"
-        case duplicateHeaders = "DuplicateHeaders"
-        case invalidPushType = "InvalidPushType"
-        case missingDeviceToken = "MissingDeviceToken"
-        case missingTopic = "MissingTopic"
-        case payloadEmpty = "PayloadEmpty"
-        case topicDisallowed = "TopicDisallowed"
-        case badRequestPayload = "BadRequestPayload"
-        // 400, broadcasts and channels
-        case missingChannelId = "MissingChannelId"
-        case badChannelId = "BadChannelId"
-        case channelNotRegistered = "ChannelNotRegistered"
-        case missingPushType = "MissingPushType"
-        case badRequestParams = "BadRequestParams"
-        case cannotCreateChannelConfig = "CannotCreateChannelConfig"
-        // 403
-        case expiredProviderToken = "ExpiredProviderToken"
-        case invalidProviderToken = "InvalidProviderToken"
-        case missingProviderToken = "MissingProviderToken"
-        case topicMismatch = "TopicMismatch"
-        // Others
-        case badPath = "BadPath"
-        case methodNotAllowed = "MethodNotAllowed"
-        case unregistered = "Unregistered"
-        case expiredToken = "ExpiredToken"
-        case payloadTooLarge = "PayloadTooLarge"
-        case tooManyProviderTokenUpdates = "TooManyProviderTokenUpdates"
-        case tooManyRequests = "TooManyRequests"
-        case internalServerError = "InternalServerError"
-        case serviceUnavailable = "ServiceUnavailable"
-
-        /// The HTTP status Apple answers the reason with.
-        public var statusCode: Int {
-            switch self {
-            case .expiredProviderToken, .invalidProviderToken, .missingProviderToken, .topicMismatch: 403
-            case .badPath: 404
-            case .methodNotAllowed: 405
-            case .unregistered, .expiredToken: 410
-            case .payloadTooLarge: 413
-            case .tooManyProviderTokenUpdates, .tooManyRequests: 429
-            case .internalServerError: 500
-            case .serviceUnavailable: 503
-            default: 400
-            }
-        }
-    }
+    /// Apple's reasons (`APNsReason`): one closed set for the endpoint that plays Apple and the
+    /// sender that talks to Apple.
+    public typealias Reason = APNsReason
 
     private enum Code: Hashable, Sendable {
         case apple(Reason)

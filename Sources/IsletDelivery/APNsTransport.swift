@@ -7,6 +7,8 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHTTP2
+import NIOPosix
 import NIOSSL
 import ServiceLifecycle
 import Synchronization
@@ -39,7 +41,7 @@ public final class APNsTransport: DeliveryTransport, Service {
     public func send(_ request: OutboundRequest) async -> TransportAnswer {
         let started = ContinuousClock.now
         var (answer, jwt) = await attempt(request, replacing: nil)
-        if answer.status == 403, ["ExpiredProviderToken", "InvalidProviderToken"].contains(answer.reason ?? "") {
+        if case .refused(let refusal) = answer.answer, [.expiredProviderToken, .invalidProviderToken].contains(refusal.reason) {
             (answer, _) = await attempt(request, replacing: jwt)
             answer.providerTokenRefreshed = true
         }
@@ -60,7 +62,7 @@ public final class APNsTransport: DeliveryTransport, Service {
         } catch {
             // Nothing was sent, and nothing can be until the credential is registered again.
             let why = (error as? IsletError)?.message ?? "its key cannot sign a provider token (\(error))"
-            return (TransportAnswer(status: nil, latency: .zero, failure: why, unusableCredential: why), nil)
+            return (TransportAnswer(.failed(TransportFailure(.unusableCredential, why)), latency: .zero), nil)
         }
         return (await exchange(request, route: route, jwt: jwt, client: client), jwt)
     }
@@ -113,12 +115,12 @@ public final class APNsTransport: DeliveryTransport, Service {
             }
             let refusal = body.readableBytes > 0 ? try? JSONDecoder().decode(Refusal.self, from: Data(buffer: body)) : nil
             return TransportAnswer(
-                status: Int(response.status.code), reason: refusal?.reason, timestamp: refusal?.timestamp,
+                APNsAnswer(status: Int(response.status.code), reason: refusal?.reason, timestamp: refusal?.timestamp),
                 apnsId: response.headers.first(name: "apns-id") ?? response.headers.first(name: "apns-request-id"),
                 channelId: response.headers.first(name: "apns-channel-id"), latency: .zero
             )
         } catch {
-            return TransportAnswer(status: nil, latency: .zero, failure: "no answer: \(Self.describe(error))")
+            return TransportAnswer(.failed(Self.failure(error)), latency: .zero)
         }
     }
 
@@ -151,9 +153,27 @@ public final class APNsTransport: DeliveryTransport, Service {
         return seconds >= 9.2e18 ? Int64.max : max(0, Int64(seconds))
     }
 
-    private static func describe(_ error: any Error) -> String {
-        if let error = error as? HTTPClientError { return "\(error)" }
-        return String(describing: error)
+    /// Why a request got no answer, as the state machine tells failures apart.
+    static func failure(_ error: any Error) -> TransportFailure {
+        if let error = error as? HTTPClientError {
+            switch error {
+            case .readTimeout, .writeTimeout, .deadlineExceeded: return TransportFailure(.timedOut, "\(error)")
+            case .connectTimeout, .getConnectionFromPoolTimeout: return TransportFailure(.connect, "\(error)")
+            case .tlsHandshakeTimeout: return TransportFailure(.tls, "\(error)")
+            case .remoteConnectionClosed, .uncleanShutdown, .cancelled: return TransportFailure(.connectionLost, "\(error)")
+            default: return TransportFailure(.other, "\(error)")
+            }
+        }
+        if error is NIOSSLError || error is BoringSSLError { return TransportFailure(.tls, String(describing: error)) }
+        if error is NIOConnectionError { return TransportFailure(.connect, String(describing: error)) }
+        if let error = error as? IOError, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode) {
+            return TransportFailure(.connect, String(describing: error))
+        }
+        if let error = error as? ChannelError, [.ioOnClosedChannel, .eof, .alreadyClosed].contains(error) {
+            return TransportFailure(.connectionLost, String(describing: error))
+        }
+        if error is NIOHTTP2Errors.StreamClosed || error is IOError { return TransportFailure(.connectionLost, String(describing: error)) }
+        return TransportFailure(.other, String(describing: error))
     }
 
     /// Runs until shutdown, then closes every connection.

@@ -1,4 +1,5 @@
 import Foundation
+import IsletCore
 import Logging
 import Synchronization
 import ServiceLifecycle

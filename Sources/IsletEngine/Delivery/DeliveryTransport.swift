@@ -42,43 +42,37 @@ public struct OutboundRequest: Sendable {
     }
 }
 
-/// What came back from one request: Apple's answer, or why there was none.
+/// What came back from one request: Apple's answer (or why there was none), typed
+/// (`APNsAnswer`), with what the delivery log shows beside it.
 public struct TransportAnswer: Sendable, Hashable {
-    /// The HTTP status; `nil` when there was no answer (the connection failed, the request timed out).
-    public var status: Int?
-    /// Apple's reason, on a refusal.
-    public var reason: String?
-    /// For 410: when the token stopped being valid, in milliseconds since 1970.
-    public var timestamp: Int64?
+    /// Apple's answer, or the transport's failure.
+    public var answer: APNsAnswer
     /// The `apns-id` Apple answered with.
     public var apnsId: String?
     /// The `apns-channel-id` Apple answered a channel's creation with.
     public var channelId: String?
     /// From the request to the answer.
     public var latency: Duration
-    /// What went wrong, when there was no answer.
-    public var failure: String?
     /// Whether the provider token was signed again after Apple refused it, and the request sent
     /// a second time (the answer is then the second one's).
     public var providerTokenRefreshed: Bool
-    /// Why the credential cannot be used at all — its stored address, authority or key cannot be
-    /// read — when that is why nothing was sent: no request of it can go until it is registered
-    /// again.
-    public var unusableCredential: String?
 
-    public init(
-        status: Int?, reason: String? = nil, timestamp: Int64? = nil, apnsId: String? = nil, channelId: String? = nil,
-        latency: Duration, failure: String? = nil, providerTokenRefreshed: Bool = false, unusableCredential: String? = nil
-    ) {
-        self.unusableCredential = unusableCredential
-        self.channelId = channelId
-        self.status = status
-        self.reason = reason
-        self.timestamp = timestamp
+    public init(_ answer: APNsAnswer, apnsId: String? = nil, channelId: String? = nil, latency: Duration, providerTokenRefreshed: Bool = false) {
+        self.answer = answer
         self.apnsId = apnsId
+        self.channelId = channelId
         self.latency = latency
-        self.failure = failure
         self.providerTokenRefreshed = providerTokenRefreshed
+    }
+
+    /// The HTTP status; `nil` when there was no answer.
+    public var status: Int? { answer.status }
+    /// Apple's reason, on a refusal.
+    public var reason: String? { answer.reason }
+    /// What went wrong, when there was no answer.
+    public var failure: TransportFailure? {
+        if case .failed(let failure) = answer { return failure }
+        return nil
     }
 }
 

@@ -125,7 +125,7 @@ extension Engine {
 
     private static func refusal(_ answer: TransportAnswer, doing what: String) -> IsletError {
         guard let status = answer.status else {
-            return IsletError(.unavailable, "Apple's channel management did not answer when asked to \(what): \(answer.failure ?? "no answer").")
+            return IsletError(.unavailable, "Apple's channel management did not answer when asked to \(what): \(answer.failure.map { "\($0)" } ?? "no answer").")
         }
         return IsletError(.appleRefused, "Apple refused to \(what): \(status) \(answer.reason ?? "(no reason)").")
     }

@@ -151,8 +151,7 @@ extension Engine {
     /// Makes an app's held deliveries pending again: what they waited for may have come.
     static func release(bundleId: BundleID, in tx: any Transaction) throws {
         for var delivery in try tx.heldDeliveries(bundleId: bundleId) {
-            delivery.state = .pending
-            delivery.nextAttemptAt = tx.now
+            delivery.release(dueAt: tx.now)
             try tx.updateDelivery(delivery)
         }
         tx.effects.deliveriesReady = true
@@ -166,12 +165,10 @@ extension Engine {
             guard var delivery = try tx.delivery(id), owner == nil || delivery.bundleId == owner else {
                 throw IsletError(.deliveryNotFound, "No delivery \(id).")
             }
-            guard [.failed, .held, .pending].contains(delivery.state) else {
+            guard delivery.canBeSentAgain else {
                 throw IsletError(.invalidRequest, "Delivery \(id) is \(delivery.state.rawValue): only a failed, held or waiting one is sent again.")
             }
-            delivery.state = .pending
-            delivery.nextAttemptAt = tx.now
-            delivery.finishedAt = nil
+            delivery.sendAgain(at: tx.now)
             try tx.updateDelivery(delivery)
             try Self.log(
                 DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .queued, attempt: delivery.attempts, note: "sent again: asked by \(asker)"),

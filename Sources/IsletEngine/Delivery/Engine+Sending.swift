@@ -7,8 +7,16 @@ struct ClaimedDelivery: Sendable {
     var request: OutboundRequest
     var priorityReason: String
     var environment: APNsEnvironment
-    var tokenKind: PhoneToken.Kind?
-    var target: String
+    /// Where the request goes, as the state machine tells targets apart.
+    var attemptTarget: Delivery.Attempt.Target
+
+    /// The attempt, as `Delivery.handle` reads it.
+    func attempt(providerTokenRefreshed: Bool) -> Delivery.Attempt {
+        Delivery.Attempt(
+            number: delivery.attempts, target: attemptTarget, priority: request.priority, environment: environment,
+            providerTokenRefreshed: providerTokenRefreshed
+        )
+    }
 }
 
 extension Engine {
@@ -20,7 +28,7 @@ extension Engine {
         return try await write { tx in
             var claimed: [ClaimedDelivery] = []
             for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
-                if delivery.expiration.map({ $0 <= tx.now }) ?? false {
+                if delivery.hasExpired(at: tx.now) {
                     try Self.finish(&delivery, as: .failed, report: DeliveryReport(
                         delivery: delivery.id, event: delivery.event, outcome: .failed, attempt: delivery.attempts,
                         note: "expired before it could be delivered: a Live Activity lives eight hours at most"
@@ -29,21 +37,18 @@ extension Engine {
                 }
                 switch try Self.resolve(delivery, rules: rules, in: tx) {
                 case .held(let why):
-                    delivery.state = .held
+                    delivery.hold()
                     try tx.updateDelivery(delivery)
                     try Self.log(DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .held, note: why), of: delivery, in: tx)
                 case .failed(let why):
                     try Self.finish(&delivery, as: .failed, report: DeliveryReport(
                         delivery: delivery.id, event: delivery.event, outcome: .failed, note: why
                     ), in: tx)
-                case .ready(let request, let reason, let environment, let kind, let target):
-                    delivery.state = .sending
-                    delivery.attempts += 1
-                    delivery.leaseUntil = tx.now.addingTimeInterval(lease)
+                case .ready(let request, let reason, let environment, let target):
+                    delivery.claim(at: tx.now, lease: lease)
                     try tx.updateDelivery(delivery)
                     claimed.append(ClaimedDelivery(
-                        delivery: delivery, request: request, priorityReason: reason, environment: environment, tokenKind: kind,
-                        target: target
+                        delivery: delivery, request: request, priorityReason: reason, environment: environment, attemptTarget: target
                     ))
                 }
             }
@@ -52,7 +57,7 @@ extension Engine {
     }
 
     private enum Resolution {
-        case ready(OutboundRequest, reason: String, APNsEnvironment, PhoneToken.Kind?, target: String)
+        case ready(OutboundRequest, reason: String, APNsEnvironment, target: Delivery.Attempt.Target)
         case held(String)
         case failed(String)
     }
@@ -92,7 +97,8 @@ extension Engine {
             credential: credential, target: .device(token: token.token), bundleId: phone.bundleId, payload: delivery.payload,
             priority: priority, expiration: delivery.expiration, apnsId: delivery.apnsId
         )
-        return .ready(request, reason: reason, token.environment, token.kind, target: token.shortened)
+        let target: Delivery.Attempt.Target = token.kind == .update ? .updateToken(token.token) : .pushToStartToken(token.token)
+        return .ready(request, reason: reason, token.environment, target: target)
     }
 
     /// Why a delivery waits for its credential.
@@ -133,111 +139,65 @@ extension Engine {
             credential: credential, target: .channel(channelId), bundleId: delivery.bundleId, payload: delivery.payload, priority: 10,
             expiration: expiration, apnsId: delivery.apnsId
         )
-        return .ready(request, reason: "a broadcast: 10, it spends no activity's budget", environment, nil, target: "channel \(channelId)")
+        return .ready(request, reason: "a broadcast: 10, it spends no activity's budget", environment, target: .channel(channelId))
     }
 
-    /// Writes down what Apple answered, and what follows from it: delivered; retried later;
-    /// the token retired (410); the credential refused (403 twice); or given up.
+    /// Writes down what Apple answered, and performs what the delivery's state machine makes
+    /// of it (`Delivery.handle`): delivered; retried later; the token retired (410); the
+    /// credential refused (403); or given up.
     func recordDelivery(_ claimed: ClaimedDelivery, answer: TransportAnswer, maximumBackoff: TimeInterval) async throws {
+        let jitter = Double.random(in: 0...1)
         try await write { tx in
-            guard var delivery = try tx.delivery(claimed.delivery.id), delivery.state == .sending,
-                delivery.attempts == claimed.delivery.attempts
-            else { return }  // its lease ran out and another sender took it
-            var report = DeliveryReport(
-                delivery: delivery.id, event: delivery.event, outcome: .delivered, attempt: delivery.attempts, target: claimed.target,
-                environment: claimed.environment, priority: claimed.request.priority, priorityReason: claimed.priorityReason,
-                apnsId: answer.apnsId ?? delivery.apnsId, status: answer.status, reason: answer.reason,
-                latencyMs: Double(answer.latency.components.seconds) * 1000 + Double(answer.latency.components.attoseconds) / 1e15
-            )
+            guard var delivery = try tx.delivery(claimed.delivery.id) else { return }
+            let attempt = claimed.attempt(providerTokenRefreshed: answer.providerTokenRefreshed)
+            let actions = delivery.handle(answer.answer, of: attempt, at: tx.now, maximumBackoff: maximumBackoff, jitter: jitter)
+            // An answer to an attempt no longer current (its lease ran out, another sender took it).
+            guard !actions.isEmpty else { return }
             if case .device(let token) = claimed.request.target, let status = answer.status {
                 try tx.recordTokenResult(token, at: tx.now, status: status, reason: answer.reason)
             }
             tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency))
-            if answer.providerTokenRefreshed { report.note = "the provider token was signed again after Apple refused it" }
-            if let why = answer.unusableCredential {
-                // Stored before its registration was checked as it is now: nothing was sent.
-                return try Self.hold(
-                    &delivery, report: report, forCredential: claimed, failure: why,
-                    note: "the credential cannot be used (\(why)): nothing was sent, and every delivery of \(claimed.environment.rawValue) waits until the credential is registered again",
-                    in: tx
-                )
-            }
-            switch answer.status {
-            case 200?:
-                if claimed.request.priority == 10, let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) {
-                    phone.budgeted = phone.budgeted.filter { tx.now.timeIntervalSince($0) < 3600 } + [tx.now]
-                    try tx.putPhoneActivity(phone)
-                }
-                try Self.finish(&delivery, as: .delivered, report: report, in: tx)
-            case 410?:
-                report.outcome = .tokenRetired
-                let appleTime = answer.timestamp.map { Date(timeIntervalSince1970: Double($0) / 1000) }
-                if case .device(let token) = claimed.request.target {
-                    try tx.retirePhoneToken(token, reason: answer.reason ?? "Unregistered", appleTimestamp: appleTime)
-                }
-                report.note = [report.note, "the token is retired\(appleTime.map { " (invalid since \(Self.iso($0)))" } ?? ""); nothing more goes to it"]
-                    .compactMap { $0 }.joined(separator: "; ")
-                if claimed.tokenKind == .update, let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) {
-                    phone.state = .tokenRetired
-                    try tx.putPhoneActivity(phone)
-                }
-                try Self.finish(&delivery, as: .failed, report: report, in: tx)
-            case 403? where ["ExpiredProviderToken", "InvalidProviderToken"].contains(answer.reason ?? ""):
-                let why = "\(answer.reason!) after the provider token was signed again"
-                try Self.hold(
-                    &delivery, report: report, forCredential: claimed, failure: "Apple refused the provider token (\(why))",
-                    note: "Apple refused the provider token twice (\(why)): every delivery of \(claimed.environment.rawValue) waits until the credential is registered again",
-                    in: tx
-                )
-            case nil, 429?, 500?, 503?:
-                let retry = tx.now.addingTimeInterval(Deliveries.backoff(after: delivery.attempts, limit: maximumBackoff))
-                if let expiration = delivery.expiration, retry >= expiration {
-                    report.outcome = .failed
-                    report.note = [answer.failure, "given up after \(delivery.attempts) attempts: it would expire before the next"].compactMap { $0 }.joined(separator: "; ")
-                    try Self.finish(&delivery, as: .failed, report: report, in: tx)
-                } else {
-                    report.outcome = .retrying
-                    report.nextAttemptAt = retry
-                    report.note = [report.note, answer.failure].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
-                    delivery.state = .pending
-                    delivery.leaseUntil = nil
-                    delivery.nextAttemptAt = retry
-                    try tx.updateDelivery(delivery)
-                    try Self.log(report, of: delivery, in: tx)
-                }
-            case let status?:
-                report.outcome = .failed
-                var why = "Apple refused it (\(status) \(answer.reason ?? "")): never retried, the request itself is wrong"
-                if answer.reason == "BadDeviceToken" {
-                    why += "; a token that never worked is most often one of the other environment — \(claimed.environment.rawValue) was used: is the app built for \(claimed.environment == .development ? "production (TestFlight, App Store)" : "development (Xcode)")?"
-                }
-                report.note = [report.note, why].compactMap { $0 }.joined(separator: "; ")
-                try Self.finish(&delivery, as: .failed, report: report, in: tx)
+            try Self.perform(actions, for: delivery, claimed: claimed, answer: answer, in: tx)
+        }
+    }
+
+    /// Performs a delivery's actions, in their order.
+    private static func perform(
+        _ actions: [Delivery.Action], for delivery: Delivery, claimed: ClaimedDelivery, answer: TransportAnswer, in tx: any Transaction
+    ) throws {
+        for action in actions {
+            switch action {
+            case .save:
+                try tx.updateDelivery(delivery)
+            case .log(let outcome, let note):
+                try log(DeliveryReport(
+                    delivery: delivery.id, event: delivery.event, outcome: outcome, attempt: delivery.attempts,
+                    target: claimed.attemptTarget.shown, environment: claimed.environment, priority: claimed.request.priority,
+                    priorityReason: claimed.priorityReason, apnsId: answer.apnsId ?? delivery.apnsId, status: answer.status,
+                    reason: answer.reason, latencyMs: Double(answer.latency.components.seconds) * 1000 + Double(answer.latency.components.attoseconds) / 1e15,
+                    nextAttemptAt: outcome == .retrying ? delivery.nextAttemptAt : nil, note: note
+                ), of: delivery, in: tx)
+            case .spendBudget:
+                guard let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) else { continue }
+                phone.budgeted = phone.budgeted.filter { tx.now.timeIntervalSince($0) < 3600 } + [tx.now]
+                try tx.putPhoneActivity(phone)
+            case .retireToken(let token, let reason, let since):
+                try tx.retirePhoneToken(token, reason: reason, appleTimestamp: since)
+            case .stopActivityDelivery:
+                guard let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) else { continue }
+                phone.state = .tokenRetired
+                try tx.putPhoneActivity(phone)
+            case .refuseCredential(let failure):
+                try tx.setCredentialFailure(bundleId: delivery.bundleId, environment: claimed.environment, failure: failure)
+            case .nextInOrder:
+                tx.effects.deliveriesReady = true
             }
         }
     }
 
-    /// Holds a delivery because its credential cannot be used, and marks the credential so the
-    /// deliveries behind it wait too, until it is registered again (`putDeliveryCredential`).
-    private static func hold(
-        _ delivery: inout Delivery, report: DeliveryReport, forCredential claimed: ClaimedDelivery, failure: String, note: String,
-        in tx: any Transaction
-    ) throws {
-        var report = report
-        report.outcome = .held
-        report.note = note
-        try tx.setCredentialFailure(bundleId: claimed.request.bundleId, environment: claimed.environment, failure: failure)
-        delivery.state = .held
-        delivery.leaseUntil = nil
-        try tx.updateDelivery(delivery)
-        try log(report, of: delivery, in: tx)
-    }
-
     /// Ends a delivery as `state` and logs it.
     private static func finish(_ delivery: inout Delivery, as state: Delivery.State, report: DeliveryReport, in tx: any Transaction) throws {
-        delivery.state = state
-        delivery.finishedAt = tx.now
-        delivery.leaseUntil = nil
+        delivery.finish(state, at: tx.now)
         try tx.updateDelivery(delivery)
         try log(report, of: delivery, in: tx)
         // The next delivery of the same activity may go now.
@@ -263,15 +223,13 @@ extension Engine {
     func releaseAbandonedDeliveries() async throws {
         try await write { tx in
             for var delivery in try tx.claimedDeliveries() {
-                delivery.state = .pending
-                delivery.leaseUntil = nil
+                delivery.release()
                 try tx.updateDelivery(delivery)
             }
             tx.effects.deliveriesReady = true
         }
     }
 
-    private static func iso(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
 }
 
 extension String {

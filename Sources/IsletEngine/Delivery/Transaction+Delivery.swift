@@ -106,8 +106,7 @@ extension Transaction {
             for var earlier in try unfinishedDeliveries(orderKey: orderKey) where earlier.id < delivery.id && earlier.event == "update"
                 && [.pending, .held].contains(earlier.state)
             {
-                earlier.state = .coalesced
-                earlier.finishedAt = now
+                earlier.finish(.coalesced, at: now)
                 try updateDelivery(earlier)
                 try report(DeliveryReport(
                     delivery: earlier.id, event: earlier.event, outcome: .coalesced, coalescedInto: delivery.id,
@@ -146,13 +145,6 @@ enum Deliveries {
         case .immediate: now
         case .after(let date): decided ?? date
         }
-    }
-
-    /// The wait before the next attempt: doubling from a second, at most `limit`, with jitter
-    /// (between half and all of it) so retries from many deliveries do not arrive together.
-    static func backoff(after attempts: Int, limit: TimeInterval) -> TimeInterval {
-        let full = min(limit, pow(2, Double(max(0, attempts - 1))))
-        return Double.random(in: full / 2...full)
     }
 
     /// The priority of a delivery, and why, against the activity's budget of priority-10
