@@ -350,6 +350,7 @@ let package = Package(
                 "IsletStore",
                 "IsletEngine",
                 "IsletAPNs",
+                "IsletDelivery",
                 "IsletTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -157,9 +157,10 @@ public final class APNsTransport: DeliveryTransport, Service {
     static func failure(_ error: any Error) -> TransportFailure {
         if let error = error as? HTTPClientError {
             switch error {
-            case .readTimeout, .writeTimeout, .deadlineExceeded: return TransportFailure(.timedOut, "\(error)")
+            // A server that takes the connection and then says nothing has timed out, in the
+            // handshake or after it.
+            case .readTimeout, .writeTimeout, .deadlineExceeded, .tlsHandshakeTimeout: return TransportFailure(.timedOut, "\(error)")
             case .connectTimeout, .getConnectionFromPoolTimeout: return TransportFailure(.connect, "\(error)")
-            case .tlsHandshakeTimeout: return TransportFailure(.tls, "\(error)")
             case .remoteConnectionClosed, .uncleanShutdown, .cancelled: return TransportFailure(.connectionLost, "\(error)")
             default: return TransportFailure(.other, "\(error)")
             }

@@ -1,0 +1,127 @@
+import Crypto
+import Foundation
+import IsletCore
+import IsletDelivery
+import IsletEngine
+import IsletServer
+import Logging
+import NIOCore
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
+
+/// The sender's transport reads every answer as a typed `APNsAnswer`, and tells the ways a
+/// request gets none apart (`TransportFailure`), against real servers: Islet's APNs endpoint
+/// (with and without a failure it plays), a port nobody listens on, and one that never answers.
+@Suite("The transport's answers")
+struct TransportAnswerTests {
+    let bundleId = "com.example.delivery"
+
+    /// A credential for `url`, trusting `authority` (PEM), with a new key.
+    func credential(url: String, authority: String?) -> StoredCredential {
+        StoredCredential(
+            credential: DeliveryCredential(
+                bundleId: bundleId, environment: .development, teamId: "TEAM123456", keyId: "KEY1234567", url: url,
+                caCertificate: authority, createdAt: Date()
+            ),
+            privateKey: P256.Signing.PrivateKey().pemRepresentation
+        )
+    }
+
+    func send(to credential: StoredCredential, timeout: TimeAmount = .seconds(10)) async -> TransportAnswer {
+        let transport = APNsTransport(timeout: timeout, logger: Logger(label: "test"))
+        let answer = await transport.send(OutboundRequest(
+            credential: credential, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
+            payload: #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, priority: 5, expiration: nil,
+            apnsId: UUID().uuidString.lowercased()
+        ))
+        await transport.shutdown()
+        return answer
+    }
+
+    func failure(_ answer: TransportAnswer) -> TransportFailure.Kind? {
+        if case .failed(let failure) = answer.answer { return failure.kind }
+        return nil
+    }
+
+    @Test func applesRefusalIsReadAsOneOfApplesReasons() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
+                // The endpoint does not know this key: the provider token is refused, signed
+                // again, and refused again.
+                let answer = await send(to: credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority))
+                #expect(answer.answer == .refused(APNsRefusal(.invalidProviderToken)), "\(answer)")
+                #expect(answer.providerTokenRefreshed)
+            }
+        }
+    }
+
+    @Test func aConnectionClosedUnderTheRequestIsAConnectionLost() async throws {
+        try await withIslet({ $0.apns.faults = try! APNsFaults(parsing: "close=1") }) { islet in
+            let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
+            let answer = await send(to: credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority))
+            #expect(failure(answer) == .connectionLost, "\(answer)")
+        }
+    }
+
+    @Test func aServerWhoseCertificateIsNotTrustedIsATLSFailure() async throws {
+        try await withIslet { islet in
+            // The system's authorities, which never signed the endpoint's development CA.
+            let answer = await send(to: credential(url: "https://localhost:\(islet.apnsPort!)", authority: nil))
+            #expect(failure(answer) == .tls, "\(answer)")
+        }
+    }
+
+    @Test func aPortNobodyListensOnIsNoConnection() async throws {
+        let port = try Listener.unusedPort()
+        let answer = await send(to: credential(url: "https://127.0.0.1:\(port)", authority: nil))
+        #expect(failure(answer) == .connect, "\(answer)")
+    }
+
+    @Test func aServerThatNeverAnswersIsATimeout() async throws {
+        // Connections complete in the kernel's backlog; nothing ever reads or writes on them.
+        let listener = try Listener()
+        defer { listener.close() }
+        let answer = await send(to: credential(url: "https://127.0.0.1:\(listener.port)", authority: nil), timeout: .seconds(1))
+        #expect(failure(answer) == .timedOut, "\(answer)")
+    }
+}
+
+/// A loopback TCP socket that listens and never accepts.
+private final class Listener: Sendable {
+    let descriptor: Int32
+    let port: Int
+
+    init() throws {
+        (descriptor, port) = try Self.bound()
+        guard listen(descriptor, 16) == 0 else { throw POSIXError(.EADDRINUSE) }
+    }
+
+    func close() { _ = Glibc.close(descriptor) }
+
+    /// A port that was free a moment ago, with nothing listening on it.
+    static func unusedPort() throws -> Int {
+        let (descriptor, port) = try bound()
+        _ = Glibc.close(descriptor)
+        return port
+    }
+
+    private static func bound() throws -> (Int32, Int) {
+        let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(descriptor, address, length) == 0 && getsockname(descriptor, address, &length) == 0
+            }
+        }
+        guard ok else { throw POSIXError(.EADDRNOTAVAIL) }
+        return (descriptor, Int(UInt16(bigEndian: address.sin_port)))
+    }
+}
