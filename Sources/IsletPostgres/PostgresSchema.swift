@@ -213,5 +213,11 @@ enum PostgresSchema {
         Migration(version: 4, name: "room on activity pages for updates in place", sql: """
             ALTER TABLE activity SET (fillfactor = 70)
             """),
+        // The outbox is bounded: retention deletes finished deliveries oldest first, and with a
+        // dismissed activity its phone tokens (`purge`).
+        Migration(version: 5, name: "finished deliveries and an activity's phone tokens found for the purge", sql: """
+            CREATE INDEX delivery_finished ON delivery (finishedAt) WHERE finishedAt IS NOT NULL;
+            CREATE INDEX phoneToken_activity ON phoneToken (activityId) WHERE activityId IS NOT NULL
+            """),
     ]
 }

@@ -104,6 +104,10 @@ extension SQLReading {
 }
 
 extension SQLQueries {
+    /// The oldest finished deliveries, finished before `$1`, at most `$2`: what retention deletes
+    /// (through `delivery_finished`, never the unfinished rows).
+    static let finishedDeliveries = "SELECT id FROM delivery WHERE finishedAt < $1 ORDER BY finishedAt LIMIT $2"
+
     /// The deliveries to send now (`$1`: the time, `$2`: how many at most): the oldest
     /// unfinished delivery of each order key, when it is pending and due, or its lease has run
     /// out — one at a time per activity keeps its order. `lock` claims them (`SKIP LOCKED`).

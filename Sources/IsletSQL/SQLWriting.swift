@@ -162,14 +162,31 @@ extension SQLWriting {
 
     // MARK: Retention
 
-    public func purge(before date: Date) throws -> PurgeCount {
+    public func purge(before date: Date, limit: Int) throws -> PurgeCount {
         // Activities kept as read may be among those deleted.
         session.cache.activities = [:]
         let cutoff = date.timeIntervalSince1970
+        // The oldest dismissed activities, the same rows for each statement: what was delivered
+        // to a phone for them goes first, the activities last.
+        let activities = "SELECT id FROM activity WHERE state = 'dismissed' AND updatedAt < $1 ORDER BY updatedAt, id LIMIT $2"
+        let orderKeys = "SELECT 'activity:' || id FROM activity WHERE state = 'dismissed' AND updatedAt < $1 ORDER BY updatedAt, id LIMIT $2"
+        var deliveries = try session.count(
+            "DELETE FROM delivery WHERE orderKey IN (\(orderKeys)) AND state IN ('pending', 'sending', 'held')", [cutoff, limit]
+        )
+        try session.execute("DELETE FROM phoneActivity WHERE activityId IN (\(activities))", [cutoff, limit])
+        let phoneTokens = try session.count("DELETE FROM phoneToken WHERE activityId IN (\(activities))", [cutoff, limit])
+        let activityCount = try session.count("DELETE FROM activity WHERE id IN (\(activities))", [cutoff, limit])
+        // Finished deliveries, oldest first (their log lines are events, deleted below).
+        deliveries += try session.count(
+            "DELETE FROM delivery WHERE id IN (\(SQLQueries.finishedDeliveries))", [cutoff, limit]
+        )
         return PurgeCount(
-            activities: try session.count("DELETE FROM activity WHERE state = 'dismissed' AND updatedAt < $1", [cutoff]),
-            events: try session.count("DELETE FROM event WHERE time < $1", [cutoff]),
-            tokens: try session.count("DELETE FROM pushToken WHERE retiredAt < $1", [cutoff])
+            activities: activityCount,
+            events: try session.count("DELETE FROM event WHERE id IN (SELECT id FROM event WHERE time < $1 ORDER BY id LIMIT $2)", [cutoff, limit]),
+            tokens: try session.count("DELETE FROM pushToken WHERE token IN (SELECT token FROM pushToken WHERE retiredAt < $1 LIMIT $2)", [cutoff, limit])
+                + phoneTokens
+                + session.count("DELETE FROM phoneToken WHERE token IN (SELECT token FROM phoneToken WHERE retiredAt < $1 LIMIT $2)", [cutoff, limit]),
+            deliveries: deliveries
         )
     }
 

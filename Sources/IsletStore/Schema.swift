@@ -285,6 +285,12 @@ enum Schema {
                 table.add(column: "deliveryPaused", .boolean).notNull().defaults(to: false)
             }
         }
+        migrator.registerMigration("v13: finished deliveries and an activity's phone tokens found for the purge") { db in
+            // The outbox is bounded: retention deletes finished deliveries oldest first, and with
+            // a dismissed activity its phone tokens (`purge`). Unfinished rows are not indexed here.
+            try db.execute(sql: "CREATE INDEX delivery_finished ON delivery (finishedAt) WHERE finishedAt IS NOT NULL")
+            try db.execute(sql: "CREATE INDEX phoneToken_activity ON phoneToken (activityId) WHERE activityId IS NOT NULL")
+        }
         return migrator
     }
 }

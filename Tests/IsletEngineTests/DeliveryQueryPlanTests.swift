@@ -25,4 +25,17 @@ struct DeliveryQueryPlanTests {
         #expect(reads.filter { $0.hasPrefix("SEARCH d USING INDEX delivery_due") }.count == 2, "\(plan)")
         #expect(reads.allSatisfy { !$0.hasPrefix("SCAN d") && !$0.hasPrefix("SCAN e") }, "\(plan)")
     }
+
+    @Test func retentionFindsFinishedDeliveriesThroughTheirIndex() async throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-plan-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let store = try SQLiteStore(path: directory.appendingPathComponent("islet.sqlite").path, durability: .normal)
+        let plan = try await store.pool.read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + SQLDialect.sqlitePlaceholders(SQLQueries.finishedDeliveries), arguments: [0, 10])
+                .map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.hasPrefix("SEARCH delivery USING") && $0.contains("delivery_finished") }, "\(plan)")
+        #expect(!plan.contains { $0.hasPrefix("SCAN delivery") }, "\(plan)")
+    }
 }

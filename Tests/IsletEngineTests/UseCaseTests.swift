@@ -324,7 +324,7 @@ struct UseCaseTests {
             let rotatedLater = try await engine.rotateToken(of: withToken.id).activity
             let live = try await fixture.start(ride(2), at: at(10 * 86_400)).id
             let purged = try await engine.purgeHistory(olderThan: 3 * 86_400)
-            #expect(purged == PurgeCount(activities: 1, events: 6, tokens: 1))
+            #expect(purged == PurgeCount(activities: 1, events: 6, tokens: 1, deliveries: 0))
             // The token retired before the cutoff is forgotten; the one retired after it still answers 410.
             let lookups = try await fixture.store.read { store in
                 try [withToken.pushToken!, second, rotatedLater.pushToken!].map { try store.token($0) }
@@ -335,6 +335,51 @@ struct UseCaseTests {
             ])
             #expect(await reason { _ = try await engine.activity(old, owner: nil) } == .activityNotFound)
             #expect(try await engine.activity(live, owner: nil).state == .active)
+        }
+    }
+
+    @Test(arguments: StoreKind.available) func purgeBoundsTheOutboxInShortBatches(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
+            let engine = fixture.engine
+            // An activity dismissed long ago, which a phone held: its phone row, its token and a
+            // delivery still held for it go with it.
+            let old = try await fixture.start(ride(1)).id
+            try await fixture.apply(.end(EndRequest(dismissalPolicy: .immediate)), to: old, at: at(1))
+            let live = try await fixture.start(ride(2), at: at(2)).id
+            let token = String(repeating: "0a", count: 32)
+            @Sendable func delivery(of activity: ActivityID, created: TimeInterval, finished: TimeInterval?, state: Delivery.State) -> Delivery {
+                Delivery(
+                    orderKey: "activity:\(activity)", activityId: activity, bundleId: "com.example.bike", deviceId: .defaultDevice,
+                    event: "update", payload: "{}", alert: false, expiration: nil, state: state, nextAttemptAt: at(created),
+                    createdAt: at(created), finishedAt: finished.map(at)
+                )
+            }
+            let ids = try await fixture.store.write(now: at(2)) { tx in
+                try tx.putPhoneActivity(PhoneActivity(activityId: old, bundleId: "com.example.bike", deviceId: .defaultDevice, environment: .development))
+                try tx.putPhoneToken(PhoneToken(
+                    token: token, kind: .update, bundleId: "com.example.bike", deviceId: .defaultDevice, activityId: old,
+                    environment: .development, createdAt: at(1)
+                ))
+                return try [
+                    delivery(of: old, created: 1, finished: nil, state: .held),  // the purged activity's, unfinished
+                    delivery(of: live, created: 2, finished: 10, state: .delivered),  // finished before the cutoff
+                    delivery(of: live, created: 2, finished: 20, state: .failed),
+                    delivery(of: live, created: 2, finished: 30, state: .coalesced),
+                    delivery(of: live, created: 2, finished: 5 * 86_400, state: .delivered),  // after it: kept
+                    delivery(of: live, created: 2, finished: nil, state: .pending),  // unfinished: kept
+                ].map { try tx.insertDelivery($0) }
+            }.value
+            fixture.clock.set(at(6 * 86_400))
+            // Two rows of each kind a transaction: the four deliveries take two, and a third finds less.
+            let purged = try await engine.purgeHistory(olderThan: 3 * 86_400, batch: 2)
+            #expect(purged.deliveries == 4)
+            #expect(purged.activities == 1)
+            let left = try await fixture.store.read { store in
+                try (ids.compactMap { try store.delivery($0)?.id }, store.phoneActivity(old), store.phoneToken(token))
+            }
+            #expect(left.0 == [ids[4], ids[5]])
+            #expect(left.1 == nil && left.2 == nil)
+            #expect(try await engine.purgeHistory(olderThan: 3 * 86_400, batch: 2).isEmpty)
         }
     }
 

@@ -244,8 +244,11 @@ public protocol Transaction: StoreReading, AnyObject {
     /// Retires every current token of a holder: pushes to them answer 410 from then on.
     func retireTokens(of holder: TokenHolder, reason: TokenRetirement) throws
 
-    /// Deletes dismissed activities, events and retired tokens older than `date`.
-    func purge(before date: Date) throws -> PurgeCount
+    /// Deletes what is older than `date`: dismissed activities (with what was delivered to a
+    /// phone for them), events (the delivery log's lines among them), retired tokens, and
+    /// finished deliveries; at most `limit` rows of each kind, oldest first, so that a purge is
+    /// many short transactions rather than one that holds the writer.
+    func purge(before date: Date, limit: Int) throws -> PurgeCount
 
     // MARK: Delivery to real phones
 
@@ -375,16 +378,28 @@ public enum KeyOwner: Hashable, Sendable {
 public struct PurgeCount: Hashable, Sendable {
     public var activities: Int
     public var events: Int
+    /// Retired push tokens, and phone tokens retired or of activities deleted.
     public var tokens: Int
+    /// Finished deliveries, and those of activities deleted.
+    public var deliveries: Int
 
-    public init(activities: Int, events: Int, tokens: Int) {
+    public init(activities: Int = 0, events: Int = 0, tokens: Int = 0, deliveries: Int = 0) {
         self.activities = activities
         self.events = events
         self.tokens = tokens
+        self.deliveries = deliveries
     }
 
     /// Whether anything was deleted.
-    public var isEmpty: Bool { activities + events + tokens == 0 }
+    public var isEmpty: Bool { activities + events + tokens + deliveries == 0 }
+
+    /// The most rows of one kind: a batch that deleted fewer than its limit of each was the last.
+    public var largest: Int { max(activities, events, tokens, deliveries) }
+
+    /// Both counts added.
+    public static func + (a: PurgeCount, b: PurgeCount) -> PurgeCount {
+        PurgeCount(activities: a.activities + b.activities, events: a.events + b.events, tokens: a.tokens + b.tokens, deliveries: a.deliveries + b.deliveries)
+    }
 }
 
 /// Writes to the store are failing, since a time, for a reason.

@@ -32,11 +32,20 @@ extension Engine {
         try await read { store in try store.nextDeadline() }
     }
 
-    /// Deletes dismissed activities, events and retired push tokens older than `age` seconds,
-    /// keeping the store's size bounded. (A push to a purged token answers `BadDeviceToken`
+    /// Deletes dismissed activities, events, retired tokens and finished deliveries older than
+    /// `age` seconds, keeping the store's size bounded (`Transaction.purge`). (A push to a purged token answers `BadDeviceToken`
     /// rather than `410`, as Apple's does for a token long gone.)
-    public func purgeHistory(olderThan age: TimeInterval) async throws -> PurgeCount {
-        try await write { tx in try tx.purge(before: tx.now.addingTimeInterval(-age)) }
+    ///
+    /// - Parameter batch: Rows of each kind deleted per transaction: the writer takes other
+    ///   changes between batches.
+    public func purgeHistory(olderThan age: TimeInterval, batch: Int = 2_000) async throws -> PurgeCount {
+        let cutoff = clock.now().addingTimeInterval(-age)
+        var total = PurgeCount()
+        while true {
+            let purged = try await write { tx in try tx.purge(before: cutoff, limit: batch) }
+            total = total + purged
+            if purged.largest < batch { return total }
+        }
     }
 
     // MARK: Events
