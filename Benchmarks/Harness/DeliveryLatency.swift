@@ -104,6 +104,7 @@ struct DeliveryLatency: AsyncParsableCommand {
         let measuredFrom = Date().addingTimeInterval(0.2 + warmUp)
         let end = base.advanced(by: .seconds(warmUp + seconds))
         let cpuA = Box<CPUMeter?>(nil), cpuB = Box<CPUMeter?>(nil)
+        let roundsAtStart = Box((rounds: 0.0, requests: 0.0))
         let (sent, refused, late) = try await withThrowingTaskGroup(of: (Int, Int, Double).self) { group in
             for lane in 0..<connections {
                 group.addTask {
@@ -130,9 +131,13 @@ struct DeliveryLatency: AsyncParsableCommand {
             try await Task.sleep(until: base.advanced(by: .seconds(warmUp)), clock: clock)
             cpuA.value = CPUMeter(backend)
             cpuB.value = CPUMeter(apple)
+            roundsAtStart.value = try await Self.senderCounters(port: backend.port, auth: auth)
             return try await group.reduce(into: (0, 0, 0.0)) { $0 = ($0.0 + $1.0, $0.1 + $1.1, max($0.2, $1.2)) }
         }
         let (useA, useB) = (cpuA.value!.use(), cpuB.value!.use())
+        let roundsAtEnd = try await Self.senderCounters(port: backend.port, auth: auth)
+        let rounds = roundsAtEnd.rounds - roundsAtStart.value.rounds
+        let requests = roundsAtEnd.requests - roundsAtStart.value.requests
         let achieved = Double(sent + refused) / ((clock.now - base) / .seconds(1))
 
         // Wait for the outbox to empty, then read every phone's delivery log.
@@ -184,8 +189,27 @@ struct DeliveryLatency: AsyncParsableCommand {
                 + (others.isEmpty ? "" : " (also: \(others.joined(separator: ", ")))")
                 + ": commit → APNs 200 \(percentiles([0.5, 0.99], of: latencies)), max \(String(format: "%.2f", percentile(1, of: latencies))) ms;"
                 + " \(grouped(Double(deliveredInWindow) / seconds)) deliveries/s answered 200 while measured;"
+                + " store transactions per delivery \(requests > 0 ? String(format: "%.3f", rounds / requests) : "-")"
+                + " (the sender's rounds \(grouped(rounds)) / its requests \(grouped(requests)), islet_delivery_rounds_total);"
                 + " A \(useA.text.replacingOccurrences(of: "server ", with: "")), \(sink ? "sink" : "B") CPU \(Int(useB.server * 100))%"
         )
+    }
+}
+
+extension DeliveryLatency {
+    /// The sender's rounds (one store transaction each) and requests so far, from A's `/metrics`
+    /// (a build without the rounds counter reads 0 for it).
+    static func senderCounters(port: Int, auth: [(String, String)]) async throws -> (rounds: Double, requests: Double) {
+        let connection = try await HTTPConnection.connect(port: port)
+        defer { Task { await connection.close() } }
+        let (_, body) = try await connection.send(.GET, "/metrics", headers: auth)
+        var (rounds, requests) = (0.0, 0.0)
+        for line in String(buffer: body).split(separator: "\n") where !line.hasPrefix("#") {
+            guard let value = line.split(separator: " ").last.flatMap({ Double($0) }) else { continue }
+            if line.hasPrefix("islet_delivery_rounds_total") { rounds += value }
+            if line.hasPrefix("islet_delivery_requests_total") { requests += value }
+        }
+        return (rounds, requests)
     }
 }
 

@@ -85,7 +85,13 @@ struct DeliverySend: AsyncParsableCommand {
                         ))
                         let finished = clock.now
                         guard finished >= start, finished < end else { continue }
-                        tally[answer.status.map { "\($0)\(answer.reason.map { " \($0)" } ?? "")" } ?? (answer.failure.map { "\($0)" } ?? "no answer"), default: 0] += 1
+                        let key: String
+                        if let status = answer.status {
+                            key = "\(status)" + (answer.reason.map { " \($0)" } ?? "")
+                        } else {
+                            key = answer.failure?.description ?? "no answer"
+                        }
+                        tally[key, default: 0] += 1
                     }
                     return tally
                 }

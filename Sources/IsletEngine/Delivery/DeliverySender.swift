@@ -24,9 +24,14 @@ public struct DeliverySettings: Sendable, Equatable {
     public init() {}
 }
 
-/// Drains the outbox: takes the deliveries whose turn and time have come, sends each through
-/// the transport (many at once), writes down what Apple answered, and sleeps until the next is
-/// due — or until a commit brings one.
+/// Drains the outbox in rounds. Each round is one transaction: it writes down the answers that
+/// came back since the last round and claims as many due deliveries as there is room for in
+/// flight (`Engine.settleDeliveries`). The requests then go out through the transport, many at
+/// once, and each answer frees its place at once and wakes the next round. At rest a round is
+/// one answer or one delivery, so a single change goes at once; under load the answers and
+/// claims of many requests share a round, and the store does a fraction of a transaction per
+/// delivery. Between rounds the sender sleeps until the next delivery is due, a commit brings
+/// one, or an answer comes back.
 struct DeliverySender: Service {
     let engine: Engine
     let transport: any DeliveryTransport
@@ -42,55 +47,66 @@ struct DeliverySender: Service {
         if !engine.store.isShared {
             try? await engine.releaseAbandonedDeliveries()
         }
-        let inFlight = InFlight()
-        // Under load, deliveries are claimed a batch at a time, not one per answer: each claim is
-        // a query over what is due (and a write), so claiming one at a time would cost one of
-        // each per request. A quarter of the concurrency waits at most a quarter of a round trip.
+        let round = Round()
+        // Under load, a round claims when a quarter of the places are free, not for every answer:
+        // a claim reads what is due, and fewer, larger claims cost less per delivery.
         let batch = max(1, settings.concurrency / 4)
         await cancelWhenGracefulShutdown {
             await withDiscardingTaskGroup { group in
                 while !Task.isCancelled {
-                    let busy = inFlight.count
+                    let answered = round.takeAnswers()
+                    let busy = round.inFlight
                     let room = settings.concurrency - busy
-                    guard room >= batch || busy == 0 else {
-                        // A completion wakes the loop when a batch has room.
+                    let limit = room >= batch || busy == 0 ? room : 0
+                    guard !answered.isEmpty || limit > 0 else {
+                        // An answer wakes the loop.
                         await engine.deliveryWake.sleep(until: nil, on: engine.clock)
                         continue
                     }
                     var claimed: [ClaimedDelivery] = []
                     var next: Date?
                     do {
-                        claimed = try await engine.claimDeliveries(limit: room, lease: settings.lease)
-                        if claimed.isEmpty { next = try await engine.nextDeliveryAttempt() }
+                        claimed = try await engine.settleDeliveries(
+                            answered, claim: limit, lease: settings.lease, maximumBackoff: settings.maximumBackoff
+                        )
+                        if claimed.isEmpty, limit > 0 { next = try await engine.nextDeliveryAttempt() }
                     } catch is CancellationError {
                         return
                     } catch {
+                        // One answer that cannot be written must not lose the others: each alone.
+                        await Self.recordOneByOne(answered, engine: engine, settings: settings, logger: logger)
                         logger.error("The delivery sender failed; retrying in 1s", metadata: ["error": "\(error)"])
                         next = engine.clock.now().addingTimeInterval(1)
                     }
                     for delivery in claimed {
-                        inFlight.add()
+                        round.sent()
                         group.addTask {
-                            defer {
-                                // Wakes the loop when a batch has room (or nothing is left in flight).
-                                let left = inFlight.remove()
-                                if settings.concurrency - left >= batch || left == 0 { engine.deliveryWake.notify(deadline: .distantPast) }
-                            }
                             let answer = await transport.send(delivery.request)
                             // Stopping mid-request: the lease gives it back, nothing is written.
-                            guard !Task.isCancelled else { return }
-                            do {
-                                try await engine.recordDelivery(delivery, answer: answer, maximumBackoff: settings.maximumBackoff)
-                            } catch {
-                                logger.error("Recording a delivery failed", metadata: ["delivery": "\(delivery.delivery.id)", "error": "\(error)"])
-                            }
+                            guard !Task.isCancelled else { return round.dropped() }
+                            round.answered(AnsweredDelivery(claimed: delivery, answer: answer))
+                            engine.deliveryWake.notify(deadline: .distantPast)
                         }
                     }
-                    if claimed.isEmpty {
-                        // On a shared store, other nodes' deliveries are found by looking again.
+                    if claimed.isEmpty && limit > 0 {
+                        // Nothing due: on a shared store, other nodes' deliveries are found by
+                        // looking again; a commit or an answer wakes it sooner.
                         await engine.deliveryWake.sleep(until: engine.wakeTime(next), on: engine.clock)
                     }
                 }
+            }
+        }
+        // Answers that came back as it stopped are written down, not left to their leases.
+        await Self.recordOneByOne(round.takeAnswers(), engine: engine, settings: settings, logger: logger)
+    }
+
+    /// Writes answers down one transaction each, logging those that cannot be.
+    private static func recordOneByOne(_ answered: [AnsweredDelivery], engine: Engine, settings: DeliverySettings, logger: Logger) async {
+        for answer in answered {
+            do {
+                try await engine.recordDelivery(answer.claimed, answer: answer.answer, maximumBackoff: settings.maximumBackoff)
+            } catch {
+                logger.error("Recording a delivery failed", metadata: ["delivery": "\(answer.claimed.delivery.id)", "error": "\(error)"])
             }
         }
     }
@@ -118,12 +134,37 @@ extension DeliverySender {
     }
 }
 
-/// The number of requests a sender has in flight.
-private final class InFlight: Sendable {
-    private let value = Mutex(0)
-    var count: Int { value.withLock { $0 } }
-    func add() { value.withLock { $0 += 1 } }
-    /// Takes one away; returns how many are left.
-    @discardableResult
-    func remove() -> Int { value.withLock { $0 -= 1; return $0 } }
+/// A sender's requests in flight and the answers waiting for the next round.
+private final class Round: Sendable {
+    private struct State {
+        var inFlight = 0
+        var answers: [AnsweredDelivery] = []
+    }
+
+    private let state = Mutex(State())
+
+    /// Requests sent and not answered yet.
+    var inFlight: Int { state.withLock { $0.inFlight } }
+
+    /// One more request on its way.
+    func sent() { state.withLock { $0.inFlight += 1 } }
+
+    /// Its answer came back: its place is free, the answer waits for the next round.
+    func answered(_ answer: AnsweredDelivery) {
+        state.withLock { state in
+            state.inFlight -= 1
+            state.answers.append(answer)
+        }
+    }
+
+    /// It ended without an answer to write (the sender is stopping).
+    func dropped() { state.withLock { $0.inFlight -= 1 } }
+
+    /// The answers waiting, taken.
+    func takeAnswers() -> [AnsweredDelivery] {
+        state.withLock { state in
+            defer { state.answers = [] }
+            return state.answers
+        }
+    }
 }

@@ -19,41 +19,70 @@ struct ClaimedDelivery: Sendable {
     }
 }
 
+/// A claimed delivery and what came back for it, waiting to be written down.
+struct AnsweredDelivery: Sendable {
+    var claimed: ClaimedDelivery
+    var answer: TransportAnswer
+}
+
 extension Engine {
     /// Takes up to `limit` deliveries whose turn and time have come, oldest first, one per
     /// activity: resolves the token, the credential and the priority of each, and holds it for
     /// `lease` seconds. One that cannot go yet (no update token, no credential) is held, and says why.
     func claimDeliveries(limit: Int, lease: TimeInterval) async throws -> [ClaimedDelivery] {
+        try await settleDeliveries([], claim: limit, lease: lease, maximumBackoff: 0)
+    }
+
+    /// Writes down the answers that came back and claims up to `limit` more deliveries, in one
+    /// transaction: under load a sender's every round is one transaction for many deliveries.
+    /// The answers go first, so a delivery they finish lets the next of its activity be claimed
+    /// in the same round.
+    ///
+    /// - Throws: The store's error; none of the answers is then written (`recordDelivery` writes
+    ///   them one by one).
+    func settleDeliveries(
+        _ answered: [AnsweredDelivery], claim limit: Int, lease: TimeInterval, maximumBackoff: TimeInterval
+    ) async throws -> [ClaimedDelivery] {
         let rules = self.rules
+        let jitters = answered.map { _ in Double.random(in: 0...1) }
         return try await write { tx in
-            var claimed: [ClaimedDelivery] = []
-            for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
-                if delivery.hasExpired(at: tx.now) {
-                    try Self.finish(&delivery, as: .failed, report: DeliveryReport(
-                        delivery: delivery.id, event: delivery.event, outcome: .failed, attempt: delivery.attempts,
-                        note: "expired before it could be delivered: a Live Activity lives eight hours at most"
-                    ), in: tx)
-                    continue
-                }
-                switch try Self.resolve(delivery, rules: rules, in: tx) {
-                case .held(let why):
-                    delivery.hold()
-                    try tx.updateDelivery(delivery)
-                    try Self.log(DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .held, note: why), of: delivery, in: tx)
-                case .failed(let why):
-                    try Self.finish(&delivery, as: .failed, report: DeliveryReport(
-                        delivery: delivery.id, event: delivery.event, outcome: .failed, note: why
-                    ), in: tx)
-                case .ready(let request, let reason, let environment, let target):
-                    delivery.claim(at: tx.now, lease: lease)
-                    try tx.updateDelivery(delivery)
-                    claimed.append(ClaimedDelivery(
-                        delivery: delivery, request: request, priorityReason: reason, environment: environment, attemptTarget: target
-                    ))
-                }
+            tx.effects.deliveryRounds += 1
+            for (answered, jitter) in zip(answered, jitters) {
+                try Self.record(answered, maximumBackoff: maximumBackoff, jitter: jitter, in: tx)
             }
-            return claimed
+            return limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, in: tx) : []
         }
+    }
+
+    /// Claims due deliveries in a transaction (`claimDeliveries`).
+    private static func claim(limit: Int, lease: TimeInterval, rules: LifecycleRules, in tx: any Transaction) throws -> [ClaimedDelivery] {
+        var claimed: [ClaimedDelivery] = []
+        for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
+            if delivery.hasExpired(at: tx.now) {
+                try finish(&delivery, as: .failed, report: DeliveryReport(
+                    delivery: delivery.id, event: delivery.event, outcome: .failed, attempt: delivery.attempts,
+                    note: "expired before it could be delivered: a Live Activity lives eight hours at most"
+                ), in: tx)
+                continue
+            }
+            switch try resolve(delivery, rules: rules, in: tx) {
+            case .held(let why):
+                delivery.hold()
+                try tx.updateDelivery(delivery)
+                try log(DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .held, note: why), of: delivery, in: tx)
+            case .failed(let why):
+                try finish(&delivery, as: .failed, report: DeliveryReport(
+                    delivery: delivery.id, event: delivery.event, outcome: .failed, note: why
+                ), in: tx)
+            case .ready(let request, let reason, let environment, let target):
+                delivery.claim(at: tx.now, lease: lease)
+                try tx.updateDelivery(delivery)
+                claimed.append(ClaimedDelivery(
+                    delivery: delivery, request: request, priorityReason: reason, environment: environment, attemptTarget: target
+                ))
+            }
+        }
+        return claimed
     }
 
     private enum Resolution {
@@ -146,19 +175,22 @@ extension Engine {
     /// of it (`Delivery.handle`): delivered; retried later; the token retired (410); the
     /// credential refused (403); or given up.
     func recordDelivery(_ claimed: ClaimedDelivery, answer: TransportAnswer, maximumBackoff: TimeInterval) async throws {
-        let jitter = Double.random(in: 0...1)
-        try await write { tx in
-            guard var delivery = try tx.delivery(claimed.delivery.id) else { return }
-            let attempt = claimed.attempt(providerTokenRefreshed: answer.providerTokenRefreshed)
-            let actions = delivery.handle(answer.answer, of: attempt, at: tx.now, maximumBackoff: maximumBackoff, jitter: jitter)
-            // An answer to an attempt no longer current (its lease ran out, another sender took it).
-            guard !actions.isEmpty else { return }
-            if case .device(let token) = claimed.request.target, let status = answer.status {
-                try tx.recordTokenResult(token, at: tx.now, status: status, reason: answer.reason)
-            }
-            tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency))
-            try Self.perform(actions, for: delivery, claimed: claimed, answer: answer, in: tx)
+        _ = try await settleDeliveries([AnsweredDelivery(claimed: claimed, answer: answer)], claim: 0, lease: 0, maximumBackoff: maximumBackoff)
+    }
+
+    /// Records one answer in a transaction (`recordDelivery`).
+    private static func record(_ answered: AnsweredDelivery, maximumBackoff: TimeInterval, jitter: Double, in tx: any Transaction) throws {
+        let (claimed, answer) = (answered.claimed, answered.answer)
+        guard var delivery = try tx.delivery(claimed.delivery.id) else { return }
+        let attempt = claimed.attempt(providerTokenRefreshed: answer.providerTokenRefreshed)
+        let actions = delivery.handle(answer.answer, of: attempt, at: tx.now, maximumBackoff: maximumBackoff, jitter: jitter)
+        // An answer to an attempt no longer current (its lease ran out, another sender took it).
+        guard !actions.isEmpty else { return }
+        if case .device(let token) = claimed.request.target, let status = answer.status {
+            try tx.recordTokenResult(token, at: tx.now, status: status, reason: answer.reason)
         }
+        tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency))
+        try perform(actions, for: delivery, claimed: claimed, answer: answer, in: tx)
     }
 
     /// Performs a delivery's actions, in their order.

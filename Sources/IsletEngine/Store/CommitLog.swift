@@ -51,6 +51,9 @@ public struct Effects: Sendable, Hashable {
     public var deliveriesReady = false
     /// What Apple answered the delivery requests made (for metrics).
     public var deliveryAnswers: [DeliveryAnswer] = []
+    /// Rounds of the delivery sender (answers written down, deliveries claimed): one store
+    /// transaction each, however many deliveries it carries.
+    public var deliveryRounds = 0
 
     /// No effects.
     public init() {}
@@ -66,6 +69,7 @@ public struct Effects: Sendable, Hashable {
         keysReplaced.formUnion(other.keysReplaced)
         deliveriesReady = deliveriesReady || other.deliveriesReady
         deliveryAnswers += other.deliveryAnswers
+        deliveryRounds += other.deliveryRounds
     }
 
     /// Counts what a step of the rules did: content applied, or an input ignored.

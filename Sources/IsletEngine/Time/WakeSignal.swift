@@ -14,13 +14,18 @@ final class WakeSignal: Sendable {
 
     private let state = Mutex(State())
 
-    /// Wakes the sleeper if `deadline` comes before the time it sleeps towards.
+    /// Wakes the sleeper if `deadline` comes before the time it sleeps towards; one not sleeping
+    /// (or on its way to sleep, or just woken) returns from its next sleep at once: no
+    /// notification is lost between two sleeps.
     func notify(deadline: Date) {
         let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let target = state.target, target <= deadline { return nil }
-            state.pending = true
-            defer { state.waiter = nil }
-            return state.waiter
+            guard let waiter = state.waiter else {
+                state.pending = true
+                return nil
+            }
+            state.waiter = nil
+            return waiter
         }
         waiter?.resume()
     }
@@ -39,9 +44,9 @@ final class WakeSignal: Sendable {
             await group.next()
             group.cancelAll()
         }
+        // A notification that came as it woke stays pending for the next sleep.
         state.withLock { state in
             state.target = nil
-            state.pending = false
             state.cancelled = false
         }
     }
@@ -50,7 +55,11 @@ final class WakeSignal: Sendable {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let resumeNow = state.withLock { state -> Bool in
-                    if state.pending || state.cancelled || Task.isCancelled { return true }
+                    if state.pending {
+                        state.pending = false
+                        return true
+                    }
+                    if state.cancelled || Task.isCancelled { return true }
                     state.waiter = continuation
                     return false
                 }

@@ -20,6 +20,7 @@ public final class ServerMetrics: EngineMetrics {
     private let pushesDelivered: Counter
     private let pushesDropped: [IgnoreReason: Counter]
     private let deliveryLatency: DurationHistogram
+    private let deliveryRounds: Counter
     private let outboxDepth: Gauge
     private let outboxOldest: Gauge
     private let changesRunAgain: Counter
@@ -74,6 +75,10 @@ public final class ServerMetrics: EngineMetrics {
             buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
                       .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30)]
         )
+        deliveryRounds = registry.makeCounter(descriptor: .islet(
+            "delivery_rounds", unit: "total",
+            help: "Rounds of the delivery sender: one store transaction each, writing down the answers that came back and claiming due deliveries."
+        ))
         changesRunAgain = registry.makeCounter(descriptor: .islet(
             "store_changes_run_again", unit: "total",
             help: "Changes run again because another transaction held what they lock (nodes sharing one PostgreSQL database)."
@@ -93,6 +98,7 @@ public final class ServerMetrics: EngineMetrics {
         if effects.pushesDelivered > 0 { pushesDelivered.increment(by: Int64(effects.pushesDelivered)) }
         for (reason, count) in effects.pushesDropped { pushesDropped[reason]?.increment(by: Int64(count)) }
         if effects.deadlinesFired > 0 { deadlinesFired.increment(by: Int64(effects.deadlinesFired)) }
+        if effects.deliveryRounds > 0 { deliveryRounds.increment(by: Int64(effects.deliveryRounds)) }
         for answer in effects.deliveryAnswers {
             // By Apple's status and reason; "none" when there was no answer.
             registry.makeCounter(
