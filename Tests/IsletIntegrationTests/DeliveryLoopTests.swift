@@ -255,6 +255,47 @@ struct DeliveryLoopTests {
         }
     }
 
+    /// A round of the sender (docs/delivery.md, "The outbox") claims many deliveries at once: A
+    /// killed with a round's requests in flight — Apple (B) stopped, so none is answered — sends
+    /// them again after its restart, and each activity's latest state arrives in order, each
+    /// delivery written down as delivered once.
+    @Test func aSenderKilledMidRoundDeliversTheLatestStateOnceInOrder() async throws {
+        try await withLoop { loop in
+            var activities: [(a: Activity, b: Activity)] = []
+            for order in 1...5 { activities.append(try await loop.startActivity(order: "\(order)")) }
+            // B stops answering: what A claims next stays in flight, held under its lease.
+            kill(loop.b.pid, SIGSTOP)
+            var resumed = false
+            defer { if !resumed { kill(loop.b.pid, SIGCONT) } }
+            for step in 1...3 {
+                for (onA, _) in activities { try await loop.update(onA.id, "step \(step)") }
+            }
+            let database = try DatabaseQueue(path: loop.aData.url.appendingPathComponent("islet.sqlite").path)
+            let inFlight = try await eventually("A holds a round of deliveries in flight") {
+                let sending = try await database.read { db in try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM delivery WHERE state = 'sending'") ?? 0 }
+                return sending >= activities.count ? sending : nil
+            }
+            #expect(inFlight >= activities.count)
+            try await database.close()
+            try await loop.restart(\.a)
+            kill(loop.b.pid, SIGCONT)
+            resumed = true
+            for step in 4...5 {
+                for (onA, _) in activities { try await loop.update(onA.id, "step \(step)") }
+            }
+            for (onA, onB) in activities {
+                try await loop.waitOnB(onB.id, status: "step 5", within: 60)
+                // In order; a request A sent before it died may have reached B too, so one state
+                // may show twice in a row, never out of order.
+                var seen: [String] = []
+                for status in try await loop.statusesOnB(onB.id) where seen.last != status { seen.append(status) }
+                #expect(Self.inOrder(seen, ["confirmed"] + (1...5).map { "step \($0)" }), "out of order on B: \(seen)")
+                let delivered = try await loop.appOnA.deliveries(onA.id).filter { $0.report.outcome == .delivered }.map(\.report.delivery)
+                #expect(Set(delivered).count == delivered.count, "a delivery written down as delivered twice: \(delivered)")
+            }
+        }
+    }
+
     /// On several nodes (docs/cluster.md): a node killed while sending holds its delivery until
     /// the lease runs out, not forever; then another node sends it, once.
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"))
