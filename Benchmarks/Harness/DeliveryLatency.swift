@@ -39,58 +39,10 @@ struct DeliveryLatency: AsyncParsableCommand {
     private static let bundleId = "com.bench.delivery"
 
     func run() async throws {
-        // B plays Apple: the app, its key, and an activity with a push token per phone — or a
-        // sink that takes any token, with a key of A's own.
-        let apple: ServerUnderTest
-        let provider: Provider
-        let tokens: [String]
-        let appleCA: URL
-        let applePort: Int
-        if sink {
-            apple = try await systems.startSink(name: "a sink answering 200 at once")
-            provider = Provider(
-                appKey: "", jwt: "", privateKey: P256.Signing.PrivateKey().pemRepresentation, keyId: "BENCHKEY01", teamId: "BENCHTEAM1"
-            )
-            tokens = (0..<phones).map { _ in (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
-            (appleCA, applePort) = (apple.directory.appendingPathComponent("cert.pem"), apple.port)
-        } else {
-            apple = try await systems.startIslet(durability: store.durability, apns: true, name: "B, playing Apple")
-            provider = try await Provider.register(on: apple, bundleId: Self.bundleId, strict: true)
-            tokens = try await Provider.pushTokens(phones, port: apple.port, key: provider.appKey)
-            (appleCA, applePort) = (apple.directory.appendingPathComponent("data/tls/ca.pem"), apple.apnsPort!)
-        }
+        let loop = try await DeliveryBackend.start(systems: systems, store: store, phones: phones, sink: sink, bundleId: Self.bundleId)
+        let (apple, backend, ids, auth) = (loop.apple, loop.backend, loop.ids, loop.auth)
         defer { apple.stop() }
-
-        // A is the backend: the app, its credentials sending to B, and a phone per activity.
-        let backend = try await systems.startIslet(durability: store.durability, name: "A, the backend")
         defer { backend.stop() }
-        let admin = try backend.adminKey
-        let setup = try await HTTPConnection.connect(port: backend.port)
-        let appKey = try await IsletSetup.app(on: setup, admin: admin, bundleId: Self.bundleId)
-        let ca = try String(contentsOf: appleCA, encoding: .utf8)
-        let credential = try JSONSerialization.data(withJSONObject: [
-            "teamId": provider.teamId, "keyId": provider.keyId, "privateKey": provider.privateKey, "environment": "development",
-            "url": "https://127.0.0.1:\(applePort)", "caCertificate": ca,
-        ])
-        let (status, answer) = try await setup.send(
-            .PUT, "/v1/apps/\(Self.bundleId)/delivery", headers: [("Authorization", "Bearer \(admin)")], body: ByteBuffer(bytes: credential)
-        )
-        guard status == 200 else { throw HarnessError("registering the credentials: \(status) \(String(buffer: answer))") }
-        await setup.close()
-        try await IsletSetup.devices(phones, port: backend.port, admin: admin)
-        let ids = try await IsletSetup.activities(phones, port: backend.port, key: appKey) { "d\($0)" }
-        let auth = [("Authorization", "Bearer \(appKey)")]
-        _ = try await IsletSetup.inLanes(phones, port: backend.port) { connection, index in
-            // The phone's push-to-start token says its environment; the update token is B's.
-            let pushToStart = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            for (uri, body) in [
-                ("/v1/devices/d\(index)/push-to-start-tokens/Bench", #"{"token":"\#(pushToStart)","environment":"development"}"#),
-                ("/v1/activities/\(ids[index])/push-token", #"{"token":"\#(tokens[index])","device":"d\#(index)"}"#),
-            ] {
-                let (status, answer) = try await connection.send(.PUT, uri, headers: auth, body: ByteBuffer(string: body))
-                guard status == 200 else { throw HarnessError("registering a token: \(status) \(String(buffer: answer))") }
-            }
-        }
         print(
             "delivery: \(grouped(Double(phones))) phones on A (\(backend.name), durability \(store.durability)), each activity's update token"
                 + (sink ? " a token for \(apple.name)" : " one of B's (\(apple.name), strict pushes: a 200 was applied)") + "; \(grouped(rate)) updates/s over \(connections) connections"
