@@ -14,18 +14,32 @@ import ServiceLifecycle
 import Synchronization
 
 /// Sends the engine's deliveries to Apple's APNs — or to any APNs-compatible host — over HTTP/2
-/// (async-http-client: one client, and so one pool of HTTP/2 connections, per host and trusted
-/// authority), with provider tokens signed once and reused.
+/// (async-http-client), with provider tokens signed once and reused.
+///
+/// Requests go over `connections` HTTP/2 connections per host and trusted authority (one
+/// async-http-client each, whose connection carries as many streams as the server allows), each
+/// request on the one with the fewest in flight, so the work spreads over the event loops. A
+/// request whose connection is lost under it (a `GOAWAY`, a reset) is sent once more at once,
+/// on another: a delivery is one request in flight for its activity, so its order holds.
 ///
 /// A provider token is signed again after `ReusedProviderToken.refreshAge` (50 minutes: Apple wants
 /// between 20 and 60), never sooner — Apple answers `TooManyProviderTokenUpdates` to a provider
 /// that changes its token too often — except once, when Apple refuses the token: then it is
 /// signed again and the request sent once more.
 public final class APNsTransport: DeliveryTransport, Service {
-    private let clients = Mutex<[ClientKey: HTTPClient]>([:])
+    private let clients = Mutex<[ClientKey: [Connection]]>([:])
     private let tokens = ProviderTokens()
     private let timeout: TimeAmount
+    private let connections: Int
     private let logger: Logger
+
+    /// One HTTP/2 connection's client, and the requests on it now.
+    private final class Connection: Sendable {
+        let client: HTTPClient
+        let inFlight = Atomic<Int>(0)
+
+        init(_ client: HTTPClient) { self.client = client }
+    }
 
     private struct ClientKey: Hashable {
         var caCertificate: String?
@@ -33,16 +47,22 @@ public final class APNsTransport: DeliveryTransport, Service {
 
     /// - Parameters:
     ///   - timeout: How long one request may take, from sending to the whole answer.
-    public init(timeout: TimeAmount = .seconds(30), logger: Logger) {
+    ///   - connections: HTTP/2 connections per host and trusted authority (`delivery.connections`).
+    public init(timeout: TimeAmount = .seconds(30), connections: Int = 1, logger: Logger) {
         self.timeout = timeout
+        self.connections = max(1, connections)
         self.logger = logger
     }
 
     public func send(_ request: OutboundRequest) async -> TransportAnswer {
         let started = ContinuousClock.now
-        var (answer, jwt) = await attempt(request, replacing: nil)
+        var (answer, jwt, used) = await attempt(request, replacing: nil)
+        if answer.failure?.kind == .connectionLost {
+            // Lost under the request: once more, at once, on another connection.
+            (answer, jwt, used) = await attempt(request, replacing: nil, avoiding: used)
+        }
         if case .refused(let refusal) = answer.answer, [.expiredProviderToken, .invalidProviderToken].contains(refusal.reason) {
-            (answer, _) = await attempt(request, replacing: jwt)
+            (answer, _, _) = await attempt(request, replacing: jwt, avoiding: nil)
             answer.providerTokenRefreshed = true
         }
         answer.latency = ContinuousClock.now - started
@@ -50,21 +70,26 @@ public final class APNsTransport: DeliveryTransport, Service {
     }
 
     /// Sends the request once, with the credential's current provider token (a new one when it
-    /// is `refused`); returns the answer and the token it carried.
-    private func attempt(_ request: OutboundRequest, replacing refused: String?) async -> (TransportAnswer, String?) {
+    /// is `refused`), on the least busy connection but `avoiding`; returns the answer, the token
+    /// it carried and the connection it went on.
+    private func attempt(
+        _ request: OutboundRequest, replacing refused: String?, avoiding: Connection? = nil
+    ) async -> (TransportAnswer, String?, Connection?) {
         let route: Route
         let jwt: String
-        let client: HTTPClient
+        let connection: Connection
         do {
             route = try Route(request.credential.credential)
             jwt = try await tokens.token(for: request.credential, replacing: refused)
-            client = self.client(for: route)
+            connection = self.connection(for: route, avoiding: avoiding)
         } catch {
             // Nothing was sent, and nothing can be until the credential is registered again.
             let why = (error as? IsletError)?.message ?? "its key cannot sign a provider token (\(error))"
-            return (TransportAnswer(.failed(TransportFailure(.unusableCredential, why)), latency: .zero), nil)
+            return (TransportAnswer(.failed(TransportFailure(.unusableCredential, why)), latency: .zero), nil, nil)
         }
-        return (await exchange(request, route: route, jwt: jwt, client: client), jwt)
+        connection.inFlight.add(1, ordering: .relaxed)
+        defer { connection.inFlight.subtract(1, ordering: .relaxed) }
+        return (await exchange(request, route: route, jwt: jwt, client: connection.client), jwt, connection)
     }
 
     /// Checks that a credential can be sent with (`DeliveryCredentialCheck`), and that the TLS
@@ -124,10 +149,17 @@ public final class APNsTransport: DeliveryTransport, Service {
         }
     }
 
-    /// The client for a host's trusted authority: one pool of HTTP/2 connections each.
-    private func client(for route: Route) -> HTTPClient {
+    /// The connection for a request to a host with its trusted authority: of its `connections`,
+    /// made on first use, the one with the fewest requests in flight but `avoiding`.
+    private func connection(for route: Route, avoiding: Connection?) -> Connection {
         let key = ClientKey(caCertificate: route.caCertificate)
-        if let client = clients.withLock({ $0[key] }) { return client }
+        let pool = clients.withLock { $0[key] } ?? makePool(key, route: route)
+        let candidates = pool.count > 1 ? pool.filter { $0 !== avoiding } : pool
+        return candidates.min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
+    }
+
+    /// Makes a pool's clients, unless another request made them first.
+    private func makePool(_ key: ClientKey, route: Route) -> [Connection] {
         var tls = TLSConfiguration.makeClientConfiguration()
         if let authorities = route.authorities {
             tls.trustRoots = .certificates(authorities)
@@ -135,14 +167,14 @@ public final class APNsTransport: DeliveryTransport, Service {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
         configuration.timeout = .init(connect: .seconds(10), read: timeout)
-        let created = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        let (client, spare) = clients.withLock { clients -> (HTTPClient, HTTPClient?) in
+        let created = (0..<connections).map { _ in Connection(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)) }
+        let (pool, spare) = clients.withLock { clients -> ([Connection], [Connection]) in
             if let existing = clients[key] { return (existing, created) }
             clients[key] = created
-            return (created, nil)
+            return (created, [])
         }
-        if let spare { Task { try? await spare.shutdown() } }
-        return client
+        if !spare.isEmpty { Task { for connection in spare { try? await connection.client.shutdown() } } }
+        return pool
     }
 
     /// A date as `apns-expiration`'s whole Unix seconds; a date an earlier version stored beyond
@@ -185,8 +217,8 @@ public final class APNsTransport: DeliveryTransport, Service {
 
     /// Closes every connection.
     public func shutdown() async {
-        for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
-            try? await client.shutdown()
+        for connection in clients.withLock({ clients in defer { clients = [:] }; return clients.values.flatMap { $0 } }) {
+            try? await connection.client.shutdown()
         }
     }
 }

@@ -125,7 +125,10 @@ public struct Islet: Sendable {
         let engine = Engine(
             store: store, settings: engineSettings, clock: clock, metrics: metrics,
             draw: { layout, scope, now in renderer.render(layout, scope: scope, now: now) },
-            transport: APNsTransport(timeout: .milliseconds(Int64(engineSettings.delivery.requestTimeout * 1000)), logger: logger), logger: logger
+            transport: APNsTransport(
+                timeout: .milliseconds(Int64(engineSettings.delivery.requestTimeout * 1000)), connections: engineSettings.delivery.connections,
+                logger: logger
+            ), logger: logger
         )
 
         let (adminKey, adminKeyPath) = try AdminKey.resolve(configuration: configuration)

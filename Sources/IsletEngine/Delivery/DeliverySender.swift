@@ -8,6 +8,9 @@ import ServiceLifecycle
 public struct DeliverySettings: Sendable, Equatable {
     /// Requests in flight at once, over every host.
     public var concurrency = 64
+    /// HTTP/2 connections per host and trusted authority: each request goes on the one with the
+    /// fewest in flight, and one lost under a request sends it again on another.
+    public var connections = 2
     /// The longest wait between two attempts of one delivery, in seconds.
     public var maximumBackoff: TimeInterval = 300
     /// How long a sender holds a delivery it took before another may take it, in seconds: on

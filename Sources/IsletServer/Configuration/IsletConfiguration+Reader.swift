@@ -78,6 +78,7 @@ extension IsletConfiguration {
             throw ConfigurationError(key: "apns.certificate", problem: "set apns.certificate and apns.privateKey together.")
         }
         delivery.concurrency = try settings.int("delivery.concurrency", in: 1...10_000) ?? delivery.concurrency
+        delivery.connections = try settings.int("delivery.connections", in: 1...64) ?? delivery.connections
         delivery.maximumBackoff = try settings.timeout("delivery.maxBackoff") ?? delivery.maximumBackoff
         delivery.lease = try settings.duration("delivery.lease", atLeast: 2) ?? delivery.lease
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
