@@ -122,7 +122,7 @@ struct OperationsTests {
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
             "requestTimeout", "shutdownTimeout", "pages", "concurrency", "maxBackoff", "faults", "tokenRateLimit",
-            "providerTokenInterval", "database", "lease",
+            "providerTokenInterval", "database", "lease", "connections",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -178,7 +178,7 @@ struct OperationsTests {
             ("apns.tokenRateLimit", "-1"), ("apns.providerTokenInterval", "soon"), ("store.database", "mysql://u@h/d"),
             ("store.database", "islet.sqlite"), ("store.database", "postgres://u@h/d?sslmode=requir"),
             ("store.database", "postgres://u@h/d?sslmod=require"), ("store.database", "postgres://u@h/d?connect_timeout=0"),
-            ("store.database", "postgres://u@h/d?sslmode=verify-full"),
+            ("store.database", "postgres://u@h/d?sslmode=verify-full"), ("delivery.connections", "0"), ("delivery.connections", "65"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {
