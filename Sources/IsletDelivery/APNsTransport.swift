@@ -81,7 +81,7 @@ public final class APNsTransport: DeliveryTransport, Service {
         do {
             route = try Route(request.credential.credential)
             jwt = try await tokens.token(for: request.credential, replacing: refused)
-            connection = self.connection(for: route, avoiding: avoiding)
+            connection = try self.connection(for: route, avoiding: avoiding)
         } catch {
             // Nothing was sent, and nothing can be until the credential is registered again.
             let why = (error as? IsletError)?.message ?? "its key cannot sign a provider token (\(error))"
@@ -96,7 +96,7 @@ public final class APNsTransport: DeliveryTransport, Service {
     /// library takes its authority as the check did.
     public func check(_ credential: StoredCredential) async throws(IsletError) {
         try await DeliveryCredentialCheck.check(credential.credential, privateKey: credential.privateKey)
-        _ = try Route(credential.credential)
+        _ = try Route(credential.credential).authorities()
     }
 
     private func exchange(_ request: OutboundRequest, route: Route, jwt: String, client: HTTPClient) async -> TransportAnswer {
@@ -151,17 +151,18 @@ public final class APNsTransport: DeliveryTransport, Service {
 
     /// The connection for a request to a host with its trusted authority: of its `connections`,
     /// made on first use, the one with the fewest requests in flight but `avoiding`.
-    private func connection(for route: Route, avoiding: Connection?) -> Connection {
+    private func connection(for route: Route, avoiding: Connection?) throws(IsletError) -> Connection {
         let key = ClientKey(caCertificate: route.caCertificate)
-        let pool = clients.withLock { $0[key] } ?? makePool(key, route: route)
+        var pool = clients.withLock { $0[key] } ?? []
+        if pool.isEmpty { pool = try makePool(key, route: route) }
         let candidates = pool.count > 1 ? pool.filter { $0 !== avoiding } : pool
         return candidates.min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
     }
 
     /// Makes a pool's clients, unless another request made them first.
-    private func makePool(_ key: ClientKey, route: Route) -> [Connection] {
+    private func makePool(_ key: ClientKey, route: Route) throws(IsletError) -> [Connection] {
         var tls = TLSConfiguration.makeClientConfiguration()
-        if let authorities = route.authorities {
+        if let authorities = try route.authorities() {
             tls.trustRoots = .certificates(authorities)
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
@@ -233,8 +234,6 @@ struct Route {
     var channelManagementServer: String
     /// The credential's authority, as registered: the key of the client that trusts it.
     var caCertificate: String?
-    /// The certificates in it; `nil` to trust the system's authorities.
-    var authorities: [NIOSSLCertificate]?
 
     init(_ credential: DeliveryCredential) throws(IsletError) {
         if let url = credential.url {
@@ -244,16 +243,20 @@ struct Route {
             (pushServer, channelManagementServer) = ("https://\(credential.environment.host)", credential.environment.channelManagement)
         }
         caCertificate = credential.caCertificate
-        if let pem = credential.caCertificate {
-            let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
-            guard let certificates, !certificates.isEmpty else {
-                throw IsletError(
-                    .invalidRequest,
-                    "caCertificate must be the PEM text (BEGIN CERTIFICATE) of the authority to trust for url; this one cannot be read as a certificate."
-                )
-            }
-            authorities = certificates
+    }
+
+    /// The certificates in `caCertificate`, as the TLS library reads them; `nil` to trust the
+    /// system's authorities. Read when a connection is made, not for every request.
+    func authorities() throws(IsletError) -> [NIOSSLCertificate]? {
+        guard let pem = caCertificate else { return nil }
+        let certificates = try? NIOSSLCertificate.fromPEMBytes(Array(pem.utf8))
+        guard let certificates, !certificates.isEmpty else {
+            throw IsletError(
+                .invalidRequest,
+                "caCertificate must be the PEM text (BEGIN CERTIFICATE) of the authority to trust for url; this one cannot be read as a certificate."
+            )
         }
+        return certificates
     }
 }
 

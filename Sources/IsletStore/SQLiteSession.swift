@@ -56,9 +56,11 @@ final class SQLiteSession: SQLSession {
     }
 
     static func arguments(_ values: [(any SQLBindable)?]) -> StatementArguments {
-        StatementArguments(values.map { value -> DatabaseValue in
+        // As optional existentials: GRDB's initializer for a sequence of concrete values maps
+        // them through a generic key path, which the runtime instantiates anew at every call.
+        StatementArguments(values.map { value -> (any DatabaseValueConvertible)? in
             switch SQLValue(value) {
-            case .null: .null
+            case .null: nil
             case .integer(let integer): integer.databaseValue
             case .real(let real): real.databaseValue
             case .text(let text): text.databaseValue

@@ -71,10 +71,10 @@ struct DeliverySender: Service {
                     var claimed: [ClaimedDelivery] = []
                     var next: Date?
                     do {
-                        claimed = try await engine.settleDeliveries(
+                        let settled = try await engine.settleDeliveries(
                             answered, claim: limit, lease: settings.lease, maximumBackoff: settings.maximumBackoff
                         )
-                        if claimed.isEmpty, limit > 0 { next = try await engine.nextDeliveryAttempt() }
+                        (claimed, next) = (settled.claimed, settled.nextAttempt)
                     } catch is CancellationError {
                         return
                     } catch {
@@ -93,9 +93,9 @@ struct DeliverySender: Service {
                             engine.deliveryWake.notify(deadline: .distantPast)
                         }
                     }
-                    if claimed.isEmpty && limit > 0 {
-                        // Nothing due: on a shared store, other nodes' deliveries are found by
-                        // looking again; a commit or an answer wakes it sooner.
+                    if limit > 0 && claimed.count < limit {
+                        // Nothing more due: on a shared store, other nodes' deliveries are found
+                        // by looking again; a commit or an answer wakes it sooner.
                         await engine.deliveryWake.sleep(until: engine.wakeTime(next), on: engine.clock)
                     }
                 }

@@ -19,6 +19,14 @@ struct ClaimedDelivery: Sendable {
     }
 }
 
+/// What a sender's round did (`Engine.settleDeliveries`).
+struct SettledRound: Sendable {
+    /// The deliveries it claimed, to send.
+    var claimed: [ClaimedDelivery]
+    /// When it claimed less than it had room for: when the next delivery waiting is due, if any.
+    var nextAttempt: Date?
+}
+
 /// A claimed delivery and what came back for it, waiting to be written down.
 struct AnsweredDelivery: Sendable {
     var claimed: ClaimedDelivery
@@ -30,27 +38,39 @@ extension Engine {
     /// activity: resolves the token, the credential and the priority of each, and holds it for
     /// `lease` seconds. One that cannot go yet (no update token, no credential) is held, and says why.
     func claimDeliveries(limit: Int, lease: TimeInterval) async throws -> [ClaimedDelivery] {
-        try await settleDeliveries([], claim: limit, lease: lease, maximumBackoff: 0)
+        try await settle([], claim: limit, lease: lease, maximumBackoff: 0, round: false).claimed
     }
 
-    /// Writes down the answers that came back and claims up to `limit` more deliveries, in one
-    /// transaction: under load a sender's every round is one transaction for many deliveries.
-    /// The answers go first, so a delivery they finish lets the next of its activity be claimed
-    /// in the same round.
+    /// A sender's round: writes down the answers that came back and claims up to `limit` more
+    /// deliveries, in one transaction, so that under load each round is one transaction for
+    /// many deliveries. The answers go first, so a delivery they finish lets the next of its
+    /// activity be claimed in the same round; and the round wakes no sender for it — its own
+    /// sender either claimed it or comes back when an answer frees a place.
     ///
+    /// - Returns: What it claimed; and, when it claimed less than `limit` (nothing else is due
+    ///   now), when the next delivery will be, if one is waiting.
     /// - Throws: The store's error; none of the answers is then written (`recordDelivery` writes
     ///   them one by one).
     func settleDeliveries(
         _ answered: [AnsweredDelivery], claim limit: Int, lease: TimeInterval, maximumBackoff: TimeInterval
-    ) async throws -> [ClaimedDelivery] {
+    ) async throws -> SettledRound {
+        try await settle(answered, claim: limit, lease: lease, maximumBackoff: maximumBackoff, round: true)
+    }
+
+    private func settle(
+        _ answered: [AnsweredDelivery], claim limit: Int, lease: TimeInterval, maximumBackoff: TimeInterval, round: Bool
+    ) async throws -> SettledRound {
         let rules = self.rules
         let jitters = answered.map { _ in Double.random(in: 0...1) }
         return try await write { tx in
-            tx.effects.deliveryRounds += 1
+            if round { tx.effects.deliveryRounds += 1 }
             for (answered, jitter) in zip(answered, jitters) {
                 try Self.record(answered, maximumBackoff: maximumBackoff, jitter: jitter, in: tx)
             }
-            return limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, in: tx) : []
+            let claimed = limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, in: tx) : []
+            guard round else { return SettledRound(claimed: claimed) }
+            tx.effects.deliveriesReady = false
+            return SettledRound(claimed: claimed, nextAttempt: limit > 0 && claimed.count < limit ? try tx.nextDeliveryAttempt() : nil)
         }
     }
 
@@ -175,7 +195,7 @@ extension Engine {
     /// of it (`Delivery.handle`): delivered; retried later; the token retired (410); the
     /// credential refused (403); or given up.
     func recordDelivery(_ claimed: ClaimedDelivery, answer: TransportAnswer, maximumBackoff: TimeInterval) async throws {
-        _ = try await settleDeliveries([AnsweredDelivery(claimed: claimed, answer: answer)], claim: 0, lease: 0, maximumBackoff: maximumBackoff)
+        _ = try await settle([AnsweredDelivery(claimed: claimed, answer: answer)], claim: 0, lease: 0, maximumBackoff: maximumBackoff, round: false)
     }
 
     /// Records one answer in a transaction (`recordDelivery`).
@@ -243,11 +263,6 @@ extension Engine {
         }
         guard let activityId = delivery.activityId, let activity = try tx.activity(activityId) else { return }
         try tx.report(report, of: activity)
-    }
-
-    /// When the next delivery is due, if one is waiting for its time.
-    func nextDeliveryAttempt() async throws -> Date? {
-        try await read { store in try store.nextDeliveryAttempt() }
     }
 
     /// Gives back what a sender held when it stopped without finishing (a crash): on a store
