@@ -185,7 +185,7 @@ struct DeliveryMachineTests {
     @Test(arguments: TransportFailure.Kind.allCases.filter { $0 != .unusableCredential })
     func noAnswerIsRetriedWhateverTheTransportMet(_ kind: TransportFailure.Kind) throws {
         var delivery = sending()
-        let actions = delivery.handle(.failed(TransportFailure(kind, "boom")), of: attempt(), at: t0, maximumBackoff: 300, jitter: 1)
+        let actions = delivery.handle(APNsAnswer.failed(TransportFailure(kind, "boom")), of: attempt(), at: t0, maximumBackoff: 300, jitter: 1)
         #expect(delivery.state == .pending)
         #expect(delivery.nextAttemptAt == t0.addingTimeInterval(1))
         #expect(try #require(actions.note).hasSuffix("boom"))
@@ -194,7 +194,7 @@ struct DeliveryMachineTests {
 
     @Test func anUnusableCredentialSendsNothingAndHoldsTheCredentialsDeliveries() {
         var delivery = sending()
-        let actions = delivery.handle(.failed(TransportFailure(.unusableCredential, "port 65535")), of: attempt(), at: t0, maximumBackoff: 300, jitter: 1)
+        let actions = delivery.handle(APNsAnswer.failed(TransportFailure(.unusableCredential, "port 65535")), of: attempt(), at: t0, maximumBackoff: 300, jitter: 1)
         #expect(delivery.state == .held)
         #expect(actions.contains(.refuseCredential("port 65535")))
     }

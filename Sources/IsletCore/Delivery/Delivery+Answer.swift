@@ -24,6 +24,8 @@ extension Delivery {
             case pushToStartToken(String)
             /// A broadcast channel.
             case channel(String)
+            /// An Android phone's FCM registration token for the app.
+            case registrationToken(String)
         }
 
         /// The delivery's `attempts` when it was claimed: an answer to an older attempt (whose
@@ -131,16 +133,25 @@ extension Delivery {
             finish(.delivered, at: now)
             let spends = attempt.priority == 10 && activityId != nil && attempt.target.isToken
             return [.save] + (spends ? [.spendBudget] : []) + [.log(.delivered, note: refreshed(attempt)), .nextInOrder]
-        case .failed(let failure) where failure.kind == .unusableCredential:
-            return holdForCredential(
-                failure: failure.detail,
-                note: "the credential cannot be used (\(failure.detail)): nothing was sent, and every delivery of \(attempt.environment.rawValue) waits until the credential is registered again"
-            )
         case .failed(let failure):
-            return retry(attempt, at: now, maximumBackoff: maximumBackoff, jitter: jitter, because: failure.description)
+            return handle(failure, of: attempt, at: now, maximumBackoff: maximumBackoff, jitter: jitter, waiting: attempt.environment.rawValue)
         case .refused(let refusal):
             return handle(refusal, of: attempt, at: now, maximumBackoff: maximumBackoff, jitter: jitter)
         }
+    }
+
+    /// No answer: a credential that cannot be used holds every delivery of it (`waiting` names
+    /// them); anything else is tried again after the backoff.
+    mutating func handle(
+        _ failure: TransportFailure, of attempt: Attempt, at now: Date, maximumBackoff: TimeInterval, jitter: Double, waiting: String
+    ) -> [Action] {
+        guard failure.kind == .unusableCredential else {
+            return retry(attempt, at: now, maximumBackoff: maximumBackoff, jitter: jitter, because: failure.description)
+        }
+        return holdForCredential(
+            failure: failure.detail,
+            note: "the credential cannot be used (\(failure.detail)): nothing was sent, and every delivery of \(waiting) waits until the credential is registered again"
+        )
     }
 
     /// Apple's refusals, by status and reason (docs/delivery.md, "Apple's answers").
@@ -190,7 +201,7 @@ extension Delivery {
         switch attempt.target {
         case .updateToken(let token):
             actions += [.retireToken(token, reason: refusal.text ?? "Unregistered", invalidSince: since), .stopActivityDelivery]
-        case .pushToStartToken(let token):
+        case .pushToStartToken(let token), .registrationToken(let token):
             actions.append(.retireToken(token, reason: refusal.text ?? "Unregistered", invalidSince: since))
         case .channel:
             // Apple gives no 410 for a channel; one that came from elsewhere ends this delivery only.
@@ -200,9 +211,12 @@ extension Delivery {
         return actions + [.log(.tokenRetired, note: joined(refreshed(attempt), retired)), .nextInOrder]
     }
 
-    /// Sends it again after the backoff — unless it would expire first.
-    private mutating func retry(_ attempt: Attempt, at now: Date, maximumBackoff: TimeInterval, jitter: Double, because why: String) -> [Action] {
-        let next = now.addingTimeInterval(Self.backoff(after: attempts, limit: maximumBackoff, jitter: jitter))
+    /// Sends it again after the backoff, and not before `atLeast` seconds (a `Retry-After`) —
+    /// unless it would expire first.
+    mutating func retry(
+        _ attempt: Attempt, at now: Date, maximumBackoff: TimeInterval, jitter: Double, atLeast: TimeInterval = 0, because why: String
+    ) -> [Action] {
+        let next = now.addingTimeInterval(max(atLeast, Self.backoff(after: attempts, limit: maximumBackoff, jitter: jitter)))
         if let expiration, next >= expiration {
             finish(.failed, at: now)
             return [.save, .log(.failed, note: "\(why); given up after \(attempts) attempts: it would expire before the next"), .nextInOrder]
@@ -214,16 +228,16 @@ extension Delivery {
 
     /// Holds it because its credential cannot be used; the credential is marked so the
     /// deliveries behind it wait too.
-    private mutating func holdForCredential(failure: String, note: String) -> [Action] {
+    mutating func holdForCredential(failure: String, note: String) -> [Action] {
         hold()
         return [.refuseCredential(failure), .save, .log(.held, note: note)]
     }
 
-    private func refreshed(_ attempt: Attempt) -> String? {
+    func refreshed(_ attempt: Attempt) -> String? {
         attempt.providerTokenRefreshed ? "the provider token was signed again after Apple refused it" : nil
     }
 
-    private func joined(_ parts: String?...) -> String? {
+    func joined(_ parts: String?...) -> String? {
         let text = parts.compactMap { $0 }.joined(separator: "; ")
         return text.isEmpty ? nil : text
     }
@@ -241,7 +255,7 @@ extension Delivery.Attempt.Target {
     /// As the delivery log shows it: a token shortened, or the channel.
     public var shown: String {
         switch self {
-        case .updateToken(let token), .pushToStartToken(let token): PhoneToken.shorten(token)
+        case .updateToken(let token), .pushToStartToken(let token), .registrationToken(let token): PhoneToken.shorten(token)
         case .channel(let id): "channel \(id)"
         }
     }
