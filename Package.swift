@@ -147,6 +147,17 @@ let package = Package(
             swiftSettings: fuzzable
         ),
         .target(
+            // Google's side of FCM: service accounts, the access-token assertions they sign, and
+            // their checking when Islet plays Google (docs/android.md).
+            name: "IsletFCM",
+            dependencies: [
+                "IsletCore",
+                .product(name: "JWTKit", package: "jwt-kit"),
+                .product(name: "CryptoExtras", package: "swift-crypto"),
+            ],
+            swiftSettings: fuzzable
+        ),
+        .target(
             name: "IsletServer",
             dependencies: [
                 "IsletCore",
@@ -350,6 +361,7 @@ let package = Package(
                 "IsletStore",
                 "IsletEngine",
                 "IsletAPNs",
+                "IsletFCM",
                 "IsletDelivery",
                 "IsletTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
