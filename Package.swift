@@ -18,7 +18,7 @@ let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])
 /// The settings of a module the fuzz targets reach: the language features, plus coverage when fuzzing.
 let fuzzable = swiftSettings + instrumented
 /// The fuzz targets: `fuzz-<name>` (Fuzz/Targets/<name>/main.swift) runs one of `FuzzTarget.all`.
-let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential"]
+let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential", "fcm-send"]
 
 let package = Package(
     name: "islet",
@@ -413,6 +413,7 @@ let package = Package(
                 "IsletCore",
                 "IsletRender",
                 "IsletAPNs",
+                "IsletFCM",
                 "CLibFuzzer",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
