@@ -40,6 +40,11 @@ struct APNsPushes: AsyncParsableCommand {
     )
     var ceiling = true
 
+    @Option(
+        help: "nghttp2's h2load: also push to the same Islet with it, at the largest connection count (apt-get install nghttp2-client). Its body is fixed, so after the first push to each activity the same timestamp is refused (strict) or dropped: it measures answers, not applied pushes."
+    )
+    var h2load: String?
+
     private static let bundleId = "com.bench.apns"
 
     func validate() throws {
@@ -69,6 +74,10 @@ struct APNsPushes: AsyncParsableCommand {
             let result = try await measure(server, apnsPort: apnsPort, ca: ca, connections: count, tokens: tokens, jwt: provider.jwt)
             print(result.line)
         }
+        if let h2load {
+            let count = try countList(connections, option: "--connections").max()!
+            print(try await measureWithH2load(h2load, server, apnsPort: apnsPort, connections: count, tokens: tokens, jwt: provider.jwt))
+        }
         guard ceiling else { return }
         server.stop()
         try await measureCeiling(tokens: tokens, jwt: provider.jwt)
@@ -84,6 +93,38 @@ struct APNsPushes: AsyncParsableCommand {
             let result = try await measure(sink, apnsPort: sink.port, ca: ca, connections: count, tokens: tokens, jwt: jwt)
             print(result.line)
         }
+    }
+
+    /// h2load's requests a second against the same endpoint, the same tokens (a URI each, in
+    /// turn), headers and JWT: `<N> req/s` and its status classes, with the server's CPU.
+    private func measureWithH2load(
+        _ h2load: String, _ server: ServerUnderTest, apnsPort: Int, connections: Int, tokens: [String], jwt: String
+    ) async throws -> String {
+        let folder = server.directory
+        let uris = folder.appendingPathComponent("h2load-uris.txt")
+        try tokens.map { "https://127.0.0.1:\(apnsPort)/3/device/\($0)" }.joined(separator: "\n").write(to: uris, atomically: true, encoding: .utf8)
+        let body = folder.appendingPathComponent("h2load-body.json")
+        let timestamp = Int(Date().timeIntervalSince1970)
+        try #"{"aps":{"event":"update","timestamp":\#(timestamp),"content-state":{"speed":1}}}"#.write(to: body, atomically: true, encoding: .utf8)
+        let warmUp = max(2, seconds / 5)
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: h2load)
+        process.arguments = [
+            "-D", String(Int(seconds)), "--warm-up-time", String(Int(warmUp)), "-c", String(connections), "-m", String(streams),
+            "-i", uris.path, "-d", body.path, "-H", "authorization: bearer \(jwt)", "-H", "apns-topic: \(Self.bundleId).push-type.liveactivity",
+            "-H", "apns-push-type: liveactivity", "-H", "apns-priority: 5", "-H", "content-type: application/json",
+        ]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let rate = text.firstMatch(of: /finished in [^,]+, ([0-9.]+) req\/s/)?.1,
+            let codes = text.firstMatch(of: /status codes: ([^\n]+)/)?.1
+        else { throw HarnessError("h2load failed:\n\(text)") }
+        return "apns \(server.name) by h2load, \(connections) connection\(connections == 1 ? "" : "s") × \(streams) streams, \(Int(seconds)) s after \(Int(warmUp)) s:"
+            + " \(grouped(Double(rate) ?? 0)) requests/s answered (\(codes); one fixed body: after the first push to an activity, its timestamp is not newer)"
     }
 
     struct Result {
