@@ -52,6 +52,17 @@ extension Layout {
     }
 
     /// A state field's value, as the card shows it: semibold, digits rolling.
+    /// The Android notification of a type whose layout has no `android` region: the type's name
+    /// as the title, and the first two members of the content state, named, as the text — as
+    /// the default card shows them.
+    public static func defaultAndroid(attributesType: String, state: JSONValue) -> AndroidLayout {
+        let names = Array((state.objectValue?.keys.sorted() ?? []).prefix(2))
+        let parts = names.enumerated().flatMap { index, name -> [LayoutValue] in
+            (index > 0 ? [LayoutValue.literal(" · ")] : []) + [.literal(.string("\(words(name).capitalizedFirst) ")), bound(.state, name)]
+        }
+        return AndroidLayout(title: [.literal(.string(displayName(attributesType)))], text: parts.isEmpty ? nil : parts)
+    }
+
     private static func value(_ name: String) -> LayoutView {
         LayoutView(.text(.parts([bound(.state, name)])), modifiers: [
             .font(.init(weight: .semibold)), .monospacedDigit, .contentTransition(.numericText(countsDown: false)), .lineLimit(1),

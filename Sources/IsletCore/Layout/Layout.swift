@@ -26,6 +26,8 @@ public struct Layout: Hashable, Sendable {
     public var minimal: LayoutView?
     /// The Dynamic Island's outline color (`DynamicIsland.keylineTint`).
     public var keylineTint: LayoutColor?
+    /// The Android notification (`android`): a Live Update's title, texts and progress bar.
+    public var android: AndroidLayout?
     /// How numbers read as dates count time.
     public var dateEncoding: DateEncoding
 
@@ -33,7 +35,7 @@ public struct Layout: Hashable, Sendable {
         lockScreen: LayoutView? = nil, expandedLeading: LayoutView? = nil, expandedTrailing: LayoutView? = nil,
         expandedCenter: LayoutView? = nil, expandedBottom: LayoutView? = nil, compactLeading: LayoutView? = nil,
         compactTrailing: LayoutView? = nil, minimal: LayoutView? = nil, keylineTint: LayoutColor? = nil,
-        dateEncoding: DateEncoding = .secondsSince2001
+        android: AndroidLayout? = nil, dateEncoding: DateEncoding = .secondsSince2001
     ) {
         self.lockScreen = lockScreen
         self.expandedLeading = expandedLeading
@@ -44,6 +46,7 @@ public struct Layout: Hashable, Sendable {
         self.compactTrailing = compactTrailing
         self.minimal = minimal
         self.keylineTint = keylineTint
+        self.android = android
         self.dateEncoding = dateEncoding
     }
 
@@ -82,6 +85,7 @@ public struct Layout: Hashable, Sendable {
             }
             try reader.finish()
         }
+        layout.android = try reader.value("android").map { value throws(IsletError) in try AndroidLayout.parse(value, at: "android") }
         try reader.finish()
         try layout.checkCardModifiers()
         return layout

@@ -1,12 +1,12 @@
 import Foundation
-import IsletCore
 
 /// Turns resolved values into the text a view shows, as iOS formats them (in the `en_US_POSIX`
-/// manner: the display re-formats dates in its own locale and time zone).
-enum ValueText {
+/// manner: the display re-formats dates in its own locale and time zone). The web renderer and
+/// the Android notification (`AndroidLayout`) draw values through it alike.
+public enum ValueText {
     /// A value shown without a format: strings as they are, numbers without a needless `.0`,
     /// anything else as compact JSON.
-    static func plain(_ value: JSONValue) -> String {
+    public static func plain(_ value: JSONValue) -> String {
         switch value {
         case .null: ""
         case .bool(let flag): flag ? "true" : "false"
@@ -18,7 +18,7 @@ enum ValueText {
     }
 
     /// A number with `precision` decimals (or as it is), thousands grouped, and a unit.
-    static func number(_ number: Double, precision: Int?, unit: String?) -> String {
+    public static func number(_ number: Double, precision: Int?, unit: String?) -> String {
         let digits: String
         if let precision {
             digits = String(format: "%.\(precision)f", number)
@@ -29,19 +29,19 @@ enum ValueText {
     }
 
     /// A fraction as a percentage: 0.425 → `43%` (or `42.5%` with precision 1).
-    static func percent(_ fraction: Double, precision: Int) -> String {
+    public static func percent(_ fraction: Double, precision: Int) -> String {
         String(format: "%.\(precision)f", fraction * 100) + "%"
     }
 
     /// What a value that cannot be shown is drawn as (a duration of a billion years, say).
-    static let unavailable = "–"
+    public static let unavailable = "–"
 
     /// The longest duration drawn, in seconds (about 31 million years); longer ones, and
     /// anything not a number, are drawn as `unavailable`.
-    static let longestDuration: Double = 1e15
+    public static let longestDuration: Double = 1e15
 
     /// Seconds as `1:05:09` / `4:05`, or `1h 5m` / `4m 5s` / `9s`.
-    static func duration(_ seconds: Double, style: ValueFormat.DurationStyle) -> String {
+    public static func duration(_ seconds: Double, style: ValueFormat.DurationStyle) -> String {
         guard seconds <= longestDuration else { return unavailable }
         let total = Int(max(0, seconds).rounded(.down))
         let (hours, minutes, secs) = (total / 3600, total / 60 % 60, total % 60)
@@ -58,7 +58,7 @@ enum ValueText {
     }
 
     /// A date in UTC, until the display formats it in its own time zone.
-    static func date(_ unixSeconds: Double, style: ValueFormat.DateStyle) -> String {
+    public static func date(_ unixSeconds: Double, style: ValueFormat.DateStyle) -> String {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC")!
         let parts = calendar.dateComponents([.year, .month, .day, .hour, .minute], from: Date(timeIntervalSince1970: unixSeconds))
@@ -73,14 +73,14 @@ enum ValueText {
     }
 
     /// "in 5 min", "2 hr ago", "now": how far `unixSeconds` is from `now`.
-    static func relative(_ unixSeconds: Double, now: Double) -> String {
+    public static func relative(_ unixSeconds: Double, now: Double) -> String {
         let delta = unixSeconds - now
         guard abs(delta) >= 1 else { return "now" }
         return delta > 0 ? "in \(amount(delta))" : "\(amount(delta)) ago"
     }
 
     /// "+5 min", "-2 hr": `Text(date, style: .offset)`.
-    static func offset(_ unixSeconds: Double, now: Double) -> String {
+    public static func offset(_ unixSeconds: Double, now: Double) -> String {
         let delta = unixSeconds - now
         return (delta >= 0 ? "+" : "-") + amount(delta)
     }
@@ -98,7 +98,7 @@ enum ValueText {
     }
 
     /// A timer's text: `4:05`, `1:02:03`, as `Text(timerInterval:)` and `.timer` show it.
-    static func timer(_ seconds: Double) -> String {
+    public static func timer(_ seconds: Double) -> String {
         duration(seconds, style: .positional)
     }
 
@@ -123,5 +123,24 @@ enum ValueText {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         return (try? String(decoding: encoder.encode(value), as: UTF8.self)) ?? ""
+    }
+
+    /// A layout value drawn as plain text at `now` (Unix seconds): its format applied, a date
+    /// written out; `nil` when it resolves to nothing.
+    public static func text(of value: LayoutValue, in scope: LayoutScope, now: Double) -> String? {
+        guard let resolved = value.resolve(in: scope) else { return nil }
+        guard let format = value.format else { return plain(resolved) }
+        switch format {
+        case .number(let precision, let unit):
+            return resolved.numberValue.map { number($0, precision: precision, unit: unit) } ?? plain(resolved)
+        case .percent(let precision):
+            return resolved.numberValue.map { percent($0, precision: precision) } ?? plain(resolved)
+        case .duration(let style):
+            return resolved.numberValue.map { duration($0, style: style) } ?? plain(resolved)
+        case .date(let style):
+            return scope.unixSeconds(resolved).map { date($0, style: style) } ?? plain(resolved)
+        case .relative:
+            return scope.unixSeconds(resolved).map { relative($0, now: now) } ?? plain(resolved)
+        }
     }
 }
