@@ -341,6 +341,8 @@ let package = Package(
             dependencies: [
                 "IsletCore",
                 "IsletEngine",
+                // The FCM messages the engine builds, checked as Islet playing Google checks them.
+                "IsletFCM",
                 "IsletStore",
                 "IsletSQL",
                 "IsletPostgres",
