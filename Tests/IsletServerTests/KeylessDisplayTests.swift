@@ -32,7 +32,7 @@ struct KeylessDisplayTests {
         if let forwarded { head += forwarded + "\r\n" }
         let socket = try RawSocket(port: islet.port)
         socket.send(Array((head + "\r\n").utf8))
-        let answer = Array(await offThePool { socket.readAllBytes(seconds: 5) })
+        let answer = Array(await offThePool { socket.readAllBytes(seconds: 20) })
         // After the 101's head: one unmasked close frame, 0x88, its length, the code, the reason.
         guard let end = answer.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound, answer.count >= end + 4,
             answer[end] == 0x88

@@ -87,6 +87,16 @@ public final class RawSocket: Sendable {
         }
     }
 
+    /// Whether the peer has closed, without waiting: what it sent meanwhile is read and dropped.
+    public func peerHasClosed() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = recv(descriptor, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+            if count == 0 || (count < 0 && errno == ECONNRESET) { return true }
+            if count < 0 { return false }
+        }
+    }
+
     private func readBytes(seconds: Int, untilSuffix suffix: String?) -> (bytes: [UInt8], closed: Bool) {
         read(seconds: seconds) { data in
             guard let suffix else { return false }
