@@ -46,8 +46,8 @@ public struct IsletClient: Sendable {
     }
 
     /// Creates a device (admin key).
-    public func createDevice(id: DeviceID, name: String? = nil) async throws -> Device {
-        try await send(.POST, "/v1/devices", body: CreateDeviceBody(id: id, name: name), expect: Device.self)
+    public func createDevice(id: DeviceID, name: String? = nil, platform: DevicePlatform? = nil) async throws -> Device {
+        try await send(.POST, "/v1/devices", body: CreateDeviceBody(id: id, name: name, platform: platform), expect: Device.self)
     }
 
     /// Issues a device's display key (admin key).

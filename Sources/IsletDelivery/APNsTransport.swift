@@ -29,6 +29,7 @@ import Synchronization
 public final class APNsTransport: DeliveryTransport, Service {
     private let clients = Mutex<[ClientKey: [Connection]]>([:])
     private let tokens = ProviderTokens()
+    let accessTokens = AccessTokens()
     private let timeout: TimeAmount
     private let connections: Int
     private let logger: Logger
@@ -149,6 +150,11 @@ public final class APNsTransport: DeliveryTransport, Service {
         }
     }
 
+    /// The client for a request to a host with its trusted authority (FCM's requests: `FCMTransport.swift`).
+    func client(for route: Route) throws(IsletError) -> HTTPClient {
+        try connection(for: route, avoiding: nil).client
+    }
+
     /// The connection for a request to a host with its trusted authority: of its `connections`,
     /// made on first use, the one with the fewest requests in flight but `avoiding`.
     private func connection(for route: Route, avoiding: Connection?) throws(IsletError) -> Connection {
@@ -234,6 +240,12 @@ struct Route {
     var channelManagementServer: String
     /// The credential's authority, as registered: the key of the client that trusts it.
     var caCertificate: String?
+
+    /// FCM's route: its host (or the credential's `url`), trusting the credential's authority.
+    init(server: String, caCertificate: String?) {
+        (pushServer, channelManagementServer) = (server, server)
+        self.caCertificate = caCertificate
+    }
 
     init(_ credential: DeliveryCredential) throws(IsletError) {
         if let url = credential.url {

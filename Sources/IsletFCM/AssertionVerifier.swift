@@ -2,24 +2,13 @@ import Foundation
 import IsletCore
 import JWTKit
 
-/// A service account Islet issued, as Islet — playing Google — keeps it: no private key.
-public struct IssuedAccount: Hashable, Sendable {
-    public var projectId: String
-    public var clientEmail: String
-    public var privateKeyId: String
-    /// The public half of the account's key, PEM.
-    public var publicKey: String
-
-    public init(projectId: String, clientEmail: String, privateKeyId: String, publicKey: String) {
-        self.projectId = projectId
-        self.clientEmail = clientEmail
-        self.privateKeyId = privateKeyId
-        self.publicKey = publicKey
-    }
-
+extension IssuedAccount {
     /// What Islet keeps of an account it issued.
     public init(_ account: ServiceAccount) throws(IsletError) {
-        self.init(projectId: account.projectId, clientEmail: account.clientEmail, privateKeyId: account.privateKeyId, publicKey: try account.publicKey())
+        self.init(
+            projectId: account.projectId, clientEmail: account.clientEmail, privateKeyId: account.privateKeyId,
+            publicKey: try account.publicKey()
+        )
     }
 }
 

@@ -120,7 +120,9 @@ public struct ServiceAccount: Codable, Hashable, Sendable {
         }
         let keyId = (0..<20).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
         let clientId = "1" + (0..<20).map { _ in String(Int.random(in: 0...9)) }.joined()
-        let email = "firebase-adminsdk-islet@\(project).iam.gserviceaccount.com"
+        // Google's are firebase-adminsdk-<5 letters and digits>@<project>.iam.gserviceaccount.com.
+        let suffix = String((0..<5).map { _ in "abcdefghijklmnopqrstuvwxyz0123456789".randomElement()! })
+        let email = "firebase-adminsdk-\(suffix)@\(project).iam.gserviceaccount.com"
         let account = ServiceAccount(
             type: "service_account", projectId: project, privateKeyId: keyId, privateKey: key.pkcs8PEMRepresentation + "\n",
             clientEmail: email, clientId: clientId, authUri: "https://accounts.google.com/o/oauth2/auth", tokenUri: tokenURI,

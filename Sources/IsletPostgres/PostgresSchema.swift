@@ -219,5 +219,46 @@ enum PostgresSchema {
             CREATE INDEX delivery_finished ON delivery (finishedAt) WHERE finishedAt IS NOT NULL;
             CREATE INDEX phoneToken_activity ON phoneToken (activityId) WHERE activityId IS NOT NULL
             """),
+        // Android phones, their apps' FCM credentials, and Islet playing Google (SQLite's v14).
+        Migration(version: 6, name: "Android phones, FCM credentials, and Islet playing Google", sql: """
+            ALTER TABLE device ADD COLUMN platform text NOT NULL DEFAULT 'ios';
+            ALTER TABLE phoneActivity ADD COLUMN platform text NOT NULL DEFAULT 'ios';
+            CREATE TABLE fcmCredential (
+                bundleId text PRIMARY KEY REFERENCES app ON DELETE CASCADE,
+                projectId text NOT NULL,
+                clientEmail text NOT NULL,
+                privateKeyId text NOT NULL,
+                tokenUri text NOT NULL,
+                serviceAccount text NOT NULL,
+                url text,
+                caCertificate text,
+                createdAt double precision NOT NULL,
+                failure text
+            );
+            CREATE INDEX phoneToken_fcm ON phoneToken (deviceId, bundleId) WHERE kind = 'fcm' AND retiredAt IS NULL;
+            CREATE TABLE fcmServiceAccount (
+                clientEmail text PRIMARY KEY,
+                projectId text NOT NULL,
+                privateKeyId text NOT NULL,
+                publicKey text NOT NULL,
+                createdAt double precision NOT NULL
+            );
+            CREATE TABLE fcmAccessToken (
+                hash text PRIMARY KEY,
+                clientEmail text NOT NULL,
+                projectId text NOT NULL,
+                expiresAt double precision NOT NULL
+            );
+            CREATE TABLE androidNotification (
+                activityId text PRIMARY KEY,
+                deviceId text NOT NULL,
+                bundleId text NOT NULL,
+                tag text NOT NULL,
+                islet text NOT NULL,
+                messageName text NOT NULL,
+                receivedAt double precision NOT NULL
+            );
+            CREATE INDEX androidNotification_tag ON androidNotification (deviceId, bundleId, tag)
+            """),
     ]
 }

@@ -73,6 +73,7 @@ extension SQLReading {
             settings.frequentUpdates = try row["frequentUpdates"]
         }
         settings.pushToStartToken = try pushToStartToken(deviceId: deviceId, bundleId: bundleId)
+        settings.fcmToken = try issuedFCMToken(deviceId: deviceId, bundleId: bundleId)
         return settings
     }
 
@@ -277,8 +278,10 @@ extension SQLReading {
             if let retiredAt = try row.optionalDate("retiredAt") {
                 return .retired(at: retiredAt, reason: try row["retiredReason", as: String?.self] ?? "", bundleId: bundleId)
             }
-            if try row["kind", as: String.self] == "pushToStart" {
-                return .pushToStart(try row["deviceId"], bundleId: bundleId)
+            switch try row["kind", as: String.self] {
+            case "pushToStart": return .pushToStart(try row["deviceId"], bundleId: bundleId)
+            case "fcm": return .fcm(try row["deviceId"], bundleId: bundleId)
+            default: break
             }
             return .activity(try row["activityId"], bundleId: bundleId)
         } ?? .unknown

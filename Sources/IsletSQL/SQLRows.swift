@@ -28,7 +28,10 @@ public enum SQLRows {
     }
 
     public static func device(_ row: any SQLRow) throws -> Device {
-        Device(id: try row["id"], name: try row["name"], createdAt: try row.date("createdAt"))
+        Device(
+            id: try row["id"], name: try row["name"], createdAt: try row.date("createdAt"),
+            platform: DevicePlatform(rawValue: try row["platform"]) ?? .ios
+        )
     }
 
     public static func layout(_ row: any SQLRow) throws -> LayoutRecord {
@@ -64,6 +67,24 @@ public enum SQLRows {
         )
     }
 
+    public static func fcmCredential(_ row: any SQLRow) throws -> StoredFCMCredential {
+        StoredFCMCredential(
+            credential: FCMCredential(
+                bundleId: try row["bundleId"], projectId: try row["projectId"], clientEmail: try row["clientEmail"],
+                privateKeyId: try row["privateKeyId"], tokenUri: try row["tokenUri"], url: try row["url"],
+                caCertificate: try row["caCertificate"], createdAt: try row.date("createdAt"), failure: try row["failure"]
+            ),
+            serviceAccount: try row["serviceAccount"]
+        )
+    }
+
+    public static func androidNotification(_ row: any SQLRow) throws -> AndroidNotificationRecord {
+        AndroidNotificationRecord(
+            activityId: try row["activityId"], deviceId: try row["deviceId"], bundleId: try row["bundleId"], tag: try row["tag"],
+            islet: try row["islet"], messageName: try row["messageName"], receivedAt: try row.date("receivedAt")
+        )
+    }
+
     public static func phoneToken(_ row: any SQLRow) throws -> PhoneToken {
         var token = PhoneToken(
             token: try row["token"], kind: PhoneToken.Kind(rawValue: try row["kind"]) ?? .update, bundleId: try row["bundleId"],
@@ -82,7 +103,8 @@ public enum SQLRows {
         let budgeted = try row["budgeted", as: String?.self]?.split(separator: ",").compactMap { Double($0) } ?? []
         return PhoneActivity(
             activityId: try row["activityId"], bundleId: try row["bundleId"], deviceId: try row["deviceId"],
-            environment: APNsEnvironment(rawValue: try row["environment"]) ?? .development, channelId: try row["channelId"],
+            environment: APNsEnvironment(rawValue: try row["environment"]) ?? .development,
+            platform: DevicePlatform(rawValue: try row["platform"]) ?? .ios, channelId: try row["channelId"],
             state: PhoneActivity.State(rawValue: try row["state"]) ?? .active, budgeted: budgeted.map(Date.init(timeIntervalSince1970:))
         )
     }

@@ -26,7 +26,8 @@ extension SQLWriting {
 
     public func insertDevice(_ device: Device) throws {
         try session.execute(
-            "INSERT INTO device (id, name, createdAt) VALUES ($1, $2, $3)", [device.id, device.name, device.createdAt.timeIntervalSince1970]
+            "INSERT INTO device (id, name, createdAt, platform) VALUES ($1, $2, $3, $4)",
+            [device.id, device.name, device.createdAt.timeIntervalSince1970, device.platform.rawValue]
         )
     }
 
@@ -137,6 +138,11 @@ extension SQLWriting {
                 "INSERT INTO pushToken (token, kind, deviceId, bundleId, createdAt) VALUES ($1, 'pushToStart', $2, $3, $4)",
                 [token, deviceId, bundleId, now.timeIntervalSince1970]
             )
+        case .fcm(let deviceId, let bundleId):
+            try session.execute(
+                "INSERT INTO pushToken (token, kind, deviceId, bundleId, createdAt) VALUES ($1, 'fcm', $2, $3, $4)",
+                [token, deviceId, bundleId, now.timeIntervalSince1970]
+            )
         }
     }
 
@@ -148,16 +154,23 @@ extension SQLWriting {
                 [reason.at.timeIntervalSince1970, reason.reason, activityId]
             )
         case .pushToStart(let deviceId, let bundleId):
-            // A holder's tokens are replaced one change at a time, so it is left with one.
-            try session.lock("pushToStart:\(deviceId):\(bundleId)")
-            try session.execute(
-                """
-                UPDATE pushToken SET retiredAt = $1, retiredReason = $2
-                WHERE kind = 'pushToStart' AND deviceId = $3 AND bundleId = $4 AND retiredAt IS NULL
-                """,
-                [reason.at.timeIntervalSince1970, reason.reason, deviceId, bundleId]
-            )
+            try retireDeviceTokens(kind: "pushToStart", deviceId: deviceId, bundleId: bundleId, reason: reason)
+        case .fcm(let deviceId, let bundleId):
+            try retireDeviceTokens(kind: "fcm", deviceId: deviceId, bundleId: bundleId, reason: reason)
         }
+    }
+
+    /// Retires a device's tokens of a kind for an app.
+    private func retireDeviceTokens(kind: String, deviceId: DeviceID, bundleId: BundleID, reason: TokenRetirement) throws {
+        // A holder's tokens are replaced one change at a time, so it is left with one.
+        try session.lock("\(kind):\(deviceId):\(bundleId)")
+        try session.execute(
+            """
+            UPDATE pushToken SET retiredAt = $1, retiredReason = $2
+            WHERE kind = $3 AND deviceId = $4 AND bundleId = $5 AND retiredAt IS NULL
+            """,
+            [reason.at.timeIntervalSince1970, reason.reason, kind, deviceId, bundleId]
+        )
     }
 
     // MARK: Retention
@@ -174,6 +187,8 @@ extension SQLWriting {
             "DELETE FROM delivery WHERE orderKey IN (\(orderKeys)) AND state IN ('pending', 'sending', 'held')", [cutoff, limit]
         )
         try session.execute("DELETE FROM phoneActivity WHERE activityId IN (\(activities))", [cutoff, limit])
+        try session.execute("DELETE FROM androidNotification WHERE activityId IN (\(activities))", [cutoff, limit])
+        try session.execute("DELETE FROM fcmAccessToken WHERE expiresAt < $1", [cutoff])
         let phoneTokens = try session.count("DELETE FROM phoneToken WHERE activityId IN (\(activities))", [cutoff, limit])
         let activityCount = try session.count("DELETE FROM activity WHERE id IN (\(activities))", [cutoff, limit])
         // Finished deliveries, oldest first (their log lines are events, deleted below).
@@ -255,6 +270,15 @@ extension SQLWriting {
                 "UPDATE phoneToken SET retiredAt = $1, retiredReason = $2 WHERE kind = 'update' AND activityId = $3 AND retiredAt IS NULL",
                 [now.timeIntervalSince1970, reason, activityId]
             )
+        case .fcm(let deviceId, let bundleId):
+            try session.lock("phoneFCM:\(deviceId):\(bundleId)")
+            try session.execute(
+                """
+                UPDATE phoneToken SET retiredAt = $1, retiredReason = $2
+                WHERE kind = 'fcm' AND deviceId = $3 AND bundleId = $4 AND retiredAt IS NULL
+                """,
+                [now.timeIntervalSince1970, reason, deviceId, bundleId]
+            )
         }
     }
 
@@ -275,14 +299,14 @@ extension SQLWriting {
         session.cache.phoneActivities[phone.activityId] = .some(phone)
         try session.execute(
             """
-            INSERT INTO phoneActivity (activityId, bundleId, deviceId, environment, channelId, state, budgeted)
-            VALUES ($1, $2, $3, $4, $5, $6, $7)
+            INSERT INTO phoneActivity (activityId, bundleId, deviceId, environment, channelId, state, budgeted, platform)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
             ON CONFLICT (activityId) DO UPDATE SET environment = excluded.environment, channelId = excluded.channelId,
-                state = excluded.state, budgeted = excluded.budgeted
+                state = excluded.state, budgeted = excluded.budgeted, platform = excluded.platform
             """,
             [
                 phone.activityId, phone.bundleId, phone.deviceId, phone.environment.rawValue, phone.channelId, phone.state.rawValue,
-                phone.budgeted.map { String($0.timeIntervalSince1970) }.joined(separator: ","),
+                phone.budgeted.map { String($0.timeIntervalSince1970) }.joined(separator: ","), phone.platform.rawValue,
             ]
         )
     }

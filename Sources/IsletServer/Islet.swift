@@ -168,6 +168,8 @@ public struct Islet: Sendable {
         }
         PushRoutes(engine: engine, apns: configuration.apns, maxBodySize: maxBodySize).add(to: router)
         DeliveryRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
+        let pushAddress = PushAddress()
+        AndroidRoutes(engine: engine, maxBodySize: maxBodySize, pushAddress: pushAddress).add(to: router)
         var authorityPath: String?
         var apnsRoutes: [String] = []
         var connections = [httpCap]
@@ -178,7 +180,10 @@ public struct Islet: Sendable {
             connections.append(apnsCap)
             let (endpoint, identity, routes) = try Self.apnsEndpoint(
                 engine: engine, verifier: verifier, configuration: configuration, cap: apnsCap, requests: apnsRequests,
-                logger: logger, onListening: onListening
+                logger: logger, onListening: { [configuration] endpoint, port in
+                    pushAddress.listening(host: configuration.apns.host ?? configuration.server.host, port: port)
+                    await onListening(endpoint, port)
+                }
             )
             let apns = configuration.apns
             services.append(Listener(
@@ -262,6 +267,7 @@ public struct Islet: Sendable {
         router.add(middleware: APNsErrorMiddleware())
         if settings.faults.total > 0 { router.add(middleware: APNsFaultMiddleware(faults: settings.faults)) }
         let routes = APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
+            + FCMRoutes(engine: engine, faults: settings.faults).add(to: router)
         let application = Application(
             router: router,
             server: HTTPServerBuilder { responder in

@@ -291,6 +291,54 @@ enum Schema {
             try db.execute(sql: "CREATE INDEX delivery_finished ON delivery (finishedAt) WHERE finishedAt IS NOT NULL")
             try db.execute(sql: "CREATE INDEX phoneToken_activity ON phoneToken (activityId) WHERE activityId IS NOT NULL")
         }
+        migrator.registerMigration("v14: Android phones, FCM credentials, and Islet playing Google") { db in
+            // docs/android.md. A device is an iPhone or an Android phone; an Android phone holds
+            // an FCM registration token per app (a `pushToken` of kind `fcm`).
+            try db.execute(sql: "ALTER TABLE device ADD COLUMN platform TEXT NOT NULL DEFAULT 'ios'")
+            // An activity delivered to a real phone goes through APNs or FCM.
+            try db.execute(sql: "ALTER TABLE phoneActivity ADD COLUMN platform TEXT NOT NULL DEFAULT 'ios'")
+            // An app's FCM service account: its JSON as Google issues it, private key included;
+            // like the .p8 key it leaves the store only to sign.
+            try db.create(table: "fcmCredential") { table in
+                table.primaryKey("bundleId", .text).references("app", onDelete: .cascade)
+                table.column("projectId", .text).notNull()
+                table.column("clientEmail", .text).notNull()
+                table.column("privateKeyId", .text).notNull()
+                table.column("tokenUri", .text).notNull()
+                table.column("serviceAccount", .text).notNull()
+                table.column("url", .text)
+                table.column("caCertificate", .text)
+                table.column("createdAt", .double).notNull()
+                table.column("failure", .text)  // FCM refused its access token twice
+            }
+            // A real Android phone's registration token for an app: a `phoneToken` of kind `fcm`.
+            try db.execute(sql: "CREATE INDEX phoneToken_fcm ON phoneToken (deviceId, bundleId) WHERE kind = 'fcm' AND retiredAt IS NULL")
+            // Islet playing Google: the service accounts it issued (their public keys only), the
+            // access tokens it gave out (hashed), and what each Android phone was last sent.
+            try db.create(table: "fcmServiceAccount") { table in
+                table.primaryKey("clientEmail", .text)
+                table.column("projectId", .text).notNull()
+                table.column("privateKeyId", .text).notNull()
+                table.column("publicKey", .text).notNull()
+                table.column("createdAt", .double).notNull()
+            }
+            try db.create(table: "fcmAccessToken") { table in
+                table.primaryKey("hash", .text)
+                table.column("clientEmail", .text).notNull()
+                table.column("projectId", .text).notNull()
+                table.column("expiresAt", .double).notNull()
+            }
+            try db.create(table: "androidNotification") { table in
+                table.primaryKey("activityId", .text)
+                table.column("deviceId", .text).notNull()
+                table.column("bundleId", .text).notNull()
+                table.column("tag", .text).notNull()  // the sender's activity id
+                table.column("islet", .text).notNull()  // data.islet as received
+                table.column("messageName", .text).notNull()
+                table.column("receivedAt", .double).notNull()
+            }
+            try db.execute(sql: "CREATE INDEX androidNotification_tag ON androidNotification (deviceId, bundleId, tag)")
+        }
         return migrator
     }
 }

@@ -246,3 +246,4 @@ struct Apps: AsyncParsableCommand {
 }
 
 extension APNsEnvironment: ExpressibleByArgument {}
+extension DevicePlatform: ExpressibleByArgument {}

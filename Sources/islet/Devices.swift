@@ -19,12 +19,15 @@ struct Devices: AsyncParsableCommand {
         @Option(help: "A name for people.")
         var name: String?
 
+        @Option(help: "ios (an iPhone, the default) or android (an Android phone: messages reach it through FCM).")
+        var platform: DevicePlatform?
+
         @OptionGroup var options: ClientOptions
 
         func run() async throws {
-            let device = try await options.run { try await $0.createDevice(id: id, name: name) }
+            let device = try await options.run { try await $0.createDevice(id: id, name: name, platform: platform) }
             if options.json { return Output(json: true).print(device) }
-            print("Created device \(device.id).")
+            print(device.platform == .android ? "Created Android phone \(device.id)." : "Created device \(device.id).")
         }
     }
 
@@ -37,7 +40,7 @@ struct Devices: AsyncParsableCommand {
             let devices = try await options.run { try await $0.devices() }
             let output = Output(json: options.json)
             if options.json { return output.print(["devices": devices]) }
-            output.table(["ID", "NAME", "CREATED"], devices.map { [$0.id, $0.name, Output.time($0.createdAt)] })
+            output.table(["ID", "NAME", "PLATFORM", "CREATED"], devices.map { [$0.id, $0.name, $0.platform.rawValue, Output.time($0.createdAt)] })
         }
     }
 

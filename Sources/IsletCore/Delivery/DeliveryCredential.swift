@@ -66,12 +66,16 @@ public struct DeliveryCredential: Codable, Hashable, Sendable {
     public var channelManagementServer: String { url ?? environment.channelManagement }
 }
 
-/// A token a real phone reported: a push-to-start token for an app and activity type, or an
-/// activity's update token.
+/// A token a real phone reported: a push-to-start token for an app and activity type, an
+/// activity's update token, or an Android phone's FCM registration token for an app.
 public struct PhoneToken: Codable, Hashable, Sendable {
-    /// Which of the two.
+    /// Which of the three.
     public enum Kind: String, Codable, Hashable, Sendable {
+        /// APNs tokens.
         case pushToStart, update
+        /// An FCM registration token: every activity of the app on that phone goes to it. Its
+        /// environment is `production` (FCM has one).
+        case fcm
     }
 
     /// The token, lowercase hexadecimal.
@@ -125,6 +129,20 @@ public struct PhoneToken: Codable, Hashable, Sendable {
             throw IsletError(
                 .invalidRequest,
                 "A device token is hexadecimal, an even count of 64 to 200 characters (64 today); \"\(token.prefix(80))\" is not one."
+            )
+        }
+    }
+
+    /// The longest FCM registration token taken (Android's are about 160 characters).
+    public static let maximumRegistrationLength = 1024
+
+    /// Refuses what cannot be an FCM registration token: 1 to 1,024 letters, digits and `-_:.`.
+    public static func validateRegistration(_ token: String) throws(IsletError) {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_:.")
+        guard (1...maximumRegistrationLength).contains(token.utf8.count), token.allSatisfy(allowed.contains) else {
+            throw IsletError(
+                .invalidRequest,
+                "An FCM registration token is 1 to \(maximumRegistrationLength) letters, digits and -_:. (Android's are about 160); \"\(token.prefix(80))\" is not one."
             )
         }
     }

@@ -39,7 +39,15 @@ public struct App: Codable, Hashable, Sendable {
     }
 }
 
-/// A virtual iPhone: it holds activities and per-app Live Activity settings.
+/// What a device is: an iPhone (the default) or an Android phone.
+public enum DevicePlatform: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Pushes reach it through APNs; it shows Live Activities.
+    case ios
+    /// Messages reach it through FCM; it shows Live Updates (docs/android.md).
+    case android
+}
+
+/// A virtual phone: it holds activities and per-app Live Activity settings.
 public struct Device: Codable, Hashable, Sendable {
     /// The device's identifier, used in URLs.
     public var id: DeviceID
@@ -47,12 +55,28 @@ public struct Device: Codable, Hashable, Sendable {
     public var name: String
     /// When the device was created.
     public var createdAt: Date
+    /// An iPhone or an Android phone: how pushes reach it and what it draws.
+    public var platform: DevicePlatform
 
     /// Creates a device.
-    public init(id: DeviceID, name: String, createdAt: Date) {
+    public init(id: DeviceID, name: String, createdAt: Date, platform: DevicePlatform = .ios) {
         self.id = id
         self.name = name
         self.createdAt = createdAt
+        self.platform = platform
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case id, name, createdAt, platform
+    }
+
+    /// Reads a device; one written before Android phones is an iPhone.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(DeviceID.self, forKey: .id)
+        name = try container.decode(String.self, forKey: .name)
+        createdAt = try container.decode(Date.self, forKey: .createdAt)
+        platform = try container.decodeIfPresent(DevicePlatform.self, forKey: .platform) ?? .ios
     }
 
     /// Refuses a device identifier that would not read well in a URL: 1 to 64 characters of

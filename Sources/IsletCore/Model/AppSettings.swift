@@ -10,20 +10,23 @@ public struct AppSettings: Codable, Hashable, Sendable {
     public var frequentUpdates: Bool
     /// The device's push-to-start token for the app (`Activity.pushToStartToken`).
     public var pushToStartToken: String?
+    /// An Android phone's FCM registration token for the app (docs/android.md).
+    public var fcmToken: String?
 
     enum CodingKeys: String, CodingKey {
-        case bundleId, deviceId = "device", activitiesEnabled, frequentUpdates, pushToStartToken
+        case bundleId, deviceId = "device", activitiesEnabled, frequentUpdates, pushToStartToken, fcmToken
     }
 
     /// Creates settings; an app that was never configured on a device is enabled without frequent updates.
     public init(
         bundleId: BundleID, deviceId: DeviceID, activitiesEnabled: Bool = true, frequentUpdates: Bool = false,
-        pushToStartToken: String? = nil
+        pushToStartToken: String? = nil, fcmToken: String? = nil
     ) {
         self.bundleId = bundleId
         self.deviceId = deviceId
         self.activitiesEnabled = activitiesEnabled
         self.frequentUpdates = frequentUpdates
         self.pushToStartToken = pushToStartToken
+        self.fcmToken = fcmToken
     }
 }

@@ -104,3 +104,44 @@ public struct RetriedDelivery: Codable, Hashable, Sendable {
         self.nextAttemptAt = nextAttemptAt
     }
 }
+
+/// `PUT /v1/apps/{bundleId}/fcm`: an app's FCM credential (docs/android.md).
+public struct FCMCredentialBody: Codable, Hashable, Sendable {
+    /// The service-account JSON, as Google issues it.
+    public var serviceAccount: JSONValue
+    /// Another FCM-compatible host, `https://host[:port]`.
+    public var url: String?
+    /// The authority to trust for `url` and the account's `token_uri`, PEM.
+    public var caCertificate: String?
+
+    public init(serviceAccount: JSONValue, url: String? = nil, caCertificate: String? = nil) {
+        self.serviceAccount = serviceAccount
+        self.url = url
+        self.caCertificate = caCertificate
+    }
+}
+
+/// `PUT /v1/devices/{id}/fcm-token`: an Android phone's registration token for an app.
+public struct FCMTokenBody: Codable, Hashable, Sendable {
+    public var token: String
+    /// The app, when the admin key reports it (an app's key reports for its own app).
+    public var bundleId: BundleID?
+
+    public init(token: String, bundleId: BundleID? = nil) {
+        self.token = token
+        self.bundleId = bundleId
+    }
+}
+
+/// `POST /v1/fcm/service-accounts`: a service account Islet, playing Google, issues.
+public struct ServiceAccountBody: Codable, Hashable, Sendable {
+    /// The Firebase project it sends to: 6 to 30 lower-case letters, digits and hyphens.
+    public var projectId: String
+    /// Where its access tokens come from; this server's push port by default.
+    public var tokenUri: String?
+
+    public init(projectId: String, tokenUri: String? = nil) {
+        self.projectId = projectId
+        self.tokenUri = tokenUri
+    }
+}

@@ -108,10 +108,13 @@ public struct CreateDeviceBody: Codable, Hashable, Sendable {
     public var id: DeviceID
     /// A name for people; the id when absent.
     public var name: String?
+    /// `ios` (the default) or `android`.
+    public var platform: DevicePlatform?
 
-    public init(id: DeviceID, name: String? = nil) {
+    public init(id: DeviceID, name: String? = nil, platform: DevicePlatform? = nil) {
         self.id = id
         self.name = name
+        self.platform = platform
     }
 }
 

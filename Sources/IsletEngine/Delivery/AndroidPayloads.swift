@@ -5,7 +5,7 @@ import IsletCore
 /// works"): a high-priority data message whose `data.islet` is a JSON text the app builds its
 /// Live Update from — the event, the activity, its content, and the notification its type's
 /// `android` region draws. Dates are whole Unix seconds, as in the APNs payloads.
-enum AndroidPayloads {
+public enum AndroidPayloads {
     /// FCM's limit on a message's data, keys and values together (`FCMMessage.maximumPayload`).
     static let maximumData = 4096
     /// The data key the payload travels under.
@@ -48,7 +48,7 @@ enum AndroidPayloads {
 
     /// The `messages:send` body: the data message, high priority, collapsed per activity, kept
     /// by FCM for `ttl` seconds (whole, at least 0).
-    static func message(token: String, islet: String, activityId: ActivityID, ttl: TimeInterval) -> JSONValue {
+    public static func message(token: String, islet: String, activityId: ActivityID, ttl: TimeInterval) -> JSONValue {
         let seconds = ttl.isFinite ? Int64(min(max(0, ttl), 28 * 86_400).rounded(.down)) : 0
         return [
             "message": [
@@ -56,6 +56,17 @@ enum AndroidPayloads {
                 "android": ["priority": "HIGH", "collapse_key": .string(activityId), "ttl": .string("\(seconds)s")],
             ],
         ]
+    }
+
+    /// The notification the activity's type draws for `content`: its layout's `android`
+    /// region, or the default card's words when it has none (or its layout cannot be read).
+    static func notification(of activity: Activity, content: ActivityContent, layout: LayoutRecord?, now: Date) -> AndroidNotification {
+        let parsed = layout.flatMap { try? Layout.parse($0.layout) }
+        let region = parsed?.android ?? Layout.defaultAndroid(attributesType: activity.attributesType, state: content.state)
+        let scope = LayoutScope(
+            attributes: activity.attributes, state: content.state, isStale: false, dateEncoding: parsed?.dateEncoding ?? .secondsSince2001
+        )
+        return region.notification(in: scope, now: now.timeIntervalSince1970)
     }
 
     private static func encoded(_ notification: AndroidNotification) -> JSONValue {

@@ -42,11 +42,52 @@ public struct OutboundRequest: Sendable {
     }
 }
 
-/// What came back from one request: Apple's answer (or why there was none), typed
-/// (`APNsAnswer`), with what the delivery log shows beside it.
+/// One FCM request as the sender makes it (docs/android.md): a data message to a registration
+/// token, with the app's service account.
+public struct FCMRequest: Sendable {
+    public var credential: StoredFCMCredential
+    /// The registration token.
+    public var token: String
+    /// `data.islet`, as the change's delivery stored it.
+    public var islet: String
+    /// The activity: the message's `collapse_key`.
+    public var activityId: ActivityID
+    /// How long FCM may keep the message, in seconds (`android.ttl`).
+    public var ttl: TimeInterval
+
+    public init(credential: StoredFCMCredential, token: String, islet: String, activityId: ActivityID, ttl: TimeInterval) {
+        self.credential = credential
+        self.token = token
+        self.islet = islet
+        self.activityId = activityId
+        self.ttl = ttl
+    }
+}
+
+/// A delivery's request: to Apple or to Google.
+public enum Outbound: Sendable {
+    case apns(OutboundRequest)
+    case fcm(FCMRequest)
+}
+
+/// What came back from one request: Apple's or FCM's answer (or why there was none), typed
+/// (`APNsAnswer`, `FCMAnswer`), with what the delivery log shows beside it.
 public struct TransportAnswer: Sendable, Hashable {
-    /// Apple's answer, or the transport's failure.
-    public var answer: APNsAnswer
+    /// The answer, from Apple or from FCM.
+    public enum Reply: Sendable, Hashable {
+        case apns(APNsAnswer)
+        case fcm(FCMAnswer)
+    }
+
+    public var reply: Reply
+    /// Apple's answer, or the transport's failure (an FCM reply's failure, if it is one).
+    public var answer: APNsAnswer {
+        switch reply {
+        case .apns(let answer): answer
+        case .fcm(.failed(let failure)): .failed(failure)
+        case .fcm: .failed(TransportFailure(.other, "FCM answered, not Apple"))
+        }
+    }
     /// The `apns-id` Apple answered with.
     public var apnsId: String?
     /// The `apns-channel-id` Apple answered a channel's creation with.
@@ -58,21 +99,47 @@ public struct TransportAnswer: Sendable, Hashable {
     public var providerTokenRefreshed: Bool
 
     public init(_ answer: APNsAnswer, apnsId: String? = nil, channelId: String? = nil, latency: Duration, providerTokenRefreshed: Bool = false) {
-        self.answer = answer
+        self.reply = .apns(answer)
         self.apnsId = apnsId
         self.channelId = channelId
         self.latency = latency
         self.providerTokenRefreshed = providerTokenRefreshed
     }
 
+    /// FCM's answer, and whether a new access token was fetched after a `401` (the answer is
+    /// then the second request's).
+    public init(fcm answer: FCMAnswer, latency: Duration, accessTokenRenewed: Bool = false) {
+        self.reply = .fcm(answer)
+        self.latency = latency
+        self.providerTokenRefreshed = accessTokenRenewed
+    }
+
     /// The HTTP status; `nil` when there was no answer.
-    public var status: Int? { answer.status }
-    /// Apple's reason, on a refusal.
-    public var reason: String? { answer.reason }
+    public var status: Int? {
+        switch reply {
+        case .apns(let answer): answer.status
+        case .fcm(let answer): answer.status
+        }
+    }
+    /// Apple's reason, or FCM's error code (its status text when it gives none), on a refusal.
+    public var reason: String? {
+        switch reply {
+        case .apns(let answer): answer.reason
+        case .fcm(.refused(let refusal)): refusal.errorCodeText ?? refusal.googleStatus
+        case .fcm: nil
+        }
+    }
+    /// The name FCM gave an accepted message.
+    public var messageName: String? {
+        if case .fcm(.accepted(let name)) = reply { return name }
+        return nil
+    }
     /// What went wrong, when there was no answer.
     public var failure: TransportFailure? {
-        if case .failed(let failure) = answer { return failure }
-        return nil
+        switch reply {
+        case .apns(.failed(let failure)), .fcm(.failed(let failure)): failure
+        default: nil
+        }
     }
 }
 
@@ -88,4 +155,28 @@ public protocol DeliveryTransport: Sendable {
     /// key — by the rules the transport applies before every request, so that one it could
     /// never use is refused when it is registered, not at each delivery.
     func check(_ credential: StoredCredential) async throws(IsletError)
+
+    /// Sends one FCM request (access tokens fetched, reused, and fetched anew once on a `401`);
+    /// never throws.
+    func send(_ request: FCMRequest) async -> TransportAnswer
+
+    /// Checks that an FCM credential can be sent with: its addresses, the authority it trusts.
+    func check(_ credential: StoredFCMCredential) async throws(IsletError)
+}
+
+extension DeliveryTransport {
+    /// A transport that speaks APNs only: nothing goes to FCM.
+    public func send(_ request: FCMRequest) async -> TransportAnswer {
+        TransportAnswer(fcm: .failed(TransportFailure(.unusableCredential, "this server's transport does not send to FCM")), latency: .zero)
+    }
+
+    public func check(_ credential: StoredFCMCredential) async throws(IsletError) {}
+
+    /// Sends a delivery's request where it goes.
+    func send(_ outbound: Outbound) async -> TransportAnswer {
+        switch outbound {
+        case .apns(let request): await send(request)
+        case .fcm(let request): await send(request)
+        }
+    }
 }

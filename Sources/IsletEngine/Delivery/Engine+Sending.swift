@@ -4,7 +4,7 @@ import IsletCore
 /// A delivery a sender took: the request to make, and what to write down about it.
 struct ClaimedDelivery: Sendable {
     var delivery: Delivery
-    var request: OutboundRequest
+    var request: Outbound
     var priorityReason: String
     var environment: APNsEnvironment
     /// Where the request goes, as the state machine tells targets apart.
@@ -13,9 +13,27 @@ struct ClaimedDelivery: Sendable {
     /// The attempt, as `Delivery.handle` reads it.
     func attempt(providerTokenRefreshed: Bool) -> Delivery.Attempt {
         Delivery.Attempt(
-            number: delivery.attempts, target: attemptTarget, priority: request.priority, environment: environment,
+            number: delivery.attempts, target: attemptTarget, priority: priority, environment: environment,
             providerTokenRefreshed: providerTokenRefreshed
         )
+    }
+
+    /// `apns-priority`; a message to FCM goes at `HIGH`, written 10.
+    var priority: Int {
+        switch request {
+        case .apns(let request): request.priority
+        case .fcm: 10
+        }
+    }
+
+    /// The phone token the request went to, if it went to one.
+    var phoneToken: String? {
+        switch request {
+        case .apns(let request):
+            if case .device(let token) = request.target { return token }
+            return nil
+        case .fcm(let request): return request.token
+        }
     }
 }
 
@@ -106,7 +124,7 @@ extension Engine {
     }
 
     private enum Resolution {
-        case ready(OutboundRequest, reason: String, APNsEnvironment, target: Delivery.Attempt.Target)
+        case ready(Outbound, reason: String, APNsEnvironment, target: Delivery.Attempt.Target)
         case held(String)
         case failed(String)
     }
@@ -118,6 +136,9 @@ extension Engine {
         }
         guard let activityId = delivery.activityId, let phone = try tx.phoneActivity(activityId) else {
             return .failed("the activity is no longer delivered to a phone")
+        }
+        if phone.platform == .android {
+            return try resolveAndroid(delivery, phone: phone, in: tx)
         }
         let token: PhoneToken
         if delivery.event == "start" {
@@ -147,7 +168,28 @@ extension Engine {
             priority: priority, expiration: delivery.expiration, apnsId: delivery.apnsId
         )
         let target: Delivery.Attempt.Target = token.kind == .update ? .updateToken(token.token) : .pushToStartToken(token.token)
-        return .ready(request, reason: reason, token.environment, target: target)
+        return .ready(.apns(request), reason: reason, token.environment, target: target)
+    }
+
+    /// A delivery to an Android phone goes to its registration token for the app, with the
+    /// app's service account, as a high-priority FCM message (docs/android.md).
+    private static func resolveAndroid(_ delivery: Delivery, phone: PhoneActivity, in tx: any Transaction) throws -> Resolution {
+        guard phone.state == .active else { return .failed("FCM retired this phone's registration token") }
+        guard let token = try tx.phoneFCMToken(deviceId: phone.deviceId, bundleId: phone.bundleId) else {
+            return .held("no registration token: the app sends one with PUT /v1/devices/\(phone.deviceId)/fcm-token")
+        }
+        if try tx.app(delivery.bundleId)?.deliveryPaused == true {
+            return .held("delivery is paused for \(delivery.bundleId): resume it with PATCH /v1/apps/\(delivery.bundleId) {\"deliveryPaused\": false}")
+        }
+        guard let credential = try tx.fcmCredential(bundleId: phone.bundleId) else {
+            return .held("no FCM credential: PUT /v1/apps/\(phone.bundleId)/fcm")
+        }
+        if let failure = credential.credential.failure {
+            return .held("the FCM credential cannot be used — \(failure): register it again with PUT /v1/apps/\(phone.bundleId)/fcm")
+        }
+        let ttl = delivery.expiration.map { $0.timeIntervalSince(tx.now) } ?? Deliveries.lifetime
+        let request = FCMRequest(credential: credential, token: token.token, islet: delivery.payload, activityId: phone.activityId, ttl: ttl)
+        return .ready(.fcm(request), reason: "FCM priority HIGH: Android has no Live Activity budget", .production, target: .registrationToken(token.token))
     }
 
     /// Why a delivery waits for its credential.
@@ -188,7 +230,7 @@ extension Engine {
             credential: credential, target: .channel(channelId), bundleId: delivery.bundleId, payload: delivery.payload, priority: 10,
             expiration: expiration, apnsId: delivery.apnsId
         )
-        return .ready(request, reason: "a broadcast: 10, it spends no activity's budget", environment, target: .channel(channelId))
+        return .ready(.apns(request), reason: "a broadcast: 10, it spends no activity's budget", environment, target: .channel(channelId))
     }
 
     /// Writes down what Apple answered, and performs what the delivery's state machine makes
@@ -203,10 +245,14 @@ extension Engine {
         let (claimed, answer) = (answered.claimed, answered.answer)
         guard var delivery = try tx.delivery(claimed.delivery.id) else { return }
         let attempt = claimed.attempt(providerTokenRefreshed: answer.providerTokenRefreshed)
-        let actions = delivery.handle(answer.answer, of: attempt, at: tx.now, maximumBackoff: maximumBackoff, jitter: jitter)
+        let actions: [Delivery.Action]
+        switch answer.reply {
+        case .apns(let reply): actions = delivery.handle(reply, of: attempt, at: tx.now, maximumBackoff: maximumBackoff, jitter: jitter)
+        case .fcm(let reply): actions = delivery.handle(reply, of: attempt, at: tx.now, maximumBackoff: maximumBackoff, jitter: jitter)
+        }
         // An answer to an attempt no longer current (its lease ran out, another sender took it).
         guard !actions.isEmpty else { return }
-        if case .device(let token) = claimed.request.target, let status = answer.status {
+        if let token = claimed.phoneToken, let status = answer.status {
             try tx.recordTokenResult(token, at: tx.now, status: status, reason: answer.reason)
         }
         tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency))
@@ -224,7 +270,7 @@ extension Engine {
             case .log(let outcome, let note):
                 try log(DeliveryReport(
                     delivery: delivery.id, event: delivery.event, outcome: outcome, attempt: delivery.attempts,
-                    target: claimed.attemptTarget.shown, environment: claimed.environment, priority: claimed.request.priority,
+                    target: claimed.attemptTarget.shown, environment: claimed.environment, priority: claimed.priority,
                     priorityReason: claimed.priorityReason, apnsId: answer.apnsId ?? delivery.apnsId, status: answer.status,
                     reason: answer.reason, latencyMs: Double(answer.latency.components.seconds) * 1000 + Double(answer.latency.components.attoseconds) / 1e15,
                     nextAttemptAt: outcome == .retrying ? delivery.nextAttemptAt : nil, note: note
@@ -240,7 +286,11 @@ extension Engine {
                 phone.state = .tokenRetired
                 try tx.putPhoneActivity(phone)
             case .refuseCredential(let failure):
-                try tx.setCredentialFailure(bundleId: delivery.bundleId, environment: claimed.environment, failure: failure)
+                if case .fcm = claimed.request {
+                    try tx.setFCMCredentialFailure(bundleId: delivery.bundleId, failure: failure)
+                } else {
+                    try tx.setCredentialFailure(bundleId: delivery.bundleId, environment: claimed.environment, failure: failure)
+                }
             case .nextInOrder:
                 tx.effects.deliveriesReady = true
             }

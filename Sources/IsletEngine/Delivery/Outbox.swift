@@ -23,6 +23,8 @@ public struct PhoneActivity: Hashable, Sendable {
     public var bundleId: BundleID
     public var deviceId: DeviceID
     public var environment: APNsEnvironment
+    /// An iPhone (APNs) or an Android phone (FCM).
+    public var platform: DevicePlatform
     /// Set when the phone joined a broadcast channel: its changes go by broadcast.
     public var channelId: String?
     public var state: State
@@ -30,9 +32,10 @@ public struct PhoneActivity: Hashable, Sendable {
     public var budgeted: [Date]
 
     public init(
-        activityId: ActivityID, bundleId: BundleID, deviceId: DeviceID, environment: APNsEnvironment, channelId: String? = nil,
-        state: State = .active, budgeted: [Date] = []
+        activityId: ActivityID, bundleId: BundleID, deviceId: DeviceID, environment: APNsEnvironment, platform: DevicePlatform = .ios,
+        channelId: String? = nil, state: State = .active, budgeted: [Date] = []
     ) {
+        self.platform = platform
         self.activityId = activityId
         self.bundleId = bundleId
         self.deviceId = deviceId

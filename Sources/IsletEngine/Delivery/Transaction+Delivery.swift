@@ -8,6 +8,11 @@ extension Transaction {
     /// app and the type, and the app delivers (it has credentials). Refuses the start when the
     /// app's attributes cannot carry Islet's reference.
     func deliverStart(of activity: Activity, alert requested: Alert?, type: ActivityType?) throws {
+        if try fcmCredential(bundleId: activity.bundleId) != nil,
+            let token = try phoneFCMToken(deviceId: activity.deviceId, bundleId: activity.bundleId)
+        {
+            return try deliverAndroidStart(of: activity, alert: requested, to: token)
+        }
         guard try !deliveryCredentials(bundleId: activity.bundleId).isEmpty,
             let token = try pushToStartToken(deviceId: activity.deviceId, bundleId: activity.bundleId, attributesType: activity.attributesType)
         else { return }
@@ -44,11 +49,40 @@ extension Transaction {
         try queue(event: "start", payload: payload, alert: true, of: activity, after: activity.scheduledStart, notes: notes)
     }
 
+    /// The delivery a start on an Android phone makes: one FCM message whose `data.islet` says
+    /// `start` (docs/android.md). Android needs no push-to-start token nor an alert.
+    private func deliverAndroidStart(of activity: Activity, alert: Alert?, to token: PhoneToken) throws {
+        try putPhoneActivity(PhoneActivity(
+            activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, environment: .production, platform: .android
+        ))
+        let islet = try androidIslet(event: "start", of: activity, content: activity.content, timestamp: now, alert: alert)
+        try queue(
+            event: "start", payload: islet, alert: true, of: activity, after: activity.scheduledStart,
+            notes: ["to Android phone \(token.shortened) through FCM"]
+        )
+    }
+
+    /// `data.islet` for a change of an activity on an Android phone, with the notification its
+    /// type draws; refused when FCM could not take it.
+    private func androidIslet(
+        event: String, of activity: Activity, content: ActivityContent, timestamp: Date, dismissal: Date? = nil, alert: Alert? = nil
+    ) throws -> String {
+        let layout = try self.layout(bundleId: activity.bundleId, attributesType: activity.attributesType)
+        let notification = AndroidPayloads.notification(of: activity, content: content, layout: layout, now: now)
+        return try AndroidPayloads.text(AndroidPayloads.islet(
+            event: event, activity: activity, content: content, timestamp: timestamp, dismissal: dismissal, alert: alert,
+            notification: notification
+        ))
+    }
+
     /// The delivery a change to a phone's activity makes: an applied update, an end, a person's
     /// dismissal. What the rules ignored is not sent; an update waiting in the outbox is
     /// coalesced into the newer one.
     func deliverChange(_ input: Activity.Input, transition: Transition, of activity: Activity) throws {
         guard transition.ignored == nil, let phone = try phoneActivity(activity.id) else { return }
+        if phone.platform == .android {
+            return try deliverAndroidChange(input, transition: transition, of: activity, phone: phone)
+        }
         let event: String
         let payload: JSONValue
         var alert = false
@@ -79,6 +113,40 @@ extension Transaction {
             return try queue(
                 event: event, payload: text, alert: alert, of: activity, finished: .dropped,
                 notes: ["not sent: this activity joined channel \(channelId), whose changes go by broadcast (POST /v1/apps/\(activity.bundleId)/channels/\(channelId)/broadcast)"]
+            )
+        }
+        try queue(event: event, payload: text, alert: alert, of: activity, notes: [])
+    }
+
+    /// The FCM message a change to an activity on an Android phone makes.
+    private func deliverAndroidChange(_ input: Activity.Input, transition: Transition, of activity: Activity, phone: PhoneActivity) throws {
+        let event: String
+        let text: String
+        var alert = false
+        switch input {
+        case .update(let update):
+            guard let change = transition.appliedContent else { return }
+            event = "update"
+            alert = update.alert != nil
+            text = try androidIslet(event: event, of: activity, content: change.content, timestamp: change.timestamp, alert: update.alert)
+        case .end(let end):
+            event = "end"
+            let dismissal = Deliveries.dismissalDate(end.dismissalPolicy, now: now, decided: activity.dismissAt ?? activity.dismissedAt)
+            text = try androidIslet(
+                event: event, of: activity, content: activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: dismissal
+            )
+        case .userDismissal:
+            event = "end"
+            text = try androidIslet(
+                event: event, of: activity, content: activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: now
+            )
+        default:
+            return
+        }
+        if phone.state == .tokenRetired {
+            return try queue(
+                event: event, payload: text, alert: alert, of: activity, finished: .dropped,
+                notes: ["not sent: FCM retired this phone's registration token"]
             )
         }
         try queue(event: event, payload: text, alert: alert, of: activity, notes: [])

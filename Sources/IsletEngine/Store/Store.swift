@@ -185,6 +185,23 @@ public protocol StoreReading {
     /// How many deliveries are unfinished, and when the oldest was written.
     func deliveryBacklog(bundleId: BundleID?) throws -> DeliveryBacklog
 
+    // MARK: Android phones (docs/android.md)
+
+    /// An app's FCM credential, with its service account.
+    func fcmCredential(bundleId: BundleID) throws -> StoredFCMCredential?
+    /// A real Android phone's current registration token for an app.
+    func phoneFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> PhoneToken?
+    /// The registration token this server's Android phone holds for an app.
+    func issuedFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> String?
+    /// The service accounts this server issued, playing Google.
+    func issuedAccounts() throws -> [IssuedAccount]
+    /// An access token this server gave out, by its hash.
+    func accessGrant(hash: String) throws -> AccessGrant?
+    /// What an Android phone shows for an app's activity, by the sender's id for it.
+    func androidNotification(deviceId: DeviceID, bundleId: BundleID, tag: String) throws -> AndroidNotificationRecord?
+    /// What an Android phone shows, newest first.
+    func androidNotifications(deviceId: DeviceID) throws -> [AndroidNotificationRecord]
+
     // MARK: Events
 
     /// Events after `id` that pass `filter`, oldest first, at most `limit`.
@@ -272,12 +289,29 @@ public protocol Transaction: StoreReading, AnyObject {
     func insertDelivery(_ delivery: Delivery) throws -> Int64
     /// Writes a delivery's state, attempts, times and lease.
     func updateDelivery(_ delivery: Delivery) throws
+
+    // MARK: Android phones
+
+    /// Writes an app's FCM credential, replacing the one it had.
+    func putFCMCredential(_ stored: StoredFCMCredential) throws
+    /// Removes an app's FCM credential; returns whether there was one.
+    func deleteFCMCredential(bundleId: BundleID) throws -> Bool
+    /// Marks an app's FCM credential refused (or, with `nil`, no longer).
+    func setFCMCredentialFailure(bundleId: BundleID, failure: String?) throws
+    /// Keeps a service account this server issued.
+    func insertIssuedAccount(_ account: IssuedAccount) throws
+    /// Keeps an access token this server gave out.
+    func insertAccessGrant(_ grant: AccessGrant) throws
+    /// Writes what an Android phone shows for an activity.
+    func putAndroidNotification(_ record: AndroidNotificationRecord) throws
 }
 
 /// Whose phone tokens: a phone's push-to-start token for an app and type, or an activity's.
 public enum PhoneTokenHolder: Hashable, Sendable {
     case pushToStart(deviceId: DeviceID, bundleId: BundleID, attributesType: String)
     case update(activityId: ActivityID)
+    /// An Android phone's registration token for an app.
+    case fcm(deviceId: DeviceID, bundleId: BundleID)
 }
 
 /// How many deliveries are unfinished, when the oldest was written, and how many of them wait
@@ -316,6 +350,8 @@ public enum TokenHolder: Hashable, Sendable {
     case activity(ActivityID, deviceId: DeviceID, bundleId: BundleID)
     /// A device's push-to-start token for an app.
     case pushToStart(deviceId: DeviceID, bundleId: BundleID)
+    /// An Android phone's FCM registration token for an app.
+    case fcm(deviceId: DeviceID, bundleId: BundleID)
 }
 
 /// Why a token stopped being current: `rotated` answers 410 `ExpiredToken`, the others 410
@@ -357,6 +393,8 @@ public enum TokenLookup: Hashable, Sendable {
     case activity(ActivityID, bundleId: BundleID)
     /// A device's current push-to-start token for an app.
     case pushToStart(DeviceID, bundleId: BundleID)
+    /// An Android phone's current FCM registration token for an app.
+    case fcm(DeviceID, bundleId: BundleID)
     /// A token that was valid until `at`: rotated, or its activity dismissed.
     case retired(at: Date, reason: String, bundleId: BundleID)
     /// A token this server never issued (or one purged long ago).

@@ -19,7 +19,7 @@ extension Engine {
             try tx.insertApp(app)
             try tx.replaceKeys(of: .app(app.bundleId), hash: keyHash)
             for device in try tx.devices() {
-                try tx.issuePushToStartToken(deviceId: device.id, bundleId: app.bundleId, announce: false)
+                try tx.issueAppToken(device: device, bundleId: app.bundleId)
             }
         }
     }
@@ -70,7 +70,8 @@ extension Engine {
         }
     }
 
-    /// Creates a device; it gets a push-to-start token for every app.
+    /// Creates a device; it gets a token for every app: a push-to-start token on an iPhone, an
+    /// FCM registration token on an Android phone.
     public func createDevice(_ device: Device) async throws {
         try Device.validate(id: device.id)
         try await write { tx in
@@ -79,7 +80,7 @@ extension Engine {
             }
             try tx.insertDevice(device)
             for app in try tx.apps() {
-                try tx.issuePushToStartToken(deviceId: device.id, bundleId: app.bundleId, announce: false)
+                try tx.issueAppToken(device: device, bundleId: app.bundleId)
             }
         }
     }

@@ -92,7 +92,8 @@ extension Engine {
         return try await write { tx in
             guard let app = try tx.app(push.bundleId) else { throw PushRefusal.unknownTopic(push.bundleId) }
             switch try tx.token(push.token.lowercased()) {
-            case .unknown:
+            case .unknown, .fcm:
+                // An Android phone's registration token is FCM's, not APNs's.
                 throw PushRefusal.unknownToken
             case .retired(let at, let reason, let owner):
                 try Self.check(owner, is: push.bundleId)
@@ -118,7 +119,7 @@ extension Engine {
 
     /// A push to an activity's token: an update or end applied (or dropped by the rules), or a
     /// payload the activity cannot use recorded on it.
-    private static func push(
+    static func push(
         _ payload: LiveActivityPayload, priority: Int, to activity: inout Activity, rules: LifecycleRules, in tx: any Transaction
     ) throws -> PushResult.IgnoredPush? {
         let change: Activity.PushedChange
@@ -146,7 +147,7 @@ extension Engine {
     /// records on the device), or any other payload recorded on the device as unusable.
     ///
     /// - Returns: The activity started, or why the device dropped the push.
-    private static func pushToStart(
+    static func pushToStart(
         _ payload: LiveActivityPayload, deviceId: DeviceID, bundleId: BundleID, rules: LifecycleRules, in tx: any Transaction
     ) throws -> (started: ActivityID?, ignored: PushResult.IgnoredPush?) {
         let ignored: PushResult.IgnoredPush

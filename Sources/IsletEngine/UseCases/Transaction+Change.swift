@@ -80,6 +80,19 @@ extension Transaction {
         return token
     }
 
+    /// Issues a device the token an app's pushes reach it by: a push-to-start token on an
+    /// iPhone, an FCM registration token on an Android phone (replacing any earlier one).
+    func issueAppToken(device: Device, bundleId: BundleID) throws {
+        switch device.platform {
+        case .ios:
+            try issuePushToStartToken(deviceId: device.id, bundleId: bundleId, announce: false)
+        case .android:
+            let holder = TokenHolder.fcm(deviceId: device.id, bundleId: bundleId)
+            try retireTokens(of: holder, reason: .rotated(at: now))
+            try addToken(Tokens.registration(), holder: holder)
+        }
+    }
+
     /// Gives a live activity a new push token, retiring the old one, and records the change.
     func rotateToken(of activity: inout Activity) throws -> Transition {
         let holder = TokenHolder.activity(activity.id, deviceId: activity.deviceId, bundleId: activity.bundleId)
@@ -94,10 +107,22 @@ extension Transaction {
     }
 }
 
-/// APNs-style tokens: 32 random bytes as 64 hexadecimal characters.
+/// Tokens as the push services shape them.
 enum Tokens {
+    /// APNs's: 32 random bytes as 64 hexadecimal characters.
     static func generate() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<32).map { _ in UInt8.random(in: 0...255, using: &generator) }.hexEncoded
+    }
+
+    /// FCM's registration tokens: an installation id, `:APA91b`, and a long random tail, in
+    /// URL-safe base64 (about 160 characters, as Android's are).
+    static func registration() -> String {
+        var generator = SystemRandomNumberGenerator()
+        func text(_ count: Int) -> String {
+            Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
+                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
+        }
+        return text(16).prefix(22) + ":APA91b" + text(100)
     }
 }

@@ -11,8 +11,9 @@ import NIOTLS
 ///
 /// Clients that negotiate `h2` by ALPN get HTTP/2, as do clients that offer no ALPN at all and
 /// send the HTTP/2 connection preface straight away (several APNs libraries do, and Apple's
-/// servers accept them). A client that speaks HTTP/1.1 gets one clear refusal, `505` with
-/// `{"reason": "HTTP2Required"}`, and the connection closes.
+/// servers accept them). A client that speaks HTTP/1.1 to Apple's routes gets one clear
+/// refusal, `505` with `{"reason": "HTTP2Required"}`, and the connection closes; Google's
+/// routes (`FCMRoutes`) are served over HTTP/1.1 as over HTTP/2.
 struct APNsChildChannel: ServerChildChannel {
     enum Connection: Sendable {
         case http2(HTTP2Channel.Value)
@@ -56,7 +57,14 @@ struct APNsChildChannel: ServerChildChannel {
             idleTimeout: nil,
             streamConfiguration: .init(additionalChannelHandlers: [APNsStreamSetup(requestTimeout: requestTimeout, logger: logger)])
         ))
-        http1 = HTTP1Channel(responder: Self.refuseHTTP1)
+        // Google's routes are served over HTTP/1.1 too, as Google serves them; Apple's are not.
+        http1 = HTTP1Channel(responder: { request, writer, channel in
+            if FCMRoutes.serves(request.uri.path) {
+                try await responder(request, writer, channel)
+            } else {
+                try await Self.refuseHTTP1(request, writer, channel)
+            }
+        })
         self.settings = settings
         self.cap = cap
         self.logger = logger

@@ -53,7 +53,7 @@ struct AppRoutes {
     @Sendable func createDevice(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
         let body = try await request.decodeJSON(CreateDeviceBody.self, limit: maxBodySize)
-        let device = Device(id: body.id, name: body.name ?? body.id, createdAt: engine.clock.now())
+        let device = Device(id: body.id, name: body.name ?? body.id, createdAt: engine.clock.now(), platform: body.platform ?? .ios)
         try await engine.createDevice(device)
         return try Response.json(device, status: .created)
     }
