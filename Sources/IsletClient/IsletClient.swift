@@ -259,6 +259,33 @@ public struct IsletClient: Sendable {
         try await send(.PUT, "/v1/apps/\(escaped(bundleId))/delivery", body: body, expect: DeliveryCredential.self)
     }
 
+    /// Registers an app's FCM credential (admin key): its service account, and another
+    /// FCM-compatible host to send to, with the authority to trust (docs/android.md).
+    public func putFCMCredential(bundleId: BundleID, _ body: FCMCredentialBody) async throws -> FCMCredential {
+        try await send(.PUT, "/v1/apps/\(escaped(bundleId))/fcm", body: body, expect: FCMCredential.self)
+    }
+
+    /// An app's FCM credential, without its private key.
+    public func fcmCredential(bundleId: BundleID) async throws -> FCMCredential {
+        try await send(.GET, "/v1/apps/\(escaped(bundleId))/fcm", expect: FCMCredential.self)
+    }
+
+    /// Stops delivery to Android phones for an app (admin key).
+    public func deleteFCMCredential(bundleId: BundleID) async throws {
+        _ = try await send(.DELETE, "/v1/apps/\(escaped(bundleId))/fcm", expect: NoContent.self)
+    }
+
+    /// Reports an Android phone's registration token for an app (the admin names the app).
+    public func registerFCMToken(_ token: String, device: DeviceID, bundleId: BundleID? = nil) async throws -> PhoneToken {
+        try await send(.PUT, "/v1/devices/\(escaped(device))/fcm-token", body: FCMTokenBody(token: token, bundleId: bundleId), expect: PhoneToken.self)
+    }
+
+    /// A service account this server issues, playing Google (admin key): its JSON, as Google's
+    /// console downloads one, with `token_uri` pointing at this server.
+    public func issueServiceAccount(projectId: String, tokenUri: String? = nil) async throws -> JSONValue {
+        try await send(.POST, "/v1/fcm/service-accounts", body: ServiceAccountBody(projectId: projectId, tokenUri: tokenUri), expect: JSONValue.self)
+    }
+
     /// An app's delivery credentials, without their keys.
     public func deliveryCredentials(bundleId: BundleID) async throws -> [DeliveryCredential] {
         try await send(.GET, "/v1/apps/\(escaped(bundleId))/delivery", expect: Listing<DeliveryCredential>.self).items

@@ -1,0 +1,210 @@
+import AsyncHTTPClient
+import Foundation
+import GRDB
+import IsletClient
+import IsletCore
+import IsletTestSupport
+import NIOCore
+import Testing
+
+/// docs/android.md's loop with the real programs: `islet serve` A is the backend and sends FCM
+/// messages to `islet serve` B, which plays Google (its push port answers `/token` and
+/// `messages:send`) and an Android phone. The test plays the Android app: it reads the phone's
+/// registration token on B and reports it to A, as an app reports its FCM token to its backend.
+@Suite("Delivery to Android phones, A to B", .serialized, .timeLimit(.minutes(4)))
+struct AndroidDeliveryLoopTests {
+    static let bundleId = "com.example.ride"
+    static let phone = "pixel-1"
+    static let project = "islet-loop-test"
+
+    final class Loop: @unchecked Sendable {
+        let http = HTTPClient(eventLoopGroupProvider: .singleton)
+        let aData = DataDirectory()
+        let bData = DataDirectory()
+        var a: ServerProcess!
+        var b: ServerProcess!
+        var keyOnA = ""
+        var keyOnB = ""
+        let aEnvironment: [String: String]
+        let bEnvironment: [String: String]
+
+        init(a: [String: String], b: [String: String]) {
+            aEnvironment = ["ISLET_DELIVERY_MAX_BACKOFF": "1s"].merging(a) { _, given in given }
+            bEnvironment = b
+        }
+
+        var appOnA: IsletClient { IsletClient(server: a.url, key: keyOnA, http: http) }
+        var appOnB: IsletClient { IsletClient(server: b.url, key: keyOnB, http: http) }
+        var adminOnA: IsletClient { IsletClient(server: a.url, key: aData.adminKey, http: http) }
+        var adminOnB: IsletClient { IsletClient(server: b.url, key: bData.adminKey, http: http) }
+
+        /// Starts B and A, makes the app on both and the Android phone on B, gives A the service
+        /// account B issued (sending to B, trusting B's authority), and reports the phone's
+        /// registration token to A.
+        func start() async throws {
+            b = try await ServerProcess(data: bData, environment: bEnvironment)
+            a = try await ServerProcess(data: aData, environment: aEnvironment)
+            keyOnA = try await adminOnA.createApp(bundleId: bundleId).apiKey
+            keyOnB = try await adminOnB.createApp(bundleId: bundleId).apiKey
+            let device = try await adminOnB.createDevice(id: phone, platform: .android)
+            #expect(device.platform == .android)
+            let account = try await adminOnB.issueServiceAccount(projectId: project)
+            #expect(account["token_uri"] == .string("https://127.0.0.1:\(b.apnsPort!)/token"))
+            let credential = try await adminOnA.putFCMCredential(bundleId: bundleId, FCMCredentialBody(
+                serviceAccount: account, url: "https://127.0.0.1:\(b.apnsPort!)",
+                caCertificate: try String(contentsOf: bData.url.appendingPathComponent("tls/ca.pem"), encoding: .utf8)
+            ))
+            #expect(credential.projectId == project)
+            _ = try await appOnA.registerFCMToken(try await registrationToken(), device: phone)
+        }
+
+        /// The phone's registration token for the app, as B's settings give it.
+        func registrationToken() async throws -> String {
+            try #require(try await appOnB.settings(device: phone).first { $0.bundleId == bundleId }?.fcmToken)
+        }
+
+        func restartA() async throws {
+            let old = a!
+            await old.stop(signal: SIGKILL)
+            a = try await ServerProcess(data: aData, port: old.port, environment: aEnvironment)
+        }
+
+        func stop() async {
+            if let a { await a.stop(signal: SIGTERM) }
+            if let b { await b.stop(signal: SIGTERM) }
+            try? await http.shutdown()
+        }
+
+        /// Starts a ride on A for the phone and waits until B shows it.
+        func startRide(_ ride: String, status: String = "booked") async throws -> (a: Activity, b: Activity) {
+            let onA = try await appOnA.start(ActivityRequest(
+                attributesType: "RideAttributes", attributes: ["ride": .string(ride)],
+                content: ActivityContent(state: ["status": .string(status)]), deviceId: phone
+            ))
+            let onB = try await eventually("ride \(ride) appears on B") {
+                try await self.appOnB.activities().first { $0.attributes["ride"] == .string(ride) }
+            }
+            return (onA, onB)
+        }
+
+        func update(_ id: ActivityID, _ status: String) async throws {
+            _ = try await appOnA.update(id, ContentUpdate(content: ActivityContent(state: ["status": .string(status)])))
+        }
+
+        @discardableResult
+        func waitOnB(_ id: ActivityID, status: String, state: ActivityState? = nil, within seconds: Double = 30) async throws -> Activity {
+            try await eventually("\(id) on B reaches \(status)", within: seconds) {
+                let activity = try await self.appOnB.activity(id)
+                guard activity.content.state["status"] == .string(status), state.map({ activity.state == $0 }) ?? true else { return nil }
+                return activity
+            }
+        }
+
+        func statusesOnB(_ id: ActivityID) async throws -> [String] {
+            try await appOnB.history(id).compactMap { event -> String? in
+                guard event.type == .contentUpdated || event.type == .started else { return nil }
+                return event.data["content"]?["state"]?["status"]?.stringValue
+            }
+        }
+    }
+
+    func withLoop(a: [String: String] = [:], b: [String: String] = [:], _ body: (Loop) async throws -> Void) async throws {
+        let loop = Loop(a: a, b: b)
+        do {
+            try await loop.start()
+            try await body(loop)
+        } catch {
+            if let a = loop.a { Issue.record("A said, last:\n\(a.output.suffix(3_000))") }
+            if let b = loop.b { Issue.record("B said, last:\n\(b.output.suffix(2_000))") }
+            await loop.stop()
+            throw error
+        }
+        await loop.stop()
+    }
+
+    @Test func theLoopStartsUpdatesAndEndsARideOnTheAndroidPhone() async throws {
+        try await withLoop { loop in
+            let (onA, onB) = try await loop.startRide("r1")
+            #expect(onB.deviceId == Self.phone && onB.attributesType == "RideAttributes")
+            for status in ["pickup", "onTheWay", "arriving"] { try await loop.update(onA.id, status) }
+            _ = try await loop.appOnA.end(onA.id, EndRequest(content: ActivityContent(state: ["status": "arrived"])))
+            try await loop.waitOnB(onB.id, status: "arrived", state: .ended)
+            let seen = try await loop.statusesOnB(onB.id)
+            #expect(seen.first == "booked" && seen.last == "arrived")
+            #expect(DeliveryLoopTests.inOrder(seen, ["booked", "pickup", "onTheWay", "arriving", "arrived"]), "\(seen)")
+            // A's log: every FCM request answered 200, with the name FCM gave the message.
+            let log = try await loop.appOnA.deliveries(onA.id)
+            let sent = log.filter { $0.report.status != nil }
+            #expect(sent.first?.report.event == "start" && sent.last?.report.event == "end")
+            #expect(sent.allSatisfy { $0.report.status == 200 && $0.report.outcome == .delivered }, "\(sent.map(\.report))")
+            #expect(sent.allSatisfy { $0.report.note?.contains("projects/\(Self.project)/messages/") == true }, "\(sent.map(\.report.note))")
+            // One access token served every message: reused, not fetched for each.
+            let grants = try await DatabaseQueue(path: loop.bData.url.appendingPathComponent("islet.sqlite").path).read { db in
+                try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM fcmAccessToken")
+            }
+            #expect(grants == 1)
+        }
+    }
+
+    @Test func everyChangeArrivesInOrderThroughGooglesFailures() async throws {
+        try await withLoop(b: ["ISLET_APNS_FAULTS": "500=0.1, 503=0.05, 429=0.05, close=0.02"]) { loop in
+            var rides: [(a: Activity, b: Activity)] = []
+            for ride in 1...3 { rides.append(try await loop.startRide("r\(ride)")) }
+            for step in 1...12 {
+                for (onA, _) in rides { try await loop.update(onA.id, "step \(step)") }
+            }
+            for (onA, _) in rides {
+                _ = try await loop.appOnA.end(onA.id, EndRequest(content: ActivityContent(state: ["status": "done"])))
+            }
+            var retries = 0
+            for (onA, onB) in rides {
+                try await loop.waitOnB(onB.id, status: "done", state: .ended, within: 90)
+                let seen = try await loop.statusesOnB(onB.id)
+                #expect(DeliveryLoopTests.inOrder(seen, ["booked"] + (1...12).map { "step \($0)" } + ["done"]), "out of order on B: \(seen)")
+                retries += try await loop.appOnA.deliveries(onA.id).filter { $0.report.outcome == .retrying }.count
+            }
+            #expect(retries > 0)
+        }
+    }
+
+    @Test func anUnregisteredTokenIsRetiredAndNotSentToAgain() async throws {
+        try await withLoop { loop in
+            let (onA, _) = try await loop.startRide("r1")
+            // The app was uninstalled: the phone's token is one FCM no longer knows.
+            _ = try await loop.appOnA.registerFCMToken("gone:APA91bTheAppWasUninstalled", device: Self.phone)
+            try await loop.update(onA.id, "pickup")
+            let retired = try await eventually("A retires the token") {
+                try await loop.appOnA.deliveries(onA.id).first { $0.report.outcome == .tokenRetired }
+            }
+            #expect(retired.report.status == 404 && retired.report.reason == "UNREGISTERED", "\(retired.report)")
+            let token = try await loop.appOnA.phone(Self.phone).tokens.first { $0.token == "gone:APA91bTheAppWasUninstalled" }
+            #expect(token?.retiredAt != nil && token?.retiredReason == "UNREGISTERED")
+            // Nothing more goes to it.
+            try await loop.update(onA.id, "onTheWay")
+            let dropped = try await eventually("the next update is not sent") {
+                try await loop.appOnA.deliveries(onA.id).last { $0.report.outcome == .dropped || $0.report.outcome == .failed }
+            }
+            #expect(dropped.report.status == nil, "\(dropped.report)")
+        }
+    }
+
+    @Test func aKilledBackendDeliversEveryAcknowledgedChangeAfterItsRestart() async throws {
+        try await withLoop { loop in
+            var rides: [(a: Activity, b: Activity)] = []
+            for ride in 1...3 { rides.append(try await loop.startRide("r\(ride)")) }
+            var last: [ActivityID: String] = [:]
+            for step in 1...30 {
+                for (onA, _) in rides {
+                    try await loop.update(onA.id, "step \(step)")
+                    last[onA.id] = "step \(step)"
+                }
+                if step == 15 { try await loop.restartA() }
+            }
+            for (onA, onB) in rides {
+                try await loop.waitOnB(onB.id, status: last[onA.id]!, within: 60)
+                let seen = try await loop.statusesOnB(onB.id)
+                #expect(DeliveryLoopTests.inOrder(seen, ["booked"] + (1...30).map { "step \($0)" }), "out of order on B: \(seen)")
+            }
+        }
+    }
+}
