@@ -67,6 +67,18 @@ extension DurabilityTests {
         try await Self.runBrowserScript("xss", script: "attack_test.py", steps: 1)
     }
 
+    /// An Android phone on the display, driven by Google's own FCM client: firebase-admin with
+    /// the service account Islet issued sends a start, updates and an end that the phone shows as
+    /// a Live Update (ProgressStyle, the status bar's chip), says why a notification is not
+    /// promoted, drops an older message, and answers an unknown token UNREGISTERED.
+    @Test(.enabled(
+        if: browserAvailable && pythonHas("firebase_admin", requiredBy: "ISLET_REQUIRE_PYTHON_PROVIDER"),
+        "needs chromium, chromium-driver, selenium and firebase-admin (.ci/run installs them)"
+    ))
+    func anAndroidPhoneShowsWhatFirebaseAdminSends() async throws {
+        try await Self.runBrowserScript(script: "android_test.py", steps: 6)
+    }
+
     /// Runs one part of a script in `Browser/` (`display_test.py` unless told) against a fresh
     /// `islet serve` (with `server` in its environment) and expects it to pass with `steps`
     /// checked steps ("ok: " lines).
@@ -79,7 +91,12 @@ extension DurabilityTests {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/\(name)")
         let (status, stdout, stderr) = try await runPython(
             script, arguments: part.map { [$0] } ?? [],
-            environment: ["ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1"], timeout: timeout
+            environment: [
+                "ISLET_URL": server.url, "ISLET_ADMIN_KEY": data.adminKey, "PYTHONUNBUFFERED": "1",
+                "ISLET_PUSH_URL": server.apnsPort.map { "https://127.0.0.1:\($0)" } ?? "",
+                "ISLET_CA": data.url.appendingPathComponent("tls/ca.pem").path,
+            ].merging(ProcessInfo.processInfo.environment.filter { $0.key == "ISLET_SCREENSHOTS" }) { first, _ in first },
+            timeout: timeout
         )
         #expect(status == 0, "\(name) \(part ?? "") failed:\n\(stdout)\(stderr)")
         #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == steps, "\(stdout)\(stderr)")

@@ -194,6 +194,20 @@ public struct AndroidNotification: Codable, Hashable, Sendable {
             self.segments = segments
             self.points = points
         }
+
+        enum CodingKeys: String, CodingKey {
+            case value, max, indeterminate, segments, points
+        }
+
+        /// Reads a progress as another sender may write it: only `value` and `max` are needed.
+        public init(from decoder: any Decoder) throws {
+            let container = try decoder.container(keyedBy: CodingKeys.self)
+            value = try container.decode(Int.self, forKey: .value)
+            max = try container.decode(Int.self, forKey: .max)
+            indeterminate = try container.decodeIfPresent(Bool.self, forKey: .indeterminate) ?? false
+            segments = try container.decodeIfPresent([Segment].self, forKey: .segments) ?? []
+            points = try container.decodeIfPresent([Point].self, forKey: .points) ?? []
+        }
     }
 
     public struct Segment: Codable, Hashable, Sendable {

@@ -13,6 +13,37 @@ public struct DeviceDisplay: Sendable {
     public var apps: [App]
     /// The device's settings for every app.
     public var settings: [AppSettings]
+    /// On an Android phone, the Live Update each activity shows.
+    public var android: [ActivityID: AndroidShown] = [:]
+}
+
+/// What an Android phone shows for an activity (docs/android.md, "The display"): the
+/// notification the app builds, and whether Android promotes it to a Live Update.
+public struct AndroidShown: Sendable, Encodable {
+    /// The notification.
+    public var notification: AndroidNotification
+    /// `fcm` when the last FCM message carried it (`data.islet.notification`), `layout` when this
+    /// server drew it from the type's layout (an activity started here, not by a message).
+    public var source: String
+    /// The name FCM gave the last message, and when it came.
+    public var messageName: String?
+    public var receivedAt: Date?
+    /// Whether Android shows it as a Live Update (the chip, the top of the shade); when not,
+    /// why, as Android's rules say.
+    public var promoted: Bool
+    public var whyNotPromoted: String?
+
+    /// Android's rules for promotion that a message can break (the rest are the app's own:
+    /// its permission, an ongoing notification, no custom view, not colorized).
+    static func promotion(of notification: AndroidNotification, state: ActivityState) -> (Bool, String?) {
+        if notification.title.trimmingCharacters(in: .whitespaces).isEmpty {
+            return (false, "no content title: Android promotes only a notification with one")
+        }
+        if state == .ended {
+            return (false, "ended: no longer ongoing, so Android shows it as an ordinary notification until it is dismissed")
+        }
+        return (true, nil)
+    }
 }
 
 extension Engine {
@@ -114,16 +145,39 @@ extension Engine {
                     try store.layout(bundleId: activity.bundleId, attributesType: activity.attributesType)
                 )
             }
+            let records = device.platform == .android ? try store.androidNotifications(deviceId: deviceId) : []
             return (
                 eventId, device, activities, layouts, try store.apps(),
-                try Self.settings(deviceId: deviceId, bundleId: nil, in: store)
+                try Self.settings(deviceId: deviceId, bundleId: nil, in: store), records
             )
         }
-        let (eventId, device, activities, layouts, apps, settings) = read
+        let (eventId, device, activities, layouts, apps, settings, records) = read
         let drawn = try activities.map { activity in
             let record = layouts[activity.bundleId + "\u{0}" + activity.attributesType] ?? nil
             return (activity, try presentations.presentation(of: activity, layout: record))
         }
-        return DeviceDisplay(device: device, eventId: eventId, activities: drawn, apps: apps, settings: settings)
+        var display = DeviceDisplay(device: device, eventId: eventId, activities: drawn, apps: apps, settings: settings)
+        if device.platform == .android {
+            let received = Dictionary(records.map { ($0.activityId, $0) }) { first, _ in first }
+            let now = clock.now()
+            for activity in activities {
+                var shown: AndroidShown
+                if let record = received[activity.id], let json = try? JSONSyntax.parse(Data(record.islet.utf8)),
+                    let notification = try? json["notification"].map({ try $0.decode(AndroidNotification.self) })
+                {
+                    shown = AndroidShown(
+                        notification: notification, source: "fcm", messageName: record.messageName, receivedAt: record.receivedAt,
+                        promoted: true
+                    )
+                } else {
+                    let record = layouts[activity.bundleId + "\u{0}" + activity.attributesType] ?? nil
+                    let notification = AndroidPayloads.notification(of: activity, content: activity.content, layout: record, now: now)
+                    shown = AndroidShown(notification: notification, source: "layout", promoted: true)
+                }
+                (shown.promoted, shown.whyNotPromoted) = AndroidShown.promotion(of: shown.notification, state: activity.state)
+                display.android[activity.id] = shown
+            }
+        }
+        return display
     }
 }

@@ -130,6 +130,15 @@
     snapshot = next;
     $("device-name").textContent = next.device.name + (next.device.id === next.device.name ? "" : " (" + next.device.id + ")");
     renderApps(next.apps);
+    var android = next.device.platform === "android";
+    phone.classList.toggle("islet-android", android);
+    if (android) {
+      $("apps-title").textContent = "Live Updates";
+      $("apps-hint").textContent = "Per app on this Android phone. Turning an app off ends its activities here.";
+      $("help").textContent = "Live Updates sit at the top of the shade, the first with its chip in the status bar. Use a notification's × to dismiss it.";
+      window.IsletAndroid.render($("android"), next, { dismiss: function (id) { dismissActivity(id); } });
+      return;
+    }
     renderList(next.activities);
     renderIsland();
     var alerts = pendingAlerts;
@@ -352,6 +361,13 @@
       { duration: 280, easing: "ease-in", fill: "forwards" }
     );
     animation.onfinish = function () { item.remove(); };
+  }
+
+  function dismissActivity(id) {
+    api("POST", "/v1/activities/" + encodeURIComponent(id) + "/dismiss").then(refresh, function (error) {
+      showMessage(error);
+      setTimeout(function () { showMessage(null); }, 4000);
+    });
   }
 
   function dismiss(item) {
@@ -618,6 +634,7 @@
     $("time").textContent = now.toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" }).replace(/\s*[AP]M$/i, "");
     $("date").textContent = now.toLocaleDateString(undefined, { weekday: "long", month: "long", day: "numeric" });
     window.IsletPresentation.refresh(phone, now.getTime());
+    document.querySelectorAll("#android .a-status-time, #android .a-time").forEach(function (element) { element.textContent = $("time").textContent; });
   }
 
   // A phone taller than the window is scaled to fit it.

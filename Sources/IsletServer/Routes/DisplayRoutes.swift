@@ -39,6 +39,8 @@ struct DisplayRoutes {
             var relevanceScore: Double
             /// The presentation in each of its system frames, as HTML.
             var frames: [String: String]
+            /// On an Android phone: the Live Update it shows.
+            var android: AndroidShown?
         }
         struct AppEntry: Encodable {
             var bundleId: BundleID
@@ -64,7 +66,8 @@ struct DisplayRoutes {
                 attributesType: activity.attributesType, state: activity.state, relevanceScore: activity.content.relevanceScore,
                 frames: Dictionary(uniqueKeysWithValues: PresentationDocument.Kind.allCases.map {
                     ($0.rawValue, PresentationDocument.frame(presentation, $0))
-                })
+                }),
+                android: display.android[activity.id]
             )
         }
         let apps = display.settings.map {
