@@ -7,7 +7,7 @@ import IsletCore
 struct Devices: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create and list devices; show and change per-app settings; issue a display's key.",
-        subcommands: [Create.self, ListDevices.self, GetDevice.self, Settings.self, Key.self, Token.self], defaultSubcommand: ListDevices.self
+        subcommands: [Create.self, ListDevices.self, GetDevice.self, Settings.self, Key.self, Token.self, FCMToken.self], defaultSubcommand: ListDevices.self
     )
 
     struct Create: AsyncParsableCommand {
@@ -106,6 +106,30 @@ struct Devices: AsyncParsableCommand {
         }
     }
 
+    struct FCMToken: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "fcm-token",
+            abstract: "Record an Android phone's FCM registration token for an app, as the app reports it (an unknown device is created as an Android phone)."
+        )
+
+        @Argument(help: "The device (the Android phone).")
+        var device: String
+
+        @Argument(help: "The registration token (FirebaseMessaging.getToken()).")
+        var token: String
+
+        @Option(help: "The app, with the admin key (an app's key reports for its own app).")
+        var app: String?
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let recorded = try await options.run { try await $0.registerFCMToken(token, device: device, bundleId: app) }
+            if options.json { return Output(json: true).print(recorded) }
+            print("Recorded \(recorded.bundleId)'s registration token on Android phone \(recorded.deviceId).")
+        }
+    }
+
     struct Key: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "key",
@@ -155,6 +179,9 @@ struct Devices: AsyncParsableCommand {
         @Option(help: "Frequent updates for the app: on or off.")
         var frequentUpdates: Toggle?
 
+        @Flag(help: "Print only the app's FCM registration token on this Android phone (with --app).")
+        var fcmToken = false
+
         @OptionGroup var options: ClientOptions
 
         enum Toggle: String, ExpressibleByArgument {
@@ -164,6 +191,9 @@ struct Devices: AsyncParsableCommand {
         func validate() throws {
             if (activities != nil || frequentUpdates != nil) && app == nil {
                 throw ValidationError("Name the app to change with --app.")
+            }
+            if fcmToken && (app == nil || activities != nil || frequentUpdates != nil) {
+                throw ValidationError("--fcm-token prints one app's token: give --app, and nothing to change.")
             }
         }
 
@@ -181,6 +211,12 @@ struct Devices: AsyncParsableCommand {
             }
             var settings = try await options.run { try await $0.settings(device: device) }
             if let app { settings = settings.filter { $0.bundleId == app } }
+            if fcmToken {
+                guard let token = settings.first?.fcmToken else {
+                    throw CommandFailure("\(device) holds no FCM registration token for \(app ?? ""): is it an Android phone (islet devices create … --platform android), and the app on this server?")
+                }
+                return print(token)
+            }
             if options.json { return output.print(["settings": settings]) }
             output.table(["APP", "ACTIVITIES", "FREQUENT UPDATES"], settings.map(Self.row))
         }

@@ -26,6 +26,12 @@ struct ClaimedDelivery: Sendable {
         }
     }
 
+    /// Whether the request went to FCM (no `apns-id`: FCM names its messages in its answer).
+    var isFCM: Bool {
+        if case .fcm = request { return true }
+        return false
+    }
+
     /// The phone token the request went to, if it went to one.
     var phoneToken: String? {
         switch request {
@@ -271,7 +277,7 @@ extension Engine {
                 try log(DeliveryReport(
                     delivery: delivery.id, event: delivery.event, outcome: outcome, attempt: delivery.attempts,
                     target: claimed.attemptTarget.shown, environment: claimed.environment, priority: claimed.priority,
-                    priorityReason: claimed.priorityReason, apnsId: answer.apnsId ?? delivery.apnsId, status: answer.status,
+                    priorityReason: claimed.priorityReason, apnsId: claimed.isFCM ? nil : answer.apnsId ?? delivery.apnsId, status: answer.status,
                     reason: answer.reason, latencyMs: Double(answer.latency.components.seconds) * 1000 + Double(answer.latency.components.attoseconds) / 1e15,
                     nextAttemptAt: outcome == .retrying ? delivery.nextAttemptAt : nil, note: note
                 ), of: delivery, in: tx)
