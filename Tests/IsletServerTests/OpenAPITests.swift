@@ -1,5 +1,6 @@
 import Foundation
 import IsletCore
+import IsletFCM
 @testable import IsletServer
 import NIOHTTP1
 import Testing
@@ -97,6 +98,11 @@ import Testing
             "putDeliveryCredential": { _ = try read(DeliveryCredentialBody.self, $0) },
             "putPushToStartToken": { _ = try read(PushToStartTokenBody.self, $0) },
             "putPushToken": { _ = try read(PushTokenBody.self, $0) },
+            "putFCMCredential": { data in
+                _ = try ServiceAccount.read(WireFormat.encoder().encode(try read(FCMCredentialBody.self, data).serviceAccount))
+            },
+            "putFCMToken": { try PhoneToken.validateRegistration(try read(FCMTokenBody.self, $0).token) },
+            "issueServiceAccount": { _ = try read(ServiceAccountBody.self, $0) },
         ]
         let withBodies = document.operations.filter { $0.spec["requestBody"] != nil }
         #expect(Set(withBodies.map(\.id)) == Set(readers.keys))
@@ -195,6 +201,18 @@ import Testing
             try await tour.send(.PUT, "/v1/devices/default/push-to-start-tokens/BuildAttributes", key: appKey, body: #"{"token": "xyz", "environment": "development"}"#, 400)
             try await tour.send(.GET, "/v1/devices/default", key: appKey, 200)
             try await tour.send(.GET, "/v1/devices/nowhere", key: appKey, 404)
+
+            // Android phones: the same, with FCM's service accounts and registration tokens.
+            try await tour.send(.POST, "/v1/fcm/service-accounts", key: admin, example: "project", 201)
+            try await tour.send(.POST, "/v1/fcm/service-accounts", key: admin, body: #"{"projectId": "X"}"#, 400)
+            try await tour.send(.PUT, "/v1/apps/\(app)/fcm", key: admin, example: "account", 200)
+            try await tour.send(.PUT, "/v1/apps/\(app)/fcm", key: admin, body: #"{"serviceAccount": {"type": "service_account"}}"#, 400)
+            try await tour.send(.GET, "/v1/apps/\(app)/fcm", key: appKey, 200)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/fcm", key: admin, 204)
+            try await tour.send(.GET, "/v1/apps/\(app)/fcm", key: appKey, 404)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/fcm", key: admin, 404)
+            try await tour.send(.PUT, "/v1/devices/pixel-7/fcm-token", key: appKey, example: "pixel", 200)
+            try await tour.send(.PUT, "/v1/devices/default/fcm-token", key: appKey, example: "pixel", 400)
 
             let started = try await tour.send(.POST, "/v1/activities", key: appKey, example: "minimal", 201)
             let scheduled = try await tour.send(.POST, "/v1/activities", key: appKey, example: "everything", 201)

@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import IsletClient
 import IsletCore
+import IsletFCM
 import IsletServer
 import IsletTestSupport
 import NIOHTTP1
@@ -172,6 +173,16 @@ struct RouteMatrixTests {
         "PUT /v1/apps/{bundleId}/delivery · A": { $0.fill(body: ConsoleRouteTests.credential) },
         "GET /v1/apps/{bundleId}/delivery · A": { $0.fill() },
         "DELETE /v1/apps/{bundleId}/delivery · A": { $0.fill() },
+        "PUT /v1/apps/{bundleId}/fcm · A": { world in
+            let account = try JSONEncoder().encode(try ServiceAccount.issue(project: "islet-matrix", tokenURI: "https://127.0.0.1:2197/token"))
+            return world.fill(body: #"{"serviceAccount":"# + String(decoding: account, as: UTF8.self) + "}")
+        },
+        "GET /v1/apps/{bundleId}/fcm · A": { $0.fill() },
+        "DELETE /v1/apps/{bundleId}/fcm · A": { $0.fill() },
+        "POST /v1/fcm/service-accounts · a new account": { $0.fill(body: #"{"projectId":"islet-matrix"}"#) },
+        "PUT /v1/devices/{id}/fcm-token · default, A": {
+            $0.fill(["id": "default"], body: #"{"token":"matrix:APA91bNewToken","bundleId":"\#($0.a.bundleId)"}"#)
+        },
         "POST /v1/devices · a new device": { $0.fill(body: #"{"id":"phone-3"}"#) },
         "GET /v1/devices/{id} · default": { $0.fill(["id": "default"]) },
         "POST /v1/devices/{id}/key · default": { $0.fill(["id": "default"]) },
@@ -263,6 +274,18 @@ struct RouteMatrixTests {
             APNsFill(values: ["bundleId": world.app(caller)], headers: [("apns-channel-id", world.channel)])
         },
         "GET /1/apps/{bundleId}/all-channels · —": { world, caller in APNsFill(values: ["bundleId": world.app(caller)]) },
+        "POST /token · an assertion no account of this server signed": { _, _ in
+            APNsFill(
+                headers: [("content-type", "application/x-www-form-urlencoded")],
+                body: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=e30.e30.c2ln"
+            )
+        },
+        "POST /v1/projects/{project}/messages:send · a message to A's phone": { world, _ in
+            APNsFill(
+                values: ["project": "islet-matrix"], headers: [("content-type", "application/json")],
+                body: #"{"message":{"token":"matrix:APA91bToken","data":{"islet":"{}"}}}"#
+            )
+        },
     ]
 
     /// Sends one APNs row from every provider, and each refusal again naming made-up ones —
