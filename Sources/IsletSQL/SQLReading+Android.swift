@@ -10,6 +10,10 @@ extension SQLReading {
         try session.row("SELECT * FROM fcmCredential WHERE bundleId = $1", [bundleId], SQLRows.fcmCredential)
     }
 
+    public func refusedFCMCredentials() throws -> [FCMCredential] {
+        try session.rows("SELECT * FROM fcmCredential WHERE failure IS NOT NULL ORDER BY bundleId", [], SQLRows.fcmCredential).map(\.credential)
+    }
+
     public func phoneFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> PhoneToken? {
         try session.row(
             """

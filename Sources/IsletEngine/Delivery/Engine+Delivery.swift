@@ -225,6 +225,8 @@ extension Engine {
         let backlog = try store.deliveryBacklog(bundleId: bundleId)
         let refused = try store.refusedCredentials().filter { bundleId == nil || $0.bundleId == bundleId }.map {
             "\($0.bundleId) (\($0.environment.rawValue)): \($0.failure ?? "")"
+        } + store.refusedFCMCredentials().filter { bundleId == nil || $0.bundleId == bundleId }.map {
+            "\($0.bundleId) (FCM): \($0.failure ?? "")"
         }
         var degraded: String?
         var withoutNames: String?

@@ -189,6 +189,8 @@ public protocol StoreReading {
 
     /// An app's FCM credential, with its service account.
     func fcmCredential(bundleId: BundleID) throws -> StoredFCMCredential?
+    /// Every FCM credential FCM refused (its `failure` set).
+    func refusedFCMCredentials() throws -> [FCMCredential]
     /// A real Android phone's current registration token for an app.
     func phoneFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> PhoneToken?
     /// The registration token this server's Android phone holds for an app.

@@ -267,7 +267,7 @@
     ]));
     main.appendChild(el("div", { class: "grid" }, [
       el("section", { class: "panel" }, [el("h2", { text: "Dropped updates, by reason" }), drops]),
-      el("section", { class: "panel" }, [el("h2", { text: "Delivery to Apple" }), delivery]),
+      el("section", { class: "panel" }, [el("h2", { text: "Delivery to phones" }), delivery]),
       el("section", { class: "panel" }, [el("h2", { text: "Apple's answers, by status" }), answers])
     ]));
 
@@ -554,7 +554,7 @@
         if (event.type === "delivery" && event.data && latest[event.data.delivery] === event.id && ["failed", "held", "retrying"].indexOf(event.data.outcome) >= 0) {
           cell.appendChild(el("button", { class: "retry", "data-delivery": event.data.delivery, style: "margin-top:4px", text: "Send again", onclick: function (clicked) {
             clicked.stopPropagation();
-            act("Send the delivery again", "Delivery " + event.data.delivery + " goes to Apple again now.", "POST", "/v1/deliveries/" + event.data.delivery + "/retry", {});
+            act("Send the delivery again", "Delivery " + event.data.delivery + " goes out again now, to Apple or to FCM.", "POST", "/v1/deliveries/" + event.data.delivery + "/retry", {});
           } }));
         }
         rows.appendChild(el("tr", { class: "open", "data-event": event.id, "data-type": event.type, onclick: function () { select(event.id); } }, [
