@@ -17,6 +17,18 @@ extension FuzzTarget {
         try bodies.decode(ProviderKeyBody.self)
         try bodies.decode(ActivityTypeBody.self)
         try bodies.decode(CreateChannelBody.self)
+        try bodies.decode(FCMCredentialBody.self)
+        try bodies.decode(ServiceAccountBody.self)
+        if let body = try bodies.decode(FCMTokenBody.self) {
+            do {
+                try PhoneToken.validateRegistration(body.token)
+                try expect(body.token.allSatisfy { $0.isASCII && !$0.isWhitespace }, "took the registration token \(body.token.debugDescription)")
+            } catch let error as IsletError {
+                try expect(error.reason == .invalidRequest, "refused a registration token with \(error.reason)")
+            } catch {
+                throw FuzzFailure("\(error)")
+            }
+        }
         if let body = try bodies.decode(StartActivityBody.self) {
             try checkDates(of: body.request.content, body.request.start)
             try bodies.rules.start(body.request)
