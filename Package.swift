@@ -18,7 +18,7 @@ let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])
 /// The settings of a module the fuzz targets reach: the language features, plus coverage when fuzzing.
 let fuzzable = swiftSettings + instrumented
 /// The fuzz targets: `fuzz-<name>` (Fuzz/Targets/<name>/main.swift) runs one of `FuzzTarget.all`.
-let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential", "fcm-send"]
+let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential", "fcm-send", "android-inputs"]
 
 let package = Package(
     name: "islet",

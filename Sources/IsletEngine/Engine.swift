@@ -64,6 +64,9 @@ public final class Engine: Sendable {
     let transport: (any DeliveryTransport)?
     let presentations: Presentations
     let keys: KeyCache
+    /// FCM's per-device quota as this node's sender spends it: a message to an Android phone
+    /// past it waits (docs/android.md, "Android's limits").
+    let fcmPacing = DeviceQuotas(.fcmSender)
     let settings: EngineSettings
     let logger: Logger
 

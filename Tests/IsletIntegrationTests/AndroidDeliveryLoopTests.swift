@@ -188,6 +188,32 @@ struct AndroidDeliveryLoopTests {
         }
     }
 
+    /// FCM takes 240 messages a minute to one phone (a burst of 60, then 3 a second): A keeps
+    /// within it, so B — playing Google with the same quota — never answers 429, and what A
+    /// held back goes a moment later.
+    @Test func theSenderKeepsEachPhoneWithinFCMsQuota() async throws {
+        let many = ["ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "100", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "100"]
+        try await withLoop(a: many, b: many) { loop in
+            var started: [Activity] = []
+            for ride in 1...64 {
+                started.append(try await loop.appOnA.start(ActivityRequest(
+                    attributesType: "RideAttributes", attributes: ["ride": .string("r\(ride)")],
+                    content: ActivityContent(state: ["status": "booked"]), deviceId: Self.phone
+                )))
+            }
+            _ = try await eventually("all 64 rides appear on B", within: 30) {
+                try await loop.appOnB.activities(ActivityFilter(limit: 100)).count >= 64 ? true : nil
+            }
+            var paced = 0
+            for activity in started {
+                let log = try await loop.appOnA.deliveries(activity.id)
+                #expect(!log.contains { $0.report.status == 429 }, "\(log.map(\.report))")
+                paced += log.filter { $0.report.note?.hasPrefix("paced:") == true }.count
+            }
+            #expect(paced >= 4, "the sender held back what passed the burst of 60: \(paced)")
+        }
+    }
+
     @Test func aKilledBackendDeliversEveryAcknowledgedChangeAfterItsRestart() async throws {
         try await withLoop { loop in
             var rides: [(a: Activity, b: Activity)] = []

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// FCM's quota on messages to one Android device — 240 a minute and 5,000 an hour — kept so
 /// that no window of a minute ever holds more than 240, nor any window of an hour more than 5,000.
@@ -57,6 +58,10 @@ public struct DeviceQuota: Hashable, Sendable {
 
     /// FCM's quota on one Android device.
     public static let fcmDevice = DeviceQuota(perMinute: 240, perHour: 5000)
+    /// What the sender keeps each Android phone within: a sixth below FCM's quota, so that the
+    /// network bunching messages on their way never takes them past it (measured: at FCM's own
+    /// figures, Islet playing Google answered a few 429s to a sender pacing itself exactly).
+    public static let fcmSender = DeviceQuota(perMinute: 200, perHour: 4500)
 
     public init(perMinute: Int, perHour: Int) {
         minute = Bucket(limit: perMinute, period: 60)
@@ -76,5 +81,28 @@ public struct DeviceQuota: Hashable, Sendable {
         minute.take(at: now)
         hour.take(at: now)
         return nil
+    }
+}
+
+/// FCM's per-device quota for many phones, one `DeviceQuota` per registration token, kept by one
+/// process: Islet playing Google counts what it takes with it, and the sender what it sends.
+public final class DeviceQuotas: Sendable {
+    private let quotas = Mutex<[String: DeviceQuota]>([:])
+    private let fresh: DeviceQuota
+
+    /// - Parameter quota: Each token's quota before anything was taken.
+    public init(_ quota: DeviceQuota) {
+        fresh = quota
+    }
+
+    /// Takes a message for `token` and returns `nil`, or takes nothing and returns the seconds
+    /// to wait. Tokens whose quota has filled again are forgotten once there are many.
+    public func take(_ token: String, at now: Date) -> TimeInterval? {
+        quotas.withLock { quotas in
+            if quotas.count > 100_000 { quotas = quotas.filter { $0.value.wait(at: now) > 0 } }
+            var quota = quotas[token] ?? fresh
+            defer { quotas[token] = quota }
+            return quota.take(at: now)
+        }
     }
 }

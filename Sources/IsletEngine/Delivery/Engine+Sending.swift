@@ -84,14 +84,14 @@ extension Engine {
     private func settle(
         _ answered: [AnsweredDelivery], claim limit: Int, lease: TimeInterval, maximumBackoff: TimeInterval, round: Bool
     ) async throws -> SettledRound {
-        let rules = self.rules
+        let (rules, pacing) = (self.rules, fcmPacing)
         let jitters = answered.map { _ in Double.random(in: 0...1) }
         return try await write { tx in
             if round { tx.effects.deliveryRounds += 1 }
             for (answered, jitter) in zip(answered, jitters) {
                 try Self.record(answered, maximumBackoff: maximumBackoff, jitter: jitter, in: tx)
             }
-            let claimed = limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, in: tx) : []
+            let claimed = limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, pacing: pacing, in: tx) : []
             guard round else { return SettledRound(claimed: claimed) }
             tx.effects.deliveriesReady = false
             return SettledRound(claimed: claimed, nextAttempt: limit > 0 && claimed.count < limit ? try tx.nextDeliveryAttempt() : nil)
@@ -99,7 +99,9 @@ extension Engine {
     }
 
     /// Claims due deliveries in a transaction (`claimDeliveries`).
-    private static func claim(limit: Int, lease: TimeInterval, rules: LifecycleRules, in tx: any Transaction) throws -> [ClaimedDelivery] {
+    private static func claim(
+        limit: Int, lease: TimeInterval, rules: LifecycleRules, pacing: DeviceQuotas, in tx: any Transaction
+    ) throws -> [ClaimedDelivery] {
         var claimed: [ClaimedDelivery] = []
         for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
             if delivery.hasExpired(at: tx.now) {
@@ -119,6 +121,10 @@ extension Engine {
                     delivery: delivery.id, event: delivery.event, outcome: .failed, note: why
                 ), in: tx)
             case .ready(let request, let reason, let environment, let target):
+                if case .fcm(let message) = request, let wait = pacing.take(message.token, at: tx.now) {
+                    try pace(&delivery, wait: wait, in: tx)
+                    continue
+                }
                 delivery.claim(at: tx.now, lease: lease)
                 try tx.updateDelivery(delivery)
                 claimed.append(ClaimedDelivery(
@@ -127,6 +133,18 @@ extension Engine {
             }
         }
         return claimed
+    }
+
+    /// A message to an Android phone past FCM's per-device quota waits until it would be taken:
+    /// the delivery stays first of its activity, and a newer state coalesces it meanwhile.
+    private static func pace(_ delivery: inout Delivery, wait: TimeInterval, in tx: any Transaction) throws {
+        let due = tx.now.addingTimeInterval(wait)
+        delivery.release(dueAt: due)
+        try tx.updateDelivery(delivery)
+        try log(DeliveryReport(
+            delivery: delivery.id, event: delivery.event, outcome: .queued, nextAttemptAt: due,
+            note: "paced: FCM takes 240 messages a minute and 5,000 an hour to one phone (the sender keeps to 200 and 4,500); this one waits \(DurationText.text(wait))"
+        ), of: delivery, in: tx)
     }
 
     private enum Resolution {

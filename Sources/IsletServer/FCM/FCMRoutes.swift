@@ -22,7 +22,7 @@ import Synchronization
 struct FCMRoutes {
     let engine: Engine
     let faults: APNsFaults
-    private let quotas = DeviceQuotas()
+    private let quotas = DeviceQuotas(.fcmDevice)
 
     init(engine: Engine, faults: APNsFaults) {
         self.engine = engine
@@ -205,20 +205,5 @@ extension FCMError {
             status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json; charset=UTF-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
         )
-    }
-}
-
-/// FCM's per-device quota, one `DeviceQuota` per registration token, on this node.
-final class DeviceQuotas: Sendable {
-    private let quotas = Mutex<[String: DeviceQuota]>([:])
-
-    /// Takes a message for `token`, or says how long to wait.
-    func take(_ token: String, at now: Date) -> TimeInterval? {
-        quotas.withLock { quotas in
-            if quotas.count > 100_000 { quotas = quotas.filter { $0.value.wait(at: now) > 0 } }
-            var quota = quotas[token] ?? .fcmDevice
-            defer { quotas[token] = quota }
-            return quota.take(at: now)
-        }
     }
 }
