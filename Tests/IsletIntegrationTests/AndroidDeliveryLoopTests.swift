@@ -126,6 +126,14 @@ struct AndroidDeliveryLoopTests {
         try await withLoop { loop in
             let (onA, onB) = try await loop.startRide("r1")
             #expect(onB.deviceId == Self.phone && onB.attributesType == "RideAttributes")
+            // A change whose FCM message would pass 4,096 bytes is refused at the API, with its size,
+            // and nothing is sent (the default notification repeats the state: twice 2,000 bytes).
+            do {
+                try await loop.update(onA.id, String(repeating: "x", count: 2_000))
+                Issue.record("an update past FCM's 4,096 bytes was taken")
+            } catch ClientError.refused(let status, let error) {
+                #expect(status == 413 && error.reason == .payloadTooLarge && error.message.contains("4096"), "\(error)")
+            }
             for status in ["pickup", "onTheWay", "arriving"] { try await loop.update(onA.id, status) }
             _ = try await loop.appOnA.end(onA.id, EndRequest(content: ActivityContent(state: ["status": "arrived"])))
             try await loop.waitOnB(onB.id, status: "arrived", state: .ended)

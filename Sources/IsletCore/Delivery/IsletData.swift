@@ -1,5 +1,4 @@
 import Foundation
-import IsletCore
 
 /// `data.islet` as an Android phone reads it (docs/android.md, the contract): the sender's
 /// activity id — the notification's tag — and the change, as the same payload an iPhone's push
