@@ -198,10 +198,12 @@ struct AndroidDeliveryLoopTests {
 
     /// FCM takes 240 messages a minute to one phone (a burst of 60, then 3 a second): A keeps
     /// within it, so B — playing Google with the same quota — never answers 429, and what A
-    /// held back goes a moment later.
+    /// held back goes a moment later. The starts wait in A's outbox (delivery paused) and are
+    /// released together, so they are due at once however slowly this machine makes them.
     @Test func theSenderKeepsEachPhoneWithinFCMsQuota() async throws {
         let many = ["ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "100", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "100"]
         try await withLoop(a: many, b: many) { loop in
+            _ = try await loop.appOnA.updateApp(Self.bundleId, UpdateAppBody(deliveryPaused: true))
             var started: [Activity] = []
             for ride in 1...64 {
                 started.append(try await loop.appOnA.start(ActivityRequest(
@@ -209,6 +211,7 @@ struct AndroidDeliveryLoopTests {
                     content: ActivityContent(state: ["status": "booked"]), deviceId: Self.phone
                 )))
             }
+            _ = try await loop.appOnA.updateApp(Self.bundleId, UpdateAppBody(deliveryPaused: false))
             _ = try await eventually("all 64 rides appear on B", within: 30) {
                 try await loop.appOnB.activities(ActivityFilter(limit: 100)).count >= 64 ? true : nil
             }

@@ -37,7 +37,10 @@ struct FCMServiceAccountTests {
     @Test func anIssuedAccountIsShapedAsGooglesAndReadsBack() throws {
         let account = try issued()
         #expect(account.privateKey.hasPrefix("-----BEGIN PRIVATE KEY-----"))
-        #expect(account.clientEmail == "firebase-adminsdk-islet@islet-demo.iam.gserviceaccount.com")
+        // Google's form: firebase-adminsdk-<5 letters or digits>@<project>.iam.gserviceaccount.com,
+        // a new one for each account (two accounts of one project are two addresses).
+        #expect(account.clientEmail.wholeMatch(of: /firebase-adminsdk-[a-z0-9]{5}@islet-demo\.iam\.gserviceaccount\.com/) != nil, "\(account.clientEmail)")
+        #expect(try issued().clientEmail != account.clientEmail)
         #expect(account.privateKeyId.count == 40)
         let json = try JSONEncoder().encode(account)
         let object = try #require(try JSONSerialization.jsonObject(with: json) as? [String: String])
