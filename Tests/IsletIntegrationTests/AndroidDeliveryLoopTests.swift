@@ -151,6 +151,13 @@ struct AndroidDeliveryLoopTests {
                 try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM fcmAccessToken")
             }
             #expect(grants == 1)
+            // B's log of its push port shows the token request, never the signed assertion in it
+            // (good for an access token for an hour), nor the access token sent with each message.
+            var request = HTTPClientRequest(url: loop.b.url + "/v1/apns/requests")
+            request.headers.add(name: "Authorization", value: "Bearer \(loop.bData.adminKey)")
+            let requests = String(buffer: try await loop.http.execute(request, timeout: .seconds(10)).body.collect(upTo: 1 << 22))
+            #expect(requests.contains("\"/token\"") && requests.contains("messages:send"), "\(requests.prefix(500))")
+            #expect(!requests.contains("assertion=") && !requests.contains("ya29."), "\(requests.prefix(2_000))")
         }
     }
 

@@ -135,7 +135,9 @@ struct APNsRequestRecorder: RouterMiddleware {
             bundleId: Self.bundleId(request), headers: Self.headers(request.headers), payload: nil, payloadBytes: 0, status: 0,
             reason: nil, detail: nil, latencyMs: 0, outcomes: nil, reached: nil
         )
-        let payload = PayloadCopy(keeping: Self.payloadShown)
+        // A token request's body is a signed assertion, good for an access token for an hour:
+        // its length is logged, never its text.
+        let payload = PayloadCopy(keeping: request.uri.path == "/token" ? 0 : Self.payloadShown)
         defer {
             let elapsed = (ContinuousClock.now - started).components
             entry.latencyMs = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
