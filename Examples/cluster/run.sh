@@ -45,8 +45,24 @@ fi
 if [ ! -f "$work/pg/PG_VERSION" ]; then
   "${as_postgres[@]}" "$pg_bin/initdb" -D "$work/pg" -A trust -U islet -E UTF8 >"$work/initdb.log"
 fi
-"${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/postgres.log" -w \
-  -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1" start >/dev/null
+# A free port can be taken between the look and the start (another PostgreSQL starting beside
+# this one): then the next free one, three times at most; a port given in PG_PORT is kept.
+started=
+for attempt in 1 2 3; do
+  if "${as_postgres[@]}" "$pg_bin/pg_ctl" -D "$work/pg" -l "$work/postgres.log" -w \
+    -o "-p $pg_port -k $work -c listen_addresses=127.0.0.1" start >/dev/null; then
+    started=1
+    break
+  fi
+  [ -z "${PG_PORT:-}" ] || break
+  sleep 1
+  pg_port=$(free_port $((pg_port + 1)))
+done
+if [ -z "$started" ]; then
+  echo "PostgreSQL did not start; the end of $work/postgres.log:" >&2
+  tail -n 15 "$work/postgres.log" >&2 || true
+  exit 1
+fi
 store="postgres://islet@127.0.0.1:$pg_port/postgres"
 pids=()
 stop() {
