@@ -30,7 +30,8 @@ public final class APNsTransport: DeliveryTransport, Service {
     private let clients = Mutex<[ClientKey: [Connection]]>([:])
     private let tokens = ProviderTokens()
     let accessTokens = AccessTokens()
-    private let timeout: TimeAmount
+    let serviceAccounts = ServiceAccounts()
+    let timeout: TimeAmount
     private let connections: Int
     private let logger: Logger
 

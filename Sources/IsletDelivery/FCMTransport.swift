@@ -31,11 +31,12 @@ extension APNsTransport {
 
     private func attemptFCM(_ request: FCMRequest, replacing refused: String?) async -> (FCMAnswer, String?) {
         let account: ServiceAccount
+        let server: String
         let client: HTTPClient
         let token: String
         do {
-            account = try ServiceAccount.read(Data(request.credential.serviceAccount.utf8))
-            let server = try request.credential.credential.url.map { try PushServerAddress($0).description } ?? Self.fcmServer
+            account = try serviceAccounts.account(request.credential.serviceAccount)
+            server = try request.credential.credential.url.map { try PushServerAddress($0).description } ?? Self.fcmServer
             let route = Route(server: server, caCertificate: request.credential.credential.caCertificate)
             client = try self.client(for: route)
             let tokenRoute = Route(server: try TokenAddress(account.tokenUri).origin.description, caCertificate: route.caCertificate)
@@ -46,15 +47,14 @@ extension APNsTransport {
             let why = (error as? IsletError)?.message ?? "\(error)"
             return (.failed(TransportFailure(.unusableCredential, why)), nil)
         }
-        let server = (try? request.credential.credential.url.map { try PushServerAddress($0).description }) ?? nil
-        var http = HTTPClientRequest(url: (server ?? Self.fcmServer) + "/v1/projects/\(account.projectId)/messages:send")
+        var http = HTTPClientRequest(url: server + "/v1/projects/\(account.projectId)/messages:send")
         http.method = .POST
         http.headers.add(name: "authorization", value: "Bearer \(token)")
         http.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
         let message = AndroidPayloads.message(token: request.token, islet: request.islet, activityId: request.activityId, ttl: request.ttl)
         http.body = .bytes(ByteBuffer(data: (try? JSONEncoder().encode(message)) ?? Data()))
         do {
-            let response = try await client.execute(http, timeout: .seconds(30))
+            let response = try await client.execute(http, timeout: timeout)
             let data = Data(buffer: try await response.body.collect(upTo: 64 << 10))
             return (FCMAnswer(status: Int(response.status.code), body: data, retryAfter: response.headers.first(name: "retry-after")), token)
         } catch {
@@ -69,6 +69,22 @@ extension APNsTransport {
         _ = try await ServiceAccountSigner(account)
         if let url = credential.credential.url { _ = try PushServerAddress(url) }
         _ = try Route(server: Self.fcmServer, caCertificate: credential.credential.caCertificate).authorities()
+    }
+}
+
+/// Service accounts as read from their stored JSON, once each: reading one checks its RSA key,
+/// too much to do for every message.
+final class ServiceAccounts: Sendable {
+    private let read = Mutex<[String: ServiceAccount]>([:])
+
+    func account(_ json: String) throws(IsletError) -> ServiceAccount {
+        if let known = read.withLock({ $0[json] }) { return known }
+        let account = try ServiceAccount.read(Data(json.utf8))
+        read.withLock { read in
+            if read.count >= 1_024 { read = [:] }
+            read[json] = account
+        }
+        return account
     }
 }
 

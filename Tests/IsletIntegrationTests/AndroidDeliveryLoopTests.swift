@@ -93,18 +93,11 @@ struct AndroidDeliveryLoopTests {
 
         @discardableResult
         func waitOnB(_ id: ActivityID, status: String, state: ActivityState? = nil, within seconds: Double = 30) async throws -> Activity {
-            try await eventually("\(id) on B reaches \(status)", within: seconds) {
-                let activity = try await self.appOnB.activity(id)
-                guard activity.content.state["status"] == .string(status), state.map({ activity.state == $0 }) ?? true else { return nil }
-                return activity
-            }
+            try await appOnB.waitFor(id, status: status, state: state, within: seconds)
         }
 
         func statusesOnB(_ id: ActivityID) async throws -> [String] {
-            try await appOnB.history(id).compactMap { event -> String? in
-                guard event.type == .contentUpdated || event.type == .started else { return nil }
-                return event.data["content"]?["state"]?["status"]?.stringValue
-            }
+            try await appOnB.statuses(id)
         }
     }
 

@@ -143,22 +143,13 @@ struct DeliveryLoopTests {
             _ = try await appOnA.update(id, ContentUpdate(content: ActivityContent(state: ["status": .string(status)])))
         }
 
-        /// B's activity once its content state is `status` (and, if asked, its state `state`).
         @discardableResult
         func waitOnB(_ id: ActivityID, status: String, state: ActivityState? = nil, within seconds: Double = 30) async throws -> Activity {
-            try await eventually("\(id) on B reaches \(status)", within: seconds) {
-                let activity = try await self.appOnB.activity(id)
-                guard activity.content.state["status"] == .string(status), state.map({ activity.state == $0 }) ?? true else { return nil }
-                return activity
-            }
+            try await appOnB.waitFor(id, status: status, state: state, within: seconds)
         }
 
-        /// The statuses B applied to an activity, in order.
         func statusesOnB(_ id: ActivityID) async throws -> [String] {
-            try await appOnB.history(id).compactMap { event -> String? in
-                guard event.type == .contentUpdated || event.type == .started else { return nil }
-                return event.data["content"]?["state"]?["status"]?.stringValue
-            }
+            try await appOnB.statuses(id)
         }
     }
 
@@ -595,6 +586,26 @@ struct DeliveryLoopTests {
             }
             #expect(failed.report.outcome == .failed)
             #expect(failed.report.note?.contains("is the app built for production (TestFlight, App Store)?") == true, "\(failed.report.note ?? "")")
+        }
+    }
+}
+
+extension IsletClient {
+    /// A phone's activity once its content state is `status` (and, if asked, its state `state`).
+    @discardableResult
+    func waitFor(_ id: ActivityID, status: String, state: ActivityState? = nil, within seconds: Double = 30) async throws -> Activity {
+        try await eventually("\(id) on B reaches \(status)", within: seconds) {
+            let activity = try await self.activity(id)
+            guard activity.content.state["status"] == .string(status), state.map({ activity.state == $0 }) ?? true else { return nil }
+            return activity
+        }
+    }
+
+    /// The statuses a phone applied to an activity, in order.
+    func statuses(_ id: ActivityID) async throws -> [String] {
+        try await history(id).compactMap { event -> String? in
+            guard event.type == .contentUpdated || event.type == .started else { return nil }
+            return event.data["content"]?["state"]?["status"]?.stringValue
         }
     }
 }

@@ -61,9 +61,7 @@ extension Engine {
                 }
             }
             if let current = try tx.phoneFCMToken(deviceId: deviceId, bundleId: bundleId), current.token == token { return current }
-            if let earlier = try tx.phoneToken(token), earlier.retiredAt == nil {
-                try tx.retirePhoneToken(token, reason: "reregistered", appleTimestamp: nil)
-            }
+            try Self.claimToken(token, in: tx)
             try tx.retirePhoneTokens(.fcm(deviceId: deviceId, bundleId: bundleId), reason: "replaced")
             let recorded = PhoneToken(token: token, kind: .fcm, bundleId: bundleId, deviceId: deviceId, environment: .production, createdAt: tx.now)
             try tx.putPhoneToken(recorded)

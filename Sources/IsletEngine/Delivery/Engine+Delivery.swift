@@ -142,7 +142,7 @@ extension Engine {
     }
 
     /// A token is one phone's, for one thing: registering one already recorded elsewhere moves it.
-    private static func claimToken(_ token: String, in tx: any Transaction) throws {
+    static func claimToken(_ token: String, in tx: any Transaction) throws {
         if let earlier = try tx.phoneToken(token), earlier.retiredAt == nil {
             try tx.retirePhoneToken(token, reason: "reregistered", appleTimestamp: nil)
         }

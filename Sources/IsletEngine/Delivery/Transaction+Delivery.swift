@@ -76,80 +76,36 @@ extension Transaction {
     }
 
     /// The delivery a change to a phone's activity makes: an applied update, an end, a person's
-    /// dismissal. What the rules ignored is not sent; an update waiting in the outbox is
-    /// coalesced into the newer one.
+    /// dismissal — an APNs payload or, on an Android phone, an FCM message's `data.islet`. What
+    /// the rules ignored is not sent; an update waiting in the outbox is coalesced into the newer one.
     func deliverChange(_ input: Activity.Input, transition: Transition, of activity: Activity) throws {
-        guard transition.ignored == nil, let phone = try phoneActivity(activity.id) else { return }
-        if phone.platform == .android {
-            return try deliverAndroidChange(input, transition: transition, of: activity, phone: phone)
-        }
-        let event: String
-        let payload: JSONValue
-        var alert = false
-        switch input {
-        case .update(let update):
-            guard let change = transition.appliedContent else { return }
-            event = "update"
-            alert = update.alert != nil
-            payload = Payloads.update(change.content, timestamp: change.timestamp, alert: update.alert)
-        case .end(let end):
-            event = "end"
-            let dismissal = Deliveries.dismissalDate(end.dismissalPolicy, now: now, decided: activity.dismissAt ?? activity.dismissedAt)
-            payload = Payloads.end(activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: dismissal)
-        case .userDismissal:
-            event = "end"
-            payload = Payloads.end(activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: now)
-        default:
-            return
-        }
-        let text = try Payloads.text(payload)
-        if phone.state == .tokenRetired {
-            return try queue(
-                event: event, payload: text, alert: alert, of: activity, finished: .dropped,
-                notes: ["not sent: Apple retired this activity's token on the phone"]
+        guard transition.ignored == nil, let phone = try phoneActivity(activity.id),
+            let change = SentChange(input, transition: transition, of: activity, now: now)
+        else { return }
+        let text: String
+        switch (phone.platform, change.event) {
+        case (.ios, "update"):
+            text = try Payloads.text(Payloads.update(change.content, timestamp: change.timestamp, alert: change.alert))
+        case (.ios, _):
+            text = try Payloads.text(Payloads.end(change.content, timestamp: change.timestamp, dismissal: change.dismissal))
+        case (.android, _):
+            text = try androidIslet(
+                event: change.event, of: activity, content: change.content, timestamp: change.timestamp, dismissal: change.dismissal,
+                alert: change.alert
             )
+        }
+        let alert = change.alert != nil
+        if phone.state == .tokenRetired {
+            let why = phone.platform == .android ? "FCM retired this phone's registration token" : "Apple retired this activity's token on the phone"
+            return try queue(event: change.event, payload: text, alert: alert, of: activity, finished: .dropped, notes: ["not sent: \(why)"])
         }
         if let channelId = phone.channelId {
             return try queue(
-                event: event, payload: text, alert: alert, of: activity, finished: .dropped,
+                event: change.event, payload: text, alert: alert, of: activity, finished: .dropped,
                 notes: ["not sent: this activity joined channel \(channelId), whose changes go by broadcast (POST /v1/apps/\(activity.bundleId)/channels/\(channelId)/broadcast)"]
             )
         }
-        try queue(event: event, payload: text, alert: alert, of: activity, notes: [])
-    }
-
-    /// The FCM message a change to an activity on an Android phone makes.
-    private func deliverAndroidChange(_ input: Activity.Input, transition: Transition, of activity: Activity, phone: PhoneActivity) throws {
-        let event: String
-        let text: String
-        var alert = false
-        switch input {
-        case .update(let update):
-            guard let change = transition.appliedContent else { return }
-            event = "update"
-            alert = update.alert != nil
-            text = try androidIslet(event: event, of: activity, content: change.content, timestamp: change.timestamp, alert: update.alert)
-        case .end(let end):
-            event = "end"
-            let dismissal = Deliveries.dismissalDate(end.dismissalPolicy, now: now, decided: activity.dismissAt ?? activity.dismissedAt)
-            text = try androidIslet(
-                event: event, of: activity, content: activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: dismissal
-            )
-        case .userDismissal:
-            event = "end"
-            text = try androidIslet(
-                event: event, of: activity, content: activity.content, timestamp: activity.lastUpdateTimestamp ?? now, dismissal: now
-            )
-        default:
-            return
-        }
-        if phone.state == .tokenRetired {
-            return try queue(
-                event: event, payload: text, alert: alert, of: activity, finished: .dropped,
-                notes: ["not sent: FCM retired this phone's registration token"]
-            )
-        }
-        try queue(event: event, payload: text, alert: alert, of: activity, notes: [])
+        try queue(event: change.event, payload: text, alert: alert, of: activity, notes: [])
     }
 
     /// Writes a delivery for an activity and says so in its log; an update waiting before it is
@@ -188,6 +144,32 @@ extension Transaction {
     /// Appends a line to the activity's delivery log (a `delivery` event).
     func report(_ report: DeliveryReport, of activity: Activity) throws {
         try append(.delivery(report), bundleId: activity.bundleId, deviceId: activity.deviceId, activityId: activity.id)
+    }
+}
+
+/// What a change sends to a phone, whatever the platform: an applied update (its content and
+/// timestamp, its alert), or an end (the activity's content at its last update's time, and the
+/// dismissal date its policy decided; now for a person's dismissal).
+private struct SentChange {
+    var event: String
+    var content: ActivityContent
+    var timestamp: Date
+    var dismissal: Date?
+    var alert: Alert?
+
+    init?(_ input: Activity.Input, transition: Transition, of activity: Activity, now: Date) {
+        switch input {
+        case .update(let update):
+            guard let applied = transition.appliedContent else { return nil }
+            (event, content, timestamp, alert) = ("update", applied.content, applied.timestamp, update.alert)
+        case .end(let end):
+            (event, content, timestamp) = ("end", activity.content, activity.lastUpdateTimestamp ?? now)
+            dismissal = Deliveries.dismissalDate(end.dismissalPolicy, now: now, decided: activity.dismissAt ?? activity.dismissedAt)
+        case .userDismissal:
+            (event, content, timestamp, dismissal) = ("end", activity.content, activity.lastUpdateTimestamp ?? now, now)
+        default:
+            return nil
+        }
     }
 }
 
