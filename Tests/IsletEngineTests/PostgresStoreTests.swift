@@ -21,7 +21,7 @@ struct PostgresStoreTests {
     /// postgres-nio never answers a statement sent on a connection that has closed: the store's
     /// statements fail instead (a writer lane once waited forever on a `ROLLBACK` after
     /// PostgreSQL stopped, and its node never shut down).
-    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(3)))
     func aStatementOnAClosedConnectionFailsInsteadOfWaitingForever() async throws {
         let address = try PostgresAddress(try await PostgresServer.newDatabase())
         let logger = Logger(label: "test")
@@ -44,7 +44,7 @@ struct PostgresStoreTests {
     /// one node's several writer lanes or from two nodes — under SERIALIZABLE, PostgreSQL's
     /// page-wide predicate locks made every two concurrent batches collide (642 aborts in 16 s
     /// of ingest). Changes to one activity still take turns, and every one is kept.
-    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(3)))
     func changesToDifferentActivitiesNeverMeetAndChangesToOneTakeTurns() async throws {
         var rules = LifecycleRules()
         rules.maxActivitiesPerApp = 100
@@ -88,7 +88,7 @@ struct PostgresStoreTests {
         }
     }
 
-    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(3)))
     func nodesStoringTheirSharedAdminKeyAtOnceAllSucceed() async throws {
         // No admin key yet, as on a new database.
         try await Self.race(rounds: 10, reset: "DELETE FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL") { node, round in
@@ -103,7 +103,7 @@ struct PostgresStoreTests {
     /// order. An id another transaction drew and is still committing holds back the later ones
     /// — no reader sees an id and then a lower one — and an id whose transaction rolls back is
     /// passed over, not waited for.
-    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(1)))
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(3)))
     func anIdStillCommittingHoldsLaterOnesBackAndARolledBackOneIsPassedOver() async throws {
         try await EngineFixture.with(.postgres) { fixture in
             let engine = fixture.engine
@@ -146,7 +146,7 @@ struct PostgresStoreTests {
     /// Nodes starting together on a new database each create the default device: one inserts
     /// it, and the others' inserts, meeting that row, run again and find it — none fails (the
     /// cluster example's second node once exited here).
-    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(2)))
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .timeLimit(.minutes(3)))
     func nodesCreatingTheDefaultDeviceAtOnceAllSucceed() async throws {
         try await Self.race(rounds: 5, reset: "DELETE FROM device WHERE id = 'default'") { node, _ in
             try await node.engine.ensureDefaultDevice()

@@ -33,7 +33,7 @@ struct PostgresTLSTests {
     }
 
     /// The server takes no plain connection, so every connection that works below is TLS.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func aPlainConnectionIsRefusedWithPostgreSQLsReason() async throws {
         let error = await Self.refusal(try await Self.database(host: "127.0.0.1", "sslmode=disable"))
         #expect(error?.reason == .unavailable)
@@ -66,7 +66,7 @@ struct PostgresTLSTests {
     }
 
     /// `verify-full` checks that the certificate names the host: it names localhost, not 127.0.0.1.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func verifyFullRefusesACertificateThatDoesNotNameTheHost() async throws {
         let error = await Self.refusal(try await Self.database(host: "127.0.0.1", "sslmode=verify-full", "sslrootcert=CA"))
         #expect(error?.reason == .unavailable)
@@ -75,7 +75,7 @@ struct PostgresTLSTests {
 
     /// A certificate another authority signed is refused by every mode given that authority —
     /// `require` too, as libpq's `require` checks the chain when it has an sslrootcert.
-    @Test(.timeLimit(.minutes(1)), arguments: ["sslmode=verify-full", "sslmode=verify-ca", "sslmode=require"])
+    @Test(.timeLimit(.minutes(3)), arguments: ["sslmode=verify-full", "sslmode=verify-ca", "sslmode=require"])
     func aCertificateFromAnotherAuthorityIsRefused(mode: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-other-ca-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -87,7 +87,7 @@ struct PostgresTLSTests {
 
     /// `require` refuses a server without TLS (the shared server, which has none), where the
     /// default `prefer` connects without it.
-    @Test(.timeLimit(.minutes(1)))
+    @Test(.timeLimit(.minutes(3)))
     func requireRefusesAServerWithoutTLS() async throws {
         let plain = try await PostgresServer.newDatabase()
         let error = await Self.refusal(plain + "?sslmode=require")
