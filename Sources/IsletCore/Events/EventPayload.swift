@@ -98,6 +98,8 @@ public enum StateChangeReason: String, Codable, Sendable, CaseIterable {
     case userDismissed
     /// A person turned Live Activities off for the app on the device.
     case appDisabled
+    /// Islet renewed it before its maximum active duration ran out: a successor took its place.
+    case renewed
 }
 
 /// An update the rules ignored, with what was sent, so the history says why it did not apply.

@@ -26,6 +26,9 @@ extension Activity {
         case advance
         /// A push reaches the device: applied as the device would, or dropped with a reason.
         case push(PushedChange, PushDelivery)
+        /// Islet renewed it: the successor, already started, takes its place, and it ends and
+        /// leaves the Lock Screen at once (docs/renewal.md).
+        case renewed(by: ActivityID)
     }
 
     /// What a push asks of a running activity. Its `Codable` form is how a broadcast
@@ -61,10 +64,12 @@ extension Activity {
     ///   - now: The current time.
     ///   - rules: The limits in force.
     ///   - type: The activity type's registered shapes, if any: payloads must fit them.
+    ///   - predecessor: The activity this one renews, if it does: it carries on from its last
+    ///     update's timestamp, so an update older than one already applied stays ignored.
     /// - Returns: The activity and the events of its start.
     public static func request(
         _ request: ActivityRequest, id: ActivityID, bundleId: BundleID, key: String? = nil, pushToken: String?,
-        occupancy: Occupancy, now: Date, rules: LifecycleRules, type: ActivityType? = nil
+        occupancy: Occupancy, now: Date, rules: LifecycleRules, type: ActivityType? = nil, renewing predecessor: Activity? = nil
     ) throws(IsletError) -> (Activity, Transition) {
         try request.validate()
         if let start = request.start, start.timeIntervalSince(now) > rules.maxScheduleLead {
@@ -105,6 +110,15 @@ extension Activity {
             startedAt: scheduledStart == nil ? now : nil,
             autoEndAt: scheduledStart == nil ? now.addingTimeInterval(rules.maxActiveDuration) : nil
         )
+        if request.renew {
+            activity.renew = true
+            activity.renewUntil = request.renewUntil
+            activity.renewAt = scheduledStart == nil ? rules.renewal(startedAt: now, until: request.renewUntil) : nil
+        }
+        if let predecessor {
+            activity.renewedFrom = predecessor.id
+            activity.lastUpdateTimestamp = predecessor.lastUpdateTimestamp
+        }
         var transition = Transition()
         transition.payloads.append(.started(activity))
         if let token = activity.pushToken {
@@ -166,6 +180,14 @@ extension Activity {
             }
         case .advance:
             break
+        case .renewed(let successor):
+            guard state.isLive else {
+                throw IsletError(.activityEnded, "\(id) is \(state.rawValue): only a live activity is renewed.")
+            }
+            renewedBy = successor
+            endNow(reason: .renewed, at: now, into: &transition)
+            dismissAt = now
+            move(to: .dismissed, reason: .renewed, at: now, into: &transition)
         }
         advance(to: now, rules: rules, into: &transition)
         return transition
@@ -178,7 +200,7 @@ extension Activity {
             switch input {
             case .update(let update): update.content
             case .end(let end): end.content
-            case .userDismissal, .appDisabled, .advance, .push: nil
+            case .userDismissal, .appDisabled, .advance, .push, .renewed: nil
             }
         if let content {
             try content.validate()
@@ -343,11 +365,12 @@ extension Activity {
 
     /// Lets every deadline up to `now` take effect, in order, each at its own time.
     private mutating func advance(to now: Date, rules: LifecycleRules, into transition: inout Transition) {
-        while let deadline = nextDeadline, deadline <= now {
+        while let deadline = lifecycleDeadline, deadline <= now {
             switch state {
             case .pending:
                 startedAt = deadline
                 autoEndAt = deadline.addingTimeInterval(rules.maxActiveDuration)
+                if renew == true { renewAt = rules.renewal(startedAt: deadline, until: renewUntil) }
                 move(to: .active, reason: .scheduledStart, at: deadline, into: &transition)
                 if let alert = startAlert {
                     transition.payloads.append(.alert(alert))
@@ -369,6 +392,7 @@ extension Activity {
 
     private mutating func endNow(reason: StateChangeReason, at time: Date, into transition: inout Transition) {
         endedAt = time
+        renewAt = nil
         move(to: .ended, reason: reason, at: time, into: &transition)
     }
 

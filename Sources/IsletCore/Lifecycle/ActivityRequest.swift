@@ -20,15 +20,21 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
     public var start: Date?
     /// The device to show it on.
     public var deviceId: DeviceID
+    /// Renew it before its maximum active duration runs out, so it outlasts eight hours
+    /// (docs/renewal.md).
+    public var renew: Bool
+    /// With `renew`: no renewal once this date is reached.
+    public var renewUntil: Date?
 
     enum CodingKeys: String, CodingKey {
-        case attributesType, attributes, content, pushType, style, alert, start, deviceId = "device"
+        case attributesType, attributes, content, pushType, style, alert, start, deviceId = "device", renew, renewUntil
     }
 
     /// Creates a request; it goes to the default device unless told otherwise.
     public init(
         attributesType: String, attributes: JSONValue = [:], content: ActivityContent, pushType: PushType? = nil,
-        style: ActivityStyle = .standard, alert: Alert? = nil, start: Date? = nil, deviceId: DeviceID = .defaultDevice
+        style: ActivityStyle = .standard, alert: Alert? = nil, start: Date? = nil, deviceId: DeviceID = .defaultDevice,
+        renew: Bool = false, renewUntil: Date? = nil
     ) {
         self.attributesType = attributesType
         self.attributes = attributes
@@ -38,6 +44,8 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
         self.alert = alert
         self.start = start
         self.deviceId = deviceId
+        self.renew = renew
+        self.renewUntil = renewUntil
     }
 
     public init(from decoder: any Decoder) throws {
@@ -50,6 +58,22 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
         alert = try container.decodeIfPresent(Alert.self, forKey: .alert)
         start = try container.decodeIfPresent(Date.self, forKey: .start)
         deviceId = try container.decodeIfPresent(DeviceID.self, forKey: .deviceId) ?? .defaultDevice
+        renew = try container.decodeIfPresent(Bool.self, forKey: .renew) ?? false
+        renewUntil = try container.decodeIfPresent(Date.self, forKey: .renewUntil)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(attributesType, forKey: .attributesType)
+        try container.encode(attributes, forKey: .attributes)
+        try container.encode(content, forKey: .content)
+        try container.encodeIfPresent(pushType, forKey: .pushType)
+        try container.encode(style, forKey: .style)
+        try container.encodeIfPresent(alert, forKey: .alert)
+        try container.encodeIfPresent(start, forKey: .start)
+        try container.encode(deviceId, forKey: .deviceId)
+        if renew { try container.encode(renew, forKey: .renew) }
+        try container.encodeIfPresent(renewUntil, forKey: .renewUntil)
     }
 
     /// Refuses a request whose fields have the right types but impossible values.
@@ -59,6 +83,12 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
             throw IsletError(.invalidRequest, "attributes must be a JSON object, not \(attributes.typeName).")
         }
         try content.validate()
+        if renewUntil != nil, !renew {
+            throw IsletError(.invalidRequest, "renewUntil bounds a renewing activity's chain; it needs \"renew\": true.")
+        }
+        if let renewUntil, !WireFormat.isAcceptedDate(renewUntil.timeIntervalSince1970) {
+            throw IsletError(.invalidRequest, "renewUntil must be \(WireFormat.dateRangeText).")
+        }
     }
 }
 

@@ -27,6 +27,9 @@ public struct LifecycleRules: Hashable, Sendable {
     public var pushBudgetPerHour: Int = 12
     /// The same budget when the device allows the app frequent updates.
     public var frequentPushBudgetPerHour: Int = 60
+    /// How long before its automatic end a renewing activity is renewed (docs/renewal.md); at
+    /// most half of `maxActiveDuration`, so a successor lives before it is renewed in turn.
+    public var renewalLead: TimeInterval = 30 * 60
 
     /// Rules with every limit at its default.
     public init() {}
@@ -36,6 +39,14 @@ public struct LifecycleRules: Hashable, Sendable {
     public func pushBudget(priority: Int, frequentUpdates: Bool) -> Int? {
         guard priority >= 10 else { return nil }
         return frequentUpdates ? frequentPushBudgetPerHour : pushBudgetPerHour
+    }
+
+    /// When an activity that became active at `start` is renewed, if it is: its automatic end
+    /// less the renewal lead, unless the chain's `until` comes before that end.
+    public func renewal(startedAt start: Date, until: Date?) -> Date? {
+        let autoEnd = start.addingTimeInterval(maxActiveDuration)
+        if let until, until <= autoEnd { return nil }
+        return autoEnd.addingTimeInterval(-min(renewalLead, maxActiveDuration / 2))
     }
 
     /// Refuses attributes and a content state whose combined encoding exceeds the limit.

@@ -47,6 +47,16 @@ public struct Activity: Hashable, Sendable {
     public var lastUpdateTimestamp: Date?
     /// When the budgeted pushes of the last hour arrived, oldest first: the push budget's state.
     public var budgetedPushes: [Date]?
+    /// `true` when it is renewed before its maximum active duration runs out (docs/renewal.md).
+    public var renew: Bool?
+    /// When a renewing chain stops being renewed: the last activity ends at its own time after.
+    public var renewUntil: Date?
+    /// When it is renewed: its automatic end less `lifecycle.renewalLead`; `nil` when it is not.
+    public var renewAt: Date?
+    /// The activity that renewed it, once it has been renewed: changes to it go there.
+    public var renewedBy: ActivityID?
+    /// The activity it renews, when it is a renewal.
+    public var renewedFrom: ActivityID?
 
     /// Creates an activity value; `Activity.request` is how a new activity comes to be.
     public init(
@@ -84,9 +94,16 @@ public struct Activity: Hashable, Sendable {
         return nil
     }
 
+    /// The next moment at which this activity changes by itself, if any: a lifecycle deadline
+    /// or, for a live renewing activity, its renewal.
+    public var nextDeadline: Date? {
+        guard state.isLive, let renewAt else { return lifecycleDeadline }
+        return min(renewAt, lifecycleDeadline ?? renewAt)
+    }
+
     /// The next moment at which the rules change this activity by themselves, if any:
     /// the scheduled start, the stale date, the automatic end or the dismissal.
-    public var nextDeadline: Date? {
+    public var lifecycleDeadline: Date? {
         switch state {
         case .pending:
             scheduledStart
@@ -107,5 +124,6 @@ extension Activity: Codable {
         case id, bundleId, deviceId = "device", attributesType, attributes, content
         case state = "activityState", style, pushType, pushToken, key, createdAt, scheduledStart, startAlert
         case startedAt, autoEndAt, endedAt, dismissAt, dismissedAt, lastUpdateTimestamp, budgetedPushes
+        case renew, renewUntil, renewAt, renewedBy, renewedFrom
     }
 }

@@ -252,6 +252,14 @@ extension Activity: JSONWritable {
         try json.member("lastUpdateTimestamp", date: lastUpdateTimestamp)
         json.member("pushToken", string: pushToken)
         try json.member("pushType", ifPresent: pushType)
+        if let renew {
+            json.member("renew")
+            json.bool(renew)
+        }
+        try json.member("renewAt", date: renewAt)
+        try json.member("renewUntil", date: renewUntil)
+        json.member("renewedBy", string: renewedBy)
+        json.member("renewedFrom", string: renewedFrom)
         try json.member("scheduledStart", date: scheduledStart)
         try json.member("startAlert", ifPresent: startAlert)
         try json.member("startedAt", date: startedAt)

@@ -78,7 +78,10 @@ extension Transaction {
     /// The delivery a change to a phone's activity makes: an applied update, an end, a person's
     /// dismissal — an APNs payload or, on an Android phone, an FCM message's `data.islet`. What
     /// the rules ignored is not sent; an update waiting in the outbox is coalesced into the newer one.
-    func deliverChange(_ input: Activity.Input, transition: Transition, of activity: Activity) throws {
+    ///
+    /// - Parameter successor: For a renewed activity's end, its successor: the end goes after the
+    ///   successor's start, in its order, so the phone never shows neither.
+    func deliverChange(_ input: Activity.Input, transition: Transition, of activity: Activity, after successor: ActivityID? = nil) throws {
         guard transition.ignored == nil, let phone = try phoneActivity(activity.id),
             let change = SentChange(input, transition: transition, of: activity, now: now)
         else { return }
@@ -105,16 +108,19 @@ extension Transaction {
                 notes: ["not sent: this activity joined channel \(channelId), whose changes go by broadcast (POST /v1/apps/\(activity.bundleId)/channels/\(channelId)/broadcast)"]
             )
         }
-        try queue(event: change.event, payload: text, alert: alert, of: activity, notes: [])
+        try queue(
+            event: change.event, payload: text, alert: alert, of: activity, orderKey: successor.map(Delivery.orderKey(activity:)),
+            notes: successor.map { ["after \($0)'s start: renewed"] } ?? []
+        )
     }
 
     /// Writes a delivery for an activity and says so in its log; an update waiting before it is
     /// coalesced into it.
     private func queue(
         event: String, payload: String, alert: Bool, of activity: Activity, after start: Date? = nil,
-        finished: Delivery.State? = nil, notes: [String]
+        finished: Delivery.State? = nil, orderKey: String? = nil, notes: [String]
     ) throws {
-        let orderKey = Delivery.orderKey(activity: activity.id)
+        let orderKey = orderKey ?? Delivery.orderKey(activity: activity.id)
         var delivery = Delivery(
             orderKey: orderKey, activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, event: event,
             payload: payload, alert: alert, expiration: (start ?? now).addingTimeInterval(Deliveries.lifetime),

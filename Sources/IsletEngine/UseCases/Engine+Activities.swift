@@ -12,6 +12,10 @@ public struct Outcome: Sendable {
     /// The activity in wire format, as written: answering with it saves encoding it again.
     public var body: String?
 
+    /// What the caller should know that did not stop the change (a renewing activity that a
+    /// real phone cannot renew), in words.
+    public var warnings: [String] = []
+
     /// Creates an outcome.
     public init(activity: Activity, transition: Transition, created: Bool, body: String? = nil) {
         self.activity = activity
@@ -32,8 +36,9 @@ extension Engine {
     public func start(_ request: ActivityRequest, bundleId: BundleID) async throws -> Outcome {
         let rules = self.rules
         return try await write { tx in
-            let outcome = try Self.start(request, bundleId: bundleId, key: nil, rules: rules, in: tx)
+            var outcome = try Self.start(request, bundleId: bundleId, key: nil, rules: rules, in: tx)
             try tx.deliverStart(of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: bundleId, name: request.attributesType))
+            outcome.warnings = try tx.renewalWarnings(of: outcome.activity)
             return outcome
         }
     }
@@ -44,10 +49,12 @@ extension Engine {
     ///   - input: What happens.
     ///   - id: The activity.
     ///   - owner: The app whose key asks, or `nil` for the admin: another app's activity is not found.
+    /// An id of a renewed activity stands for the live end of its chain (docs/renewal.md): the
+    /// answer is the activity the input applied to.
     public func apply(_ input: Activity.Input, to id: ActivityID, owner: BundleID?) async throws -> Outcome {
         let rules = self.rules
         return try await write(about: id) { tx in
-            var activity = try tx.loadActivity(id, owner: owner)
+            var activity = try tx.loadActivity(following: id, owner: owner)
             let (transition, body) = try tx.change(&activity, input, rules: rules)
             try tx.deliverChange(input, transition: transition, of: activity)
             return Outcome(activity: activity, transition: transition, created: false, body: body)
@@ -97,6 +104,7 @@ extension Engine {
                 try tx.deliverStart(
                     of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: bundleId, name: request.attributesType)
                 )
+                outcome.warnings = try tx.renewalWarnings(of: outcome.activity)
                 guard let end else { return outcome }
                 input = .end(EndRequest(dismissalPolicy: end, timestamp: timestamp))
             }
@@ -112,16 +120,21 @@ extension Engine {
     /// The start of an activity, in a transaction: the app, the device, its settings and what
     /// it already holds, the channel, the rules' admission; a channel that keeps its latest
     /// message hands it over at once.
+    ///
+    /// - Parameter predecessor: The live activity this one renews: it leaves in the same
+    ///   transaction, so it does not count against the limits.
     static func start(
-        _ request: ActivityRequest, bundleId: BundleID, key: String?, rules: LifecycleRules, in tx: any Transaction
+        _ request: ActivityRequest, bundleId: BundleID, key: String?, rules: LifecycleRules, in tx: any Transaction,
+        renewing predecessor: Activity? = nil
     ) throws -> Outcome {
         _ = try tx.requireApp(bundleId)
         _ = try tx.requireDevice(request.deviceId)
         let settings = try tx.settings(deviceId: request.deviceId, bundleId: bundleId)
+        let leaving = predecessor == nil ? 0 : 1
         let occupancy = Occupancy(
             activitiesEnabled: settings.activitiesEnabled,
-            appActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: bundleId),
-            deviceActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: nil)
+            appActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: bundleId) - leaving,
+            deviceActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: nil) - leaving
         )
         var channel: BroadcastChannel?
         if case .channel(let channelId) = request.pushType {
@@ -133,7 +146,7 @@ extension Engine {
         let type = try tx.activityType(bundleId: bundleId, name: request.attributesType)
         var (activity, transition) = try Activity.request(
             request, id: UUID().uuidString, bundleId: bundleId, key: key, pushToken: Tokens.generate(),
-            occupancy: occupancy, now: tx.now, rules: rules, type: type
+            occupancy: occupancy, now: tx.now, rules: rules, type: type, renewing: predecessor
         )
         // A channel that keeps its most recent message hands it to activities that join later.
         if let channel, channel.storagePolicy == 1, let message = try tx.storedMessage(channelId: channel.id), tx.now < message.expires {
@@ -153,9 +166,10 @@ extension Engine {
 
     // MARK: Reads
 
-    /// One activity; another app's is not found.
+    /// One activity — for an id of a renewed activity, the live end of its chain; another app's
+    /// is not found.
     public func activity(_ id: ActivityID, owner: BundleID?) async throws -> Activity {
-        try await read { store in try store.loadActivity(id, owner: owner) }
+        try await read { store in try store.loadActivity(following: id, owner: owner) }
     }
 
     /// A page of the activities a filter selects, in the order a device shows them.

@@ -6,7 +6,7 @@ extension Engine {
     static let deadlineBatch = 256
 
     /// Lets every due deadline take effect (scheduled starts, stale dates, automatic ends,
-    /// dismissals), earliest first, however many there are. Deadlines that passed while the
+    /// dismissals, renewals), earliest first, however many there are. Deadlines that passed while the
     /// server was down take effect at their own times.
     /// - Returns: How many activities changed.
     @discardableResult
@@ -14,14 +14,20 @@ extension Engine {
         let (rules, batch) = (self.rules, Self.deadlineBatch)
         var total = 0
         while true {
-            let fired = try await write { tx in
+            let (fired, renewals) = try await write { tx in
                 let due = try tx.dueActivities(at: tx.now, limit: batch)
+                var renewals: [ActivityID] = []
                 for var activity in due {
-                    try tx.change(&activity, .advance, rules: rules)
+                    if activity.lifecycleDeadline.map({ $0 <= tx.now }) ?? false {
+                        try tx.change(&activity, .advance, rules: rules)
+                    }
+                    // A renewal starts another activity: each in a transaction of its own (`renew`).
+                    if activity.state.isLive, let renewAt = activity.renewAt, renewAt <= tx.now { renewals.append(activity.id) }
                 }
                 tx.effects.deadlinesFired += due.count
-                return due.count
+                return (due.count, renewals)
             }
+            for id in renewals { try await renew(id) }
             total += fired
             if fired < batch { return total }
         }

@@ -13,6 +13,17 @@ extension StoreReading {
         return activity
     }
 
+    /// The activity an id stands for: itself, or — once it was renewed — the newest activity of
+    /// its chain of renewals, found by following `renewedBy` (docs/renewal.md).
+    func loadActivity(following id: ActivityID, owner: BundleID?) throws -> Activity {
+        var activity = try loadActivity(id, owner: owner)
+        // Each link is written once, to a newer activity: a chain has no loop.
+        while let next = activity.renewedBy, let successor = try self.activity(next) {
+            activity = successor
+        }
+        return activity
+    }
+
     /// The app, or `appNotFound`.
     func requireApp(_ bundleId: BundleID) throws -> App {
         guard let app = try app(bundleId) else { throw IsletError(.appNotFound, "No app \(bundleId).") }

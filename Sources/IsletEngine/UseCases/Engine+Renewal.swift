@@ -1,0 +1,80 @@
+import Foundation
+import IsletCore
+
+/// Activities that outlast `maxActiveDuration` (docs/renewal.md): a renewing activity is
+/// replaced, `lifecycle.renewalLead` before its automatic end, by a successor with the same app,
+/// type, attributes, device and key and its latest content, in one transaction — so a display
+/// shows one card throughout, and an id of the chain stands for its live end.
+extension Engine {
+    /// Renews an activity whose renewal came (the deadline scheduler's turn): starts its
+    /// successor and ends it at once. A successor the rules refuse (Live Activities turned off,
+    /// the device full) is not started: the activity runs on to its automatic end, and its
+    /// delivery log says why, rather than the deadline failing again forever.
+    /// - Returns: Whether it was renewed.
+    @discardableResult
+    func renew(_ id: ActivityID) async throws -> Bool {
+        let rules = self.rules
+        do {
+            return try await write(about: id) { tx in
+                var activity = try tx.loadActivity(id, owner: nil)
+                guard activity.state.isLive, let renewAt = activity.renewAt, renewAt <= tx.now else { return false }
+                let request = activity.successorRequest
+                let type = try tx.activityType(bundleId: activity.bundleId, name: activity.attributesType)
+                let successor = try Self.start(request, bundleId: activity.bundleId, key: activity.key, rules: rules, in: tx, renewing: activity)
+                try tx.deliverStart(of: successor.activity, alert: nil, type: type)
+                let (transition, _) = try tx.change(&activity, .renewed(by: successor.activity.id), rules: rules)
+                // On a phone the old card leaves once the successor's start went: after it, in its order.
+                try tx.deliverChange(
+                    .end(EndRequest(dismissalPolicy: .immediate)), transition: transition, of: activity,
+                    after: successor.activity.id
+                )
+                if successor.activity.renewAt == nil, let until = successor.activity.renewUntil {
+                    try tx.report(renewalNote: "the last renewal: renewUntil (\(ISO8601DateFormatter().string(from: until))) comes before this one's end", of: successor.activity)
+                }
+                return true
+            }
+        } catch let refusal as IsletError where refusal.reason != .unavailable {
+            try await write(about: id) { tx in
+                var activity = try tx.loadActivity(id, owner: nil)
+                guard activity.renewAt != nil else { return }
+                activity.renewAt = nil
+                try tx.keep(activity)
+                try tx.report(renewalNote: "not renewed: \(refusal.message) It ends at its automatic end.", of: activity, failed: true)
+            }
+            return false
+        }
+    }
+}
+
+extension Activity {
+    /// What starts this activity's successor: the same app's type, attributes, device, style and
+    /// push type, its latest content, still renewing until the same date.
+    public var successorRequest: ActivityRequest {
+        ActivityRequest(
+            attributesType: attributesType, attributes: attributes, content: content, pushType: pushType, style: style,
+            deviceId: deviceId, renew: true, renewUntil: renewUntil
+        )
+    }
+}
+
+extension Transaction {
+    /// Why a renewing activity on a real iPhone cannot be renewed there, if it cannot: its
+    /// successor needs a push-to-start token for the type. Said in the answer to the start and
+    /// in the activity's delivery log, hours before the renewal.
+    func renewalWarnings(of activity: Activity) throws -> [String] {
+        guard activity.renew == true, try fcmCredential(bundleId: activity.bundleId) == nil,
+            try !deliveryCredentials(bundleId: activity.bundleId).isEmpty,
+            try phoneTokens(deviceId: activity.deviceId).contains(where: { $0.bundleId == activity.bundleId }),
+            try pushToStartToken(deviceId: activity.deviceId, bundleId: activity.bundleId, attributesType: activity.attributesType) == nil
+        else { return [] }
+        let warning =
+            "\(activity.id) cannot be renewed on the phone \(activity.deviceId): it has no push-to-start token for \(activity.attributesType) (the app registers one with pushToStartTokenUpdates); Islet renews it, but the phone ends its card after \(DurationText.text(activity.autoEndAt.map { $0.timeIntervalSince(now) } ?? 0))."
+        try report(renewalNote: warning, of: activity, failed: true)
+        return [warning]
+    }
+
+    /// A line of an activity's delivery log about its renewal (event `renew`, no outbox row).
+    func report(renewalNote note: String, of activity: Activity, failed: Bool = false) throws {
+        try report(DeliveryReport(delivery: 0, event: "renew", outcome: failed ? .held : .queued, note: note), of: activity)
+    }
+}
