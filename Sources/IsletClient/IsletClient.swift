@@ -162,7 +162,12 @@ public struct IsletClient: Sendable {
 
     /// Starts an activity; with the admin key, `bundleId` names the app.
     public func start(_ request: ActivityRequest, bundleId: BundleID? = nil) async throws -> Activity {
-        try await send(.POST, "/v1/activities", body: StartActivityBody(request: request, bundleId: bundleId), expect: Activity.self)
+        try await startWarned(request, bundleId: bundleId).value
+    }
+
+    /// `start`, with the server's warnings (a renewing activity its phone cannot renew).
+    public func startWarned(_ request: ActivityRequest, bundleId: BundleID? = nil) async throws -> Warned<Activity> {
+        try await send(.POST, "/v1/activities", body: StartActivityBody(request: request, bundleId: bundleId), expect: Warned<Activity>.self)
     }
 
     /// `start`, blocking the calling thread (see `sendBlocking`): for ActivityKit's synchronous
@@ -176,8 +181,16 @@ public struct IsletClient: Sendable {
         key stableKey: String, _ request: ActivityRequest, bundleId: BundleID? = nil, timestamp: Date? = nil,
         end: DismissalPolicy? = nil
     ) async throws -> Activity {
+        try await startOrUpdateWarned(key: stableKey, request, bundleId: bundleId, timestamp: timestamp, end: end).value
+    }
+
+    /// `startOrUpdate`, with the server's warnings.
+    public func startOrUpdateWarned(
+        key stableKey: String, _ request: ActivityRequest, bundleId: BundleID? = nil, timestamp: Date? = nil,
+        end: DismissalPolicy? = nil
+    ) async throws -> Warned<Activity> {
         let body = StartOrUpdateBody(request: request, bundleId: bundleId, timestamp: timestamp, end: end)
-        return try await send(.PUT, "/v1/activities/by-key/\(escaped(stableKey))", body: body, expect: Activity.self)
+        return try await send(.PUT, "/v1/activities/by-key/\(escaped(stableKey))", body: body, expect: Warned<Activity>.self)
     }
 
     /// Updates an activity's content.
@@ -198,6 +211,12 @@ public struct IsletClient: Sendable {
     /// One activity.
     public func activity(_ id: ActivityID) async throws -> Activity {
         try await send(.GET, "/v1/activities/\(escaped(id))", expect: Activity.self)
+    }
+
+    /// "Why isn't it showing?": what the phone last acknowledged, what waits, the budget, the
+    /// renewal and the last refusal (for an id of a chain, its live activity's).
+    public func status(_ id: ActivityID) async throws -> ActivityStatus {
+        try await send(.GET, "/v1/activities/\(escaped(id))/status", expect: ActivityStatus.self)
     }
 
     /// An activity's presentations, drawn by the server from its type's layout: as they stand,

@@ -260,5 +260,14 @@ enum PostgresSchema {
             );
             CREATE INDEX androidNotification_tag ON androidNotification (deviceId, bundleId, tag)
             """),
+        // The push budget is each app's on each phone (SQLite's v15).
+        Migration(version: 7, name: "the push budget is each app's on each phone", sql: """
+            CREATE TABLE phoneBudget (
+                deviceId text NOT NULL,
+                bundleId text NOT NULL,
+                budgeted text NOT NULL,
+                PRIMARY KEY (deviceId, bundleId)
+            )
+            """),
     ]
 }

@@ -39,6 +39,11 @@ extension SQLReading {
         try session.rows("SELECT * FROM phoneToken WHERE deviceId = $1 ORDER BY createdAt DESC, token", [deviceId], SQLRows.phoneToken)
     }
 
+    public func phoneBudget(deviceId: DeviceID, bundleId: BundleID) throws -> [Date] {
+        let text = try session.value("SELECT budgeted FROM phoneBudget WHERE deviceId = $1 AND bundleId = $2", [deviceId, bundleId], as: String.self)
+        return SQLRows.dates(text)
+    }
+
     public func phoneActivity(_ id: ActivityID) throws -> PhoneActivity? {
         // In a change of several writers, read under its activity's lock (which reads it too).
         if session.writing {

@@ -99,13 +99,23 @@ public enum SQLRows {
         return token
     }
 
+    /// Moments stored as comma-separated Unix seconds (a budget's sends).
+    public static func dates(_ text: String?) -> [Date] {
+        (text ?? "").split(separator: ",").compactMap { Double($0) }.map(Date.init(timeIntervalSince1970:))
+    }
+
+    /// Moments as `dates` reads them.
+    public static func text(dates: [Date]) -> String {
+        dates.map { String($0.timeIntervalSince1970) }.joined(separator: ",")
+    }
+
     public static func phoneActivity(_ row: any SQLRow) throws -> PhoneActivity {
-        let budgeted = try row["budgeted", as: String?.self]?.split(separator: ",").compactMap { Double($0) } ?? []
+        let budgeted = dates(try row["budgeted", as: String?.self])
         return PhoneActivity(
             activityId: try row["activityId"], bundleId: try row["bundleId"], deviceId: try row["deviceId"],
             environment: APNsEnvironment(rawValue: try row["environment"]) ?? .development,
             platform: DevicePlatform(rawValue: try row["platform"]) ?? .ios, channelId: try row["channelId"],
-            state: PhoneActivity.State(rawValue: try row["state"]) ?? .active, budgeted: budgeted.map(Date.init(timeIntervalSince1970:))
+            state: PhoneActivity.State(rawValue: try row["state"]) ?? .active, budgeted: budgeted
         )
     }
 

@@ -306,8 +306,18 @@ extension SQLWriting {
             """,
             [
                 phone.activityId, phone.bundleId, phone.deviceId, phone.environment.rawValue, phone.channelId, phone.state.rawValue,
-                phone.budgeted.map { String($0.timeIntervalSince1970) }.joined(separator: ","), phone.platform.rawValue,
+                SQLRows.text(dates: phone.budgeted), phone.platform.rawValue,
             ]
+        )
+    }
+
+    public func putPhoneBudget(deviceId: DeviceID, bundleId: BundleID, sends: [Date]) throws {
+        try session.execute(
+            """
+            INSERT INTO phoneBudget (deviceId, bundleId, budgeted) VALUES ($1, $2, $3)
+            ON CONFLICT (deviceId, bundleId) DO UPDATE SET budgeted = excluded.budgeted
+            """,
+            [deviceId, bundleId, SQLRows.text(dates: sends)]
         )
     }
 

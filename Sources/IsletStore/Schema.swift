@@ -339,6 +339,18 @@ enum Schema {
             }
             try db.execute(sql: "CREATE INDEX androidNotification_tag ON androidNotification (deviceId, bundleId, tag)")
         }
+        migrator.registerMigration("v15: the push budget is each app's on each phone") { db in
+            // docs/renewal.md. iOS counts priority-10 pushes per app and phone, not per activity:
+            // the sends of the last hour, Unix seconds, one row per device and app — written by
+            // the sender (a real phone) and by the device that plays one. It starts empty: at
+            // most the hour before the upgrade goes uncounted.
+            try db.create(table: "phoneBudget") { table in
+                table.column("deviceId", .text).notNull()
+                table.column("bundleId", .text).notNull()
+                table.column("budgeted", .text).notNull()
+                table.primaryKey(["deviceId", "bundleId"])
+            }
+        }
         return migrator
     }
 }

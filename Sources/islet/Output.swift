@@ -38,6 +38,10 @@ struct Output {
             activity.dismissedAt == nil ? ("dismissed by", activity.dismissAt) : ("dismissed at", activity.dismissedAt),
         ]
         rows += dates.compactMap { name, date in date.map { (name, Self.time($0)) } }
+        if let renewAt = activity.renewAt { rows.append(("renewed at", Self.time(renewAt))) }
+        if let until = activity.renewUntil { rows.append(("renewed until", Self.time(until))) }
+        if let from = activity.renewedFrom { rows.append(("renews", from)) }
+        if let by = activity.renewedBy { rows.append(("renewed by", by)) }
         if let key = activity.key { rows.append(("key", key)) }
         if let token = activity.pushToken { rows.append(("push token", token)) }
         let width = rows.map(\.0.count).max() ?? 0
@@ -141,7 +145,8 @@ struct Output {
         let data = event.data
         switch event.type {
         case .started:
-            return "\(event.bundleId) \(string(data["attributesType"]))"
+            let renews = data["renewedFrom"].map { " (renews \(string($0)))" } ?? ""
+            return "\(event.bundleId) \(string(data["attributesType"]))\(renews)"
         case .contentUpdated:
             return data["content"]?["state"].map { compact($0, limit: 80) } ?? ""
         case .stateChanged:

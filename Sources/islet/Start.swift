@@ -9,7 +9,9 @@ struct Start: AsyncParsableCommand {
         abstract: "Start an activity.",
         discussion: """
             With --by-key, starts the activity or, if one is live under that key, updates it (one \
-            call per step of a pipeline); add --end to end it with that content.
+            call per step of a pipeline); add --end to end it with that content. With --renew it \
+            outlasts the 8-hour limit: Islet renews it before then, and its id keeps working \
+            (docs/renewal.md; islet status <id> says how it stands).
             """
     )
 
@@ -49,6 +51,12 @@ struct Start: AsyncParsableCommand {
     @Option(help: "With --end: default, immediate, a duration (30m) or at:<Unix time>.")
     var dismiss: String?
 
+    @Flag(help: "Renew it before its maximum active duration runs out, so it outlasts 8 hours.")
+    var renew = false
+
+    @Option(help: "With --renew: stop renewing this long from now (like 3d or 36h).")
+    var renewFor: String?
+
     @Flag(name: .shortAndLong, help: "Print only the activity's id.")
     var quiet = false
 
@@ -59,6 +67,7 @@ struct Start: AsyncParsableCommand {
         if end && byKey == nil { throw ValidationError("--end works with --by-key; to end an activity, use islet end.") }
         if dismiss != nil && !end { throw ValidationError("--dismiss needs --end.") }
         if pushToken && channel != nil { throw ValidationError("An activity has a push token or a channel, not both.") }
+        if renewFor != nil && !renew { throw ValidationError("--renew-for needs --renew.") }
     }
 
     func run() async throws {
@@ -67,17 +76,19 @@ struct Start: AsyncParsableCommand {
             attributesType: attributesType, attributes: try parseJSON(attributes, option: "--attributes"),
             content: initial, pushType: channel.map { .channel($0) } ?? (pushToken ? .token : nil), style: transient ? .transient : .standard,
             alert: try alert.alert(), start: try startIn.map { Date().addingTimeInterval(try parseDuration($0, option: "--start-in")) },
-            deviceId: device ?? .defaultDevice
+            deviceId: device ?? .defaultDevice, renew: renew,
+            renewUntil: try renewFor.map { Date().addingTimeInterval(try parseDuration($0, option: "--renew-for")) }
         )
         let bundleId = ClientOptions.app(app)
         let ending = try end ? parseDismissal(dismiss ?? "default") : nil
-        let activity = try await options.run { client in
+        let answer = try await options.run { client in
             if let byKey {
-                try await client.startOrUpdate(key: byKey, request, bundleId: bundleId, end: ending)
+                try await client.startOrUpdateWarned(key: byKey, request, bundleId: bundleId, end: ending)
             } else {
-                try await client.start(request, bundleId: bundleId)
+                try await client.startWarned(request, bundleId: bundleId)
             }
         }
-        quiet ? print(activity.id) : Output(json: options.json).activity(activity)
+        for warning in answer.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        quiet ? print(answer.value.id) : Output(json: options.json).activity(answer.value)
     }
 }

@@ -9,14 +9,21 @@ import IsletServer
 /// command is refused.
 struct Status: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the server, the key (its source and whose it is) and the data directory the CLI uses.",
+        abstract: "Show the server, the key and the data directory the CLI uses; or, given an activity, why it shows what it shows.",
         discussion: """
-            The key is --key, else ISLET_KEY, else the admin key in the data directory (--data, \
+            With an activity's id (or the first characters of it): what its phone last acknowledged, \
+            what waits, the app's priority-10 budget on the phone, its renewal and the last refusal \
+            (GET /v1/activities/{id}/status).
+
+            Without: the key is --key, else ISLET_KEY, else the admin key in the data directory (--data, \
             ISLET_STORE_DATA_DIRECTORY, .islet) — that one only for the server that keeps it there. \
             Exits 7 when the server cannot be reached, 3 when it does not know the key.
             """,
         aliases: ["whoami"]
     )
+
+    @Argument(help: "An activity's id, or the first characters of it.")
+    var activity: String?
 
     @OptionGroup var options: ClientOptions
 
@@ -39,6 +46,13 @@ struct Status: AsyncParsableCommand {
     }
 
     func run() async throws {
+        if let activity {
+            let status = try await options.run { client in try await client.status(activity) }
+            if options.json { return Output(json: true).print(status) }
+            let header = "\(status.id)  \(status.state.rawValue)" + (status.phone.map { "  on \($0.device) (\($0.platform.rawValue))" } ?? "")
+            Swift.print(([header] + status.summary.map { "  " + $0 }).joined(separator: "\n"))
+            return
+        }
         let (key, source) = options.keyChoice
         let data = URL(fileURLWithPath: options.dataDirectoryPath).standardizedFileURL.path
         var report = Report(

@@ -104,7 +104,7 @@ struct DeliveryMachineTests {
 
     // MARK: 200
 
-    @Test func acceptedAtPriority10SpendsTheActivitysBudget() {
+    @Test func acceptedAtPriority10SpendsTheAppsBudgetOnThePhone() {
         var delivery = sending()
         let actions = delivery.handle(.accepted(status: 200), of: attempt(priority: 10), at: t0.addingTimeInterval(1), maximumBackoff: 300, jitter: 1)
         #expect(delivery.state == .delivered)
@@ -112,9 +112,15 @@ struct DeliveryMachineTests {
         #expect(actions == [.save, .spendBudget, .log(.delivered, note: nil), .nextInOrder])
     }
 
-    @Test func acceptedAtPriority5OrOnAChannelSpendsNothing() {
+    /// Only an update token's priority-10 request spends: priority 5, a broadcast, a
+    /// push-to-start (its own budget on the phone) and an FCM message (Android has none) do not.
+    @Test func acceptedAtPriority5OrOnAChannelOrAPushToStartSpendsNothing() {
         var low = sending()
         #expect(!low.handle(.accepted(status: 200), of: attempt(priority: 5), at: t0, maximumBackoff: 300, jitter: 1).contains(.spendBudget))
+        for target in [Delivery.Attempt.Target.pushToStartToken(token), .registrationToken("fcm-token")] {
+            var start = sending()
+            #expect(!start.handle(.accepted(status: 200), of: attempt(target), at: t0, maximumBackoff: 300, jitter: 1).contains(.spendBudget))
+        }
         var broadcast = sending(activity: nil)
         let actions = broadcast.handle(.accepted(status: 200), of: attempt(.channel("ch"), priority: 10), at: t0, maximumBackoff: 300, jitter: 1)
         #expect(!actions.contains(.spendBudget))

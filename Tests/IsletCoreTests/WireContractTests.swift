@@ -60,7 +60,7 @@ struct WireContractTests {
     @Test func aFieldNoContainerAskedForIsUnknownAndNamedWithWhatIsTaken() throws {
         let cases: [(String, String)] = [
             (#"{"attributesType":"T","content":{"state":{}},"stateDate":1}"#,
-             #"Unknown field "stateDate" in the body; expected one of: alert, attributes, attributesType, bundleId, content, device, pushType, start, style."#),
+             #"Unknown field "stateDate" in the body; expected one of: alert, attributes, attributesType, bundleId, content, device, pushType, renew, renewUntil, start, style."#),
             (#"{"attributesType":"T","content":{"state":{},"stale":1}}"#,
              #"Unknown field "stale" in content; expected one of: relevanceScore, staleDate, state."#),
             (#"{"attributesType":"T","content":{"state":{}},"alert":{"title":"a","body":"b","loud":true}}"#,

@@ -223,6 +223,9 @@ import Testing
             try await tour.send(.POST, "/v1/activities/\(id)/update", key: appKey, example: "halfway", 200)
             try await tour.send(.PUT, "/v1/activities/\(id)/push-token", key: appKey, example: "phone", 200)
             try await tour.send(.GET, "/v1/activities/\(id)/deliveries", key: appKey, 200)
+            try await tour.send(.GET, "/v1/activities/\(id)/status", key: appKey, 200)
+            try await tour.send(.GET, "/v1/activities/\(pending)/status", key: appKey, 200)
+            try await tour.send(.GET, "/v1/activities/\(UUID().uuidString)/status", key: appKey, 404)
             try await tour.send(.POST, "/v1/activities/\(id)/update", key: appKey, body: #"{"content": {"state": {}}, "timestamp": 1795240000}"#, 409)
 
             try await tour.send(.PUT, "/v1/apps/\(app)/layouts/BuildAttributes", key: appKey, example: "card", 201)

@@ -211,6 +211,7 @@ struct RouteMatrixTests {
         "GET /v1/activities/{id}/events · A's": { $0.fill(["id": $0.ride]) },
         "GET /v1/activities/{id}/deliveries · A's": { $0.fill(["id": $0.build]) },
         "GET /v1/activities/{id}/presentation · A's": { $0.fill(["id": $0.ride]) },
+        "GET /v1/activities/{id}/status · A's": { $0.fill(["id": $0.ride]) },
         "GET /v1/activities/{id}/presentation?at={eventId} · B's activity, A's event": { $0.fill(["id": $0.bRide]) },
         "POST /v1/deliveries/{id}/retry · A's": { $0.fill(["id": $0.delivery]) },
         "GET /v1/apns/requests?cursor={cursor} · A's activity listing's cursor": { $0.fill() },

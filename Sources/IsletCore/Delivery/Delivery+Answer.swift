@@ -131,7 +131,7 @@ extension Delivery {
         switch answer {
         case .accepted:
             finish(.delivered, at: now)
-            let spends = attempt.priority == 10 && activityId != nil && attempt.target.isToken
+            let spends = attempt.priority == 10 && activityId != nil && attempt.target.spendsBudget
             return [.save] + (spends ? [.spendBudget] : []) + [.log(.delivered, note: refreshed(attempt)), .nextInOrder]
         case .failed(let failure):
             return handle(failure, of: attempt, at: now, maximumBackoff: maximumBackoff, jitter: jitter, waiting: attempt.environment.rawValue)
@@ -246,10 +246,12 @@ extension Delivery {
 }
 
 extension Delivery.Attempt.Target {
-    /// Whether it is a phone's token (not a channel).
-    public var isToken: Bool {
-        if case .channel = self { return false }
-        return true
+    /// Whether a priority-10 request to it spends the app's budget on the phone: only an
+    /// activity's update token does (a push-to-start has its own budget, a broadcast none, and
+    /// Android none at all).
+    public var spendsBudget: Bool {
+        if case .updateToken = self { return true }
+        return false
     }
 
     /// As the delivery log shows it: a token shortened, or the channel.

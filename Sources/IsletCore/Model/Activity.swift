@@ -45,7 +45,9 @@ public struct Activity: Hashable, Sendable {
     public var dismissedAt: Date?
     /// The timestamp of the last applied update: older updates are ignored.
     public var lastUpdateTimestamp: Date?
-    /// When the budgeted pushes of the last hour arrived, oldest first: the push budget's state.
+    /// When the budgeted pushes of the last hour arrived, oldest first: the push budget's state —
+    /// the app's on the device, as of this activity's last budgeted push (iOS counts the budget
+    /// per app and phone; the engine hands the app's sends in and keeps them per app and device).
     public var budgetedPushes: [Date]?
     /// `true` when it is renewed before its maximum active duration runs out (docs/renewal.md).
     public var renew: Bool?

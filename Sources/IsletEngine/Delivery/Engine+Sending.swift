@@ -183,9 +183,7 @@ extension Engine {
         case .success(let found): credential = found
         case .failure(let held): return .held(held.why)
         }
-        let frequent = try tx.settings(deviceId: phone.deviceId, bundleId: phone.bundleId).frequentUpdates
-        let budget = frequent ? rules.frequentPushBudgetPerHour : rules.pushBudgetPerHour
-        let spent = phone.budgeted.filter { tx.now.timeIntervalSince($0) < 3600 }.count
+        let (spent, budget) = try PhoneBudget.standing(deviceId: phone.deviceId, bundleId: phone.bundleId, rules: rules, now: tx.now, in: tx)
         let (priority, reason) = Deliveries.priority(event: delivery.event, alert: delivery.alert, spent: spent, budget: budget)
         let request = OutboundRequest(
             credential: credential, target: .device(token: token.token), bundleId: phone.bundleId, payload: delivery.payload,
@@ -300,9 +298,8 @@ extension Engine {
                     nextAttemptAt: outcome == .retrying ? delivery.nextAttemptAt : nil, note: note
                 ), of: delivery, in: tx)
             case .spendBudget:
-                guard let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) else { continue }
-                phone.budgeted = phone.budgeted.filter { tx.now.timeIntervalSince($0) < 3600 } + [tx.now]
-                try tx.putPhoneActivity(phone)
+                guard let deviceId = delivery.deviceId else { continue }
+                try PhoneBudget.spend(deviceId: deviceId, bundleId: delivery.bundleId, in: tx)
             case .retireToken(let token, let reason, let since):
                 try tx.retirePhoneToken(token, reason: reason, appleTimestamp: since)
             case .stopActivityDelivery:

@@ -57,3 +57,31 @@ public struct StoredCredential: Hashable, Sendable {
         self.privateKey = privateKey
     }
 }
+
+/// The priority-10 budget as iOS counts it: per app and phone, over the last hour
+/// (docs/renewal.md). Both sides keep it in `phoneBudget`: the sender for a real phone, the
+/// device Islet plays for itself.
+enum PhoneBudget {
+    /// The budget's hour.
+    static let window: TimeInterval = 3600
+
+    /// The app's priority-10 pushes to the phone in the last hour, and the hourly budget (raised
+    /// by the phone's frequent-updates setting for the app).
+    static func standing(
+        deviceId: DeviceID, bundleId: BundleID, rules: LifecycleRules, now: Date, in store: any StoreReading
+    ) throws -> (spent: Int, budget: Int) {
+        let frequent = try store.settings(deviceId: deviceId, bundleId: bundleId).frequentUpdates
+        let spent = try recent(deviceId: deviceId, bundleId: bundleId, now: now, in: store).count
+        return (spent, frequent ? rules.frequentPushBudgetPerHour : rules.pushBudgetPerHour)
+    }
+
+    /// The sends of the last hour, oldest first.
+    static func recent(deviceId: DeviceID, bundleId: BundleID, now: Date, in store: any StoreReading) throws -> [Date] {
+        try store.phoneBudget(deviceId: deviceId, bundleId: bundleId).filter { now.timeIntervalSince($0) < window }
+    }
+
+    /// Counts one priority-10 push to the phone now.
+    static func spend(deviceId: DeviceID, bundleId: BundleID, in tx: any Transaction) throws {
+        try tx.putPhoneBudget(deviceId: deviceId, bundleId: bundleId, sends: try recent(deviceId: deviceId, bundleId: bundleId, now: tx.now, in: tx) + [tx.now])
+    }
+}

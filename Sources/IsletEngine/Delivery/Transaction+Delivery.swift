@@ -133,8 +133,9 @@ extension Transaction {
         ), of: activity)
         guard finished == nil else { return }
         if event != "start" {
+            // An alert is never coalesced away: the person is to hear it (and it goes at priority 10).
             for var earlier in try unfinishedDeliveries(orderKey: orderKey) where earlier.id < delivery.id && earlier.event == "update"
-                && [.pending, .held].contains(earlier.state)
+                && !earlier.alert && [.pending, .held].contains(earlier.state)
             {
                 earlier.finish(.coalesced, at: now)
                 try updateDelivery(earlier)

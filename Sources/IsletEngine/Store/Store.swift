@@ -169,6 +169,9 @@ public protocol StoreReading {
     func phoneTokens(deviceId: DeviceID) throws -> [PhoneToken]
     /// An activity delivered to a phone.
     func phoneActivity(_ id: ActivityID) throws -> PhoneActivity?
+    /// When an app's priority-10 pushes went to a phone, oldest first (those of the last hour
+    /// and perhaps older: the caller counts the hour).
+    func phoneBudget(deviceId: DeviceID, bundleId: BundleID) throws -> [Date]
     /// One delivery.
     func delivery(_ id: Int64) throws -> Delivery?
     /// The unfinished deliveries (pending, being sent, held) of one order key, oldest first.
@@ -287,6 +290,8 @@ public protocol Transaction: StoreReading, AnyObject {
     func recordTokenResult(_ token: String, at date: Date, status: Int, reason: String?) throws
     /// Writes an activity's delivery state on its phone.
     func putPhoneActivity(_ phone: PhoneActivity) throws
+    /// Writes when an app's priority-10 pushes went to a phone (`phoneBudget`).
+    func putPhoneBudget(deviceId: DeviceID, bundleId: BundleID, sends: [Date]) throws
     /// Writes a new delivery; returns its number.
     func insertDelivery(_ delivery: Delivery) throws -> Int64
     /// Writes a delivery's state, attempts, times and lease.

@@ -138,7 +138,14 @@ extension Engine {
         let delivery = Activity.PushDelivery(
             budgetPerHour: rules.pushBudget(priority: priority, frequentUpdates: settings.frequentUpdates)
         )
+        // The budget is the app's on the phone, as iOS counts it: the activity spends from it.
+        let before = delivery.budgetPerHour == nil
+            ? nil : try PhoneBudget.recent(deviceId: activity.deviceId, bundleId: activity.bundleId, now: tx.now, in: tx)
+        if let before { activity.budgetedPushes = before.isEmpty ? nil : before }
         let (transition, _) = try tx.change(&activity, .push(change, delivery), rules: rules)
+        if let before, let after = activity.budgetedPushes, after != before {
+            try tx.putPhoneBudget(deviceId: activity.deviceId, bundleId: activity.bundleId, sends: after)
+        }
         tx.effects.countPush(ignored: transition.ignored)
         return transition.ignored.map { PushResult.IgnoredPush(reason: $0, detail: transition.ignoredMessage) }
     }

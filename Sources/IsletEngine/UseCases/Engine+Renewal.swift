@@ -57,18 +57,27 @@ extension Activity {
     }
 }
 
-extension Transaction {
-    /// Why a renewing activity on a real iPhone cannot be renewed there, if it cannot: its
-    /// successor needs a push-to-start token for the type. Said in the answer to the start and
-    /// in the activity's delivery log, hours before the renewal.
-    func renewalWarnings(of activity: Activity) throws -> [String] {
+extension StoreReading {
+    /// Why a renewing activity cannot be renewed on its phone, if it cannot: on a real iPhone
+    /// (the app delivers, and the phone holds the app's tokens) the successor needs a
+    /// push-to-start token for the type. An Android phone needs none.
+    func renewalBlocker(of activity: Activity) throws -> String? {
         guard activity.renew == true, try fcmCredential(bundleId: activity.bundleId) == nil,
             try !deliveryCredentials(bundleId: activity.bundleId).isEmpty,
             try phoneTokens(deviceId: activity.deviceId).contains(where: { $0.bundleId == activity.bundleId }),
             try pushToStartToken(deviceId: activity.deviceId, bundleId: activity.bundleId, attributesType: activity.attributesType) == nil
-        else { return [] }
-        let warning =
-            "\(activity.id) cannot be renewed on the phone \(activity.deviceId): it has no push-to-start token for \(activity.attributesType) (the app registers one with pushToStartTokenUpdates); Islet renews it, but the phone ends its card after \(DurationText.text(activity.autoEndAt.map { $0.timeIntervalSince(now) } ?? 0))."
+        else { return nil }
+        return "\(activity.deviceId) has no push-to-start token for \(activity.attributesType) (the app registers one with pushToStartTokenUpdates)"
+    }
+}
+
+extension Transaction {
+    /// Why a renewing activity on a real iPhone cannot be renewed there, if it cannot: said in
+    /// the answer to the start and in the activity's delivery log, hours before the renewal.
+    func renewalWarnings(of activity: Activity) throws -> [String] {
+        guard let blocker = try renewalBlocker(of: activity) else { return [] }
+        let left = DurationText.text(activity.autoEndAt.map { $0.timeIntervalSince(now) } ?? 0)
+        let warning = "\(activity.id) cannot be renewed on the phone: \(blocker); Islet renews it, but the phone ends its card after \(left)."
         try report(renewalNote: warning, of: activity, failed: true)
         return [warning]
     }

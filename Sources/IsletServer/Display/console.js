@@ -31,7 +31,8 @@
       maxDurationReached: "it reached the longest an activity may run",
       dismissalPolicy: "its dismissal policy's time came",
       userDismissed: "the person dismissed it",
-      appDisabled: "Live Activities were turned off for the app"
+      appDisabled: "Live Activities were turned off for the app",
+      renewed: "Islet renewed it before its maximum duration ran out: a successor took its place"
     },
     outcome: {
       queued: "queued for Apple",
@@ -434,11 +435,13 @@
   function timelineView(id) {
     var header = el("div", { class: "head" });
     var fit = el("div", { class: "notice fit", id: "fit", role: "status", hidden: true });
+    var standing = el("div", { class: "standing", id: "standing", hidden: true });
     var axisHolder = el("section", { class: "panel" });
     var rows = el("tbody", {});
     var side = el("aside", { class: "side" });
     var selected = null;
     main.appendChild(header);
+    main.appendChild(standing);
     main.appendChild(fit);
     main.appendChild(axisHolder);
     main.appendChild(el("div", { class: "split", style: "margin-top:14px" }, [
@@ -452,10 +455,13 @@
     function load() {
       // The card as it stands, for what its state lacks; a drawing that fails hides nothing else.
       var now = api("GET", "/v1/activities/" + encodeURIComponent(id) + "/presentation").catch(function () { return null; });
-      return Promise.all([api("GET", "/v1/activities/" + encodeURIComponent(id)), wholeHistory(id), now]).then(function (answers) {
+      // "Why isn't it showing?" — for a renewed activity, its chain's live one's.
+      var status = api("GET", "/v1/activities/" + encodeURIComponent(id) + "/status").catch(function () { return null; });
+      return Promise.all([exactActivity(id), wholeHistory(id), now, status]).then(function (answers) {
         activity = answers[0];
         events = answers[1];
         drawHeader();
+        drawStanding(answers[3]);
         drawFit(answers[2]);
         drawAxis();
         drawRows();
@@ -491,10 +497,21 @@
           el("span", {}, ["device ", el("b", { text: activity.device })]),
           el("span", {}, [chip(activity.activityState)]),
           activity.key ? el("span", {}, ["key ", el("b", { class: "mono", text: activity.key })]) : null,
+          activity.renewedFrom ? el("span", {}, ["renews ", el("a", { class: "mono", href: "/console/activities/" + encodeURIComponent(activity.renewedFrom), text: activity.renewedFrom.slice(0, 8) })]) : null,
+          activity.renewedBy ? el("span", { id: "renewed-by" }, ["renewed by ", el("a", { class: "mono", href: "/console/activities/" + encodeURIComponent(activity.renewedBy), text: activity.renewedBy.slice(0, 8) })]) : null,
+          activity.renewAt ? el("span", {}, ["renews at ", el("b", { text: clock(activity.renewAt) })]) : null,
           el("span", {}, ["relevance ", el("b", { text: String(activity.content.relevanceScore || 0) })])
         ])
       ]));
       header.appendChild(actions);
+    }
+    // What the phone has, the budget, the renewal, the last refusal: the status's sentences,
+    // for the activity itself (a renewed one's status is its chain's live one's: not repeated).
+    function drawStanding(status) {
+      standing.textContent = "";
+      standing.hidden = !status || status.id !== activity.id;
+      if (standing.hidden) return;
+      standing.appendChild(el("ul", {}, status.summary.map(function (line) { return el("li", { text: line }); })));
     }
     // A card whose state does not fit its layout is said at the top, in the warnings' words.
     function drawFit(presentation) {
@@ -616,6 +633,14 @@
     })));
   }
   // Every page of an activity's history.
+  // The activity under this very id: a read by id follows a renewal chain to its live end,
+  // the listing by id does not.
+  function exactActivity(id) {
+    return api("GET", "/v1/activities?q=" + encodeURIComponent(id)).then(function (listing) {
+      var found = (listing.activities || []).filter(function (item) { return item.id === id; })[0];
+      return found || api("GET", "/v1/activities/" + encodeURIComponent(id));
+    });
+  }
   function wholeHistory(id, cursor, collected) {
     collected = collected || [];
     return api("GET", "/v1/activities/" + encodeURIComponent(id) + "/events?limit=1000" + (cursor ? "&cursor=" + cursor : "")).then(function (listing) {

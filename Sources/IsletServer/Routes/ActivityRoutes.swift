@@ -18,6 +18,7 @@ struct ActivityRoutes {
         activities.post(":id/end", use: end)
         activities.post(":id/dismiss", use: dismiss)
         activities.get(":id/events", use: history)
+        activities.get(":id/status", use: status)
     }
 
     @Sendable func start(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -26,7 +27,7 @@ struct ActivityRoutes {
         let body = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize)
         let bundleId = try context.actingApp(requested: body.bundleId)
         let outcome = try await engine.start(body.request, bundleId: bundleId)
-        return try Response.json(outcome.activity, status: .created)
+        return try respond(with: outcome, status: .created)
     }
 
     @Sendable func startOrUpdate(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -103,6 +104,12 @@ struct ActivityRoutes {
         return try respond(with: outcome, withoutTokens: context.owner == nil)
     }
 
+    /// "Why isn't it showing?": the phone's side, the budget, the renewal, the last refusal.
+    @Sendable func status(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let owner = try context.operatorScope()
+        return try Response.json(try await engine.status(of: try await engine.activityID(in: context, owner: owner), owner: owner))
+    }
+
     @Sendable func history(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.operatorScope()
         let page = try request.page(of: EventID.self)
@@ -124,6 +131,9 @@ struct ActivityRoutes {
         }
         if withoutTokens {
             return try Response.json(outcome.activity.withoutTokens, status: status)
+        }
+        if !outcome.warnings.isEmpty {
+            return try Response.json(Warned(outcome.activity, warnings: outcome.warnings), status: status)
         }
         if let body = outcome.body {
             return Response.json(encoded: body, status: status)
