@@ -67,6 +67,9 @@ public final class Engine: Sendable {
     /// FCM's per-device quota as this node's sender spends it: a message to an Android phone
     /// past it waits (docs/android.md, "Android's limits").
     let fcmPacing = DeviceQuotas(.fcmSender)
+    /// The priority-10 requests this node's sender has out, which the phone's budget counts
+    /// before the store does (`PhoneBudget`).
+    let inFlightBudget = PhoneBudget.InFlight()
     let settings: EngineSettings
     let logger: Logger
 

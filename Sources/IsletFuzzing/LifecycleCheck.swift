@@ -138,7 +138,8 @@ struct LifecycleCheck {
             try expect(!pushes.isEmpty && pushes.count <= rules.frequentPushBudgetPerHour, "a push budget of \(pushes.count) entries")
         }
         guard finite else { return }
-        if let deadline = activity.nextDeadline {
+        // The rules' own deadlines; a renewal is the engine's to take (`Engine.renew`).
+        if let deadline = activity.lifecycleDeadline {
             try expect(deadline > now, "the next deadline \(describe(deadline)) is due at \(describe(now)) but did not take effect")
         }
         if let startedAt = activity.startedAt, let autoEndAt = activity.autoEndAt {

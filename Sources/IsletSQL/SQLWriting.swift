@@ -311,6 +311,11 @@ extension SQLWriting {
         )
     }
 
+    public func lockedPhoneBudget(deviceId: DeviceID, bundleId: BundleID) throws -> [Date] {
+        try session.lock("phoneBudget:\(deviceId):\(bundleId)")
+        return try phoneBudget(deviceId: deviceId, bundleId: bundleId)
+    }
+
     public func putPhoneBudget(deviceId: DeviceID, bundleId: BundleID, sends: [Date]) throws {
         try session.execute(
             """

@@ -150,6 +150,11 @@ private struct Random {
             dismissAt: bool() ? date() : nil, dismissedAt: bool() ? date() : nil, lastUpdateTimestamp: bool() ? date() : nil
         )
         activity.budgetedPushes = bool() ? (0..<below(4)).map { _ in date() } : nil
+        activity.renew = bool() ? true : nil
+        activity.renewUntil = bool() ? date() : nil
+        activity.renewAt = bool() ? date() : nil
+        activity.renewedBy = bool() ? UUID().uuidString : nil
+        activity.renewedFrom = bool() ? UUID().uuidString : nil
         return activity
     }
 }

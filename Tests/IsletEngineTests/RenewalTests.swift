@@ -165,6 +165,18 @@ struct RenewalTests {
             #expect(outcome.warnings.first?.contains("no push-to-start token for RideAttributes") == true, "\(outcome.warnings)")
             let log = try await engine.deliveries(of: outcome.activity.id, owner: nil)
             #expect(log.contains { $0.report.event == "renew" && $0.report.outcome == .held && $0.report.note == outcome.warnings.first })
+            // The app started it on the phone itself and reported its token. At the renewal the
+            // successor cannot be sent there: the phone keeps its card (no end is sent), and the
+            // log says so.
+            _ = try await engine.registerUpdateToken(String(repeating: "ef", count: 32), deviceId: "annas-iphone", activityId: outcome.activity.id, owner: nil)
+            let status = try await engine.status(of: outcome.activity.id, owner: nil)
+            #expect(status.renewal?.possible == false && status.renewal?.why?.contains("no push-to-start token for RideAttributes") == true)
+            fixture.clock.set(at(Self.renewAfter))
+            #expect(try await engine.fireDueDeadlines() == 1)
+            let after = try await engine.deliveries(of: outcome.activity.id, owner: nil)
+            #expect(!after.contains { $0.report.event == "end" }, "\(after.map(\.report))")
+            #expect(after.contains { $0.report.event == "renew" && ($0.report.note ?? "").contains("the phone keeps this card") })
+            fixture.clock.set(t0)
             // Without renew, or with a token for the type, no warning.
             #expect(try await engine.start(ride(1, device: "annas-iphone"), bundleId: "com.example.bike").warnings.isEmpty)
             _ = try await engine.registerPushToStartToken(

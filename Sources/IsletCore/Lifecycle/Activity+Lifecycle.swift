@@ -356,6 +356,7 @@ extension Activity {
             throw IgnoreReason.activityDismissed.error
         case .active, .stale, .ended:
             if endedAt == nil { endedAt = now }
+            renewAt = nil
             dismissAt = now
             move(to: .dismissed, reason: .userDismissed, at: now, into: &transition)
         }

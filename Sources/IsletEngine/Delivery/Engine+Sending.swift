@@ -26,6 +26,13 @@ struct ClaimedDelivery: Sendable {
         }
     }
 
+    /// The phone budget it spends once Apple accepts it (a priority-10 request to an activity's
+    /// update token), if it spends one.
+    var budget: PhoneBudget.Key? {
+        guard priority == 10, attemptTarget.spendsBudget, delivery.activityId != nil, let deviceId = delivery.deviceId else { return nil }
+        return PhoneBudget.Key(deviceId: deviceId, bundleId: delivery.bundleId)
+    }
+
     /// Whether the request went to FCM (no `apns-id`: FCM names its messages in its answer).
     var isFCM: Bool {
         if case .fcm = request { return true }
@@ -86,23 +93,36 @@ extension Engine {
     ) async throws -> SettledRound {
         let (rules, pacing) = (self.rules, fcmPacing)
         let jitters = answered.map { _ in Double.random(in: 0...1) }
-        return try await write { tx in
+        // The answers written here spend the budget in the store; what is still out spends it on
+        // the phone already, so the claims count it too.
+        inFlightBudget.remove(answered.compactMap(\.claimed.budget))
+        let inFlight = inFlightBudget.counts
+        let settled = try await write { tx in
             if round { tx.effects.deliveryRounds += 1 }
             for (answered, jitter) in zip(answered, jitters) {
                 try Self.record(answered, maximumBackoff: maximumBackoff, jitter: jitter, in: tx)
             }
-            let claimed = limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, pacing: pacing, in: tx) : []
+            let claimed = limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, pacing: pacing, inFlight: inFlight, in: tx) : []
             guard round else { return SettledRound(claimed: claimed) }
             tx.effects.deliveriesReady = false
             return SettledRound(claimed: claimed, nextAttempt: limit > 0 && claimed.count < limit ? try tx.nextDeliveryAttempt() : nil)
         }
+        inFlightBudget.add(settled.claimed.compactMap(\.budget))
+        return settled
     }
 
     /// Claims due deliveries in a transaction (`claimDeliveries`).
+    ///
+    /// - Parameter inFlight: Priority-10 requests this node has out, per phone and app: Apple
+    ///   has not answered them, so the store's budget does not count them yet.
     private static func claim(
-        limit: Int, lease: TimeInterval, rules: LifecycleRules, pacing: DeviceQuotas, in tx: any Transaction
+        limit: Int, lease: TimeInterval, rules: LifecycleRules, pacing: DeviceQuotas, inFlight: [PhoneBudget.Key: Int],
+        in tx: any Transaction
     ) throws -> [ClaimedDelivery] {
         var claimed: [ClaimedDelivery] = []
+        // Those out, and those this round plans at 10: several activities of one app on one
+        // phone never go at 10 on one unit left.
+        var planned = inFlight
         for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
             if delivery.hasExpired(at: tx.now) {
                 try finish(&delivery, as: .failed, report: DeliveryReport(
@@ -111,7 +131,7 @@ extension Engine {
                 ), in: tx)
                 continue
             }
-            switch try resolve(delivery, rules: rules, in: tx) {
+            switch try resolve(delivery, rules: rules, planned: planned, in: tx) {
             case .held(let why):
                 delivery.hold()
                 try tx.updateDelivery(delivery)
@@ -127,9 +147,11 @@ extension Engine {
                 }
                 delivery.claim(at: tx.now, lease: lease)
                 try tx.updateDelivery(delivery)
-                claimed.append(ClaimedDelivery(
+                let taken = ClaimedDelivery(
                     delivery: delivery, request: request, priorityReason: reason, environment: environment, attemptTarget: target
-                ))
+                )
+                if let key = taken.budget { planned[key, default: 0] += 1 }
+                claimed.append(taken)
             }
         }
         return claimed
@@ -154,7 +176,9 @@ extension Engine {
     }
 
     /// Where a delivery goes and how: its token, its credential, its priority.
-    private static func resolve(_ delivery: Delivery, rules: LifecycleRules, in tx: any Transaction) throws -> Resolution {
+    private static func resolve(
+        _ delivery: Delivery, rules: LifecycleRules, planned: [PhoneBudget.Key: Int], in tx: any Transaction
+    ) throws -> Resolution {
         if let channelId = delivery.channelId, delivery.activityId == nil {
             return try resolveBroadcast(delivery, channelId: channelId, in: tx)
         }
@@ -173,6 +197,14 @@ extension Engine {
             token = found
         } else {
             guard phone.state == .active else { return .failed("Apple retired this activity's token on the phone") }
+            // A renewed activity's end, in its successor's order, waits until the phone shows
+            // the successor (its update token comes when it does): the phone never shows neither.
+            if delivery.orderKey != Delivery.orderKey(activity: activityId), delivery.event == "end",
+                let successor = delivery.orderKey.split(separator: ":", maxSplits: 1).last.map(String.init),
+                try tx.updateToken(activityId: successor) == nil
+            {
+                return .held("renewed: this card leaves once the phone shows its successor \(successor) (its update token comes when it does)")
+            }
             guard let found = try tx.updateToken(activityId: activityId) else {
                 return .held("no update token yet: the app sends it with PUT /v1/activities/\(activityId)/push-token")
             }
@@ -184,7 +216,8 @@ extension Engine {
         case .failure(let held): return .held(held.why)
         }
         let (spent, budget) = try PhoneBudget.standing(deviceId: phone.deviceId, bundleId: phone.bundleId, rules: rules, now: tx.now, in: tx)
-        let (priority, reason) = Deliveries.priority(event: delivery.event, alert: delivery.alert, spent: spent, budget: budget)
+        let out = planned[PhoneBudget.Key(deviceId: phone.deviceId, bundleId: phone.bundleId)] ?? 0
+        let (priority, reason) = Deliveries.priority(event: delivery.event, alert: delivery.alert, spent: spent + out, budget: budget)
         let request = OutboundRequest(
             credential: credential, target: .device(token: token.token), bundleId: phone.bundleId, payload: delivery.payload,
             priority: priority, expiration: delivery.expiration, apnsId: delivery.apnsId

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import IsletCore
 
 extension Delivery {
@@ -65,6 +66,34 @@ enum PhoneBudget {
     /// The budget's hour.
     static let window: TimeInterval = 3600
 
+    /// Whose budget: an app's on a phone.
+    struct Key: Hashable, Sendable {
+        var deviceId: DeviceID
+        var bundleId: BundleID
+    }
+
+    /// The priority-10 requests a node's sender has out, per phone and app, not yet answered.
+    final class InFlight: Sendable {
+        private let state = Mutex<[Key: Int]>([:])
+
+        var counts: [Key: Int] { state.withLock { $0 } }
+
+        func add(_ keys: [Key]) {
+            guard !keys.isEmpty else { return }
+            state.withLock { counts in for key in keys { counts[key, default: 0] += 1 } }
+        }
+
+        func remove(_ keys: [Key]) {
+            guard !keys.isEmpty else { return }
+            state.withLock { counts in
+                for key in keys {
+                    let left = (counts[key] ?? 0) - 1
+                    counts[key] = left > 0 ? left : nil
+                }
+            }
+        }
+    }
+
     /// The app's priority-10 pushes to the phone in the last hour, and the hourly budget (raised
     /// by the phone's frequent-updates setting for the app).
     static func standing(
@@ -80,8 +109,13 @@ enum PhoneBudget {
         try store.phoneBudget(deviceId: deviceId, bundleId: bundleId).filter { now.timeIntervalSince($0) < window }
     }
 
+    /// The sends of the last hour, read under the budget's lock: for a transaction that writes it.
+    static func recentLocked(deviceId: DeviceID, bundleId: BundleID, in tx: any Transaction) throws -> [Date] {
+        try tx.lockedPhoneBudget(deviceId: deviceId, bundleId: bundleId).filter { tx.now.timeIntervalSince($0) < window }
+    }
+
     /// Counts one priority-10 push to the phone now.
     static func spend(deviceId: DeviceID, bundleId: BundleID, in tx: any Transaction) throws {
-        try tx.putPhoneBudget(deviceId: deviceId, bundleId: bundleId, sends: try recent(deviceId: deviceId, bundleId: bundleId, now: tx.now, in: tx) + [tx.now])
+        try tx.putPhoneBudget(deviceId: deviceId, bundleId: bundleId, sends: try recentLocked(deviceId: deviceId, bundleId: bundleId, in: tx) + [tx.now])
     }
 }

@@ -214,7 +214,7 @@ enum Deliveries {
         case "start":
             return (10, "a start (push-to-start has its own budget on the phone)")
         case "end":
-            return left > 0 ? (10, "an end; \(standing)") : (5, "an end, after a budget of \(budget) an hour was spent")
+            return (10, "an end: a phone always lets an activity end, and it spends no budget; \(standing)")
         default:
             if alert {
                 return left > 0 ? (10, "an alert; \(standing)") : (5, "an alert, after a budget of \(budget) an hour was spent")

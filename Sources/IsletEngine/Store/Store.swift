@@ -290,7 +290,11 @@ public protocol Transaction: StoreReading, AnyObject {
     func recordTokenResult(_ token: String, at date: Date, status: Int, reason: String?) throws
     /// Writes an activity's delivery state on its phone.
     func putPhoneActivity(_ phone: PhoneActivity) throws
-    /// Writes when an app's priority-10 pushes went to a phone (`phoneBudget`).
+    /// `phoneBudget`, under the budget's lock until the transaction ends: what is read, then
+    /// written, is not changed meanwhile by another writer (another lane, another node).
+    func lockedPhoneBudget(deviceId: DeviceID, bundleId: BundleID) throws -> [Date]
+    /// Writes when an app's priority-10 pushes went to a phone (`phoneBudget`); read it with
+    /// `lockedPhoneBudget` first.
     func putPhoneBudget(deviceId: DeviceID, bundleId: BundleID, sends: [Date]) throws
     /// Writes a new delivery; returns its number.
     func insertDelivery(_ delivery: Delivery) throws -> Int64

@@ -91,7 +91,9 @@ extension Engine {
         return try await write { tx in
             var outcome: Outcome
             let input: Activity.Input
-            if let live = try tx.liveActivity(key: key, bundleId: bundleId) {
+            if let found = try tx.liveActivity(key: key, bundleId: bundleId) {
+                // One renewed while it was looked for: its successor has the key now.
+                let live = found.renewedBy == nil ? found : try tx.loadActivity(following: found.id, owner: nil)
                 outcome = Outcome(activity: live, transition: Transition(), created: false)
                 input =
                     if let end {

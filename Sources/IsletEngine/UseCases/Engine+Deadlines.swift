@@ -1,5 +1,6 @@
 import Foundation
 import IsletCore
+import Logging
 
 extension Engine {
     /// Deadlines fired per transaction, at most: keeps one transaction short.
@@ -27,7 +28,14 @@ extension Engine {
                 tx.effects.deadlinesFired += due.count
                 return (due.count, renewals)
             }
-            for id in renewals { try await renew(id) }
+            for id in renewals {
+                do {
+                    try await renew(id)
+                } catch where !Self.isOutage(error) {
+                    // Even its refusal could not be written: the others are renewed all the same.
+                    logger.error("A renewal failed", metadata: ["activity": "\(id)", "error": "\(error)"])
+                }
+            }
             total += fired
             if fired < batch { return total }
         }

@@ -140,7 +140,7 @@ extension Engine {
         )
         // The budget is the app's on the phone, as iOS counts it: the activity spends from it.
         let before = delivery.budgetPerHour == nil
-            ? nil : try PhoneBudget.recent(deviceId: activity.deviceId, bundleId: activity.bundleId, now: tx.now, in: tx)
+            ? nil : try PhoneBudget.recentLocked(deviceId: activity.deviceId, bundleId: activity.bundleId, in: tx)
         if let before { activity.budgetedPushes = before.isEmpty ? nil : before }
         let (transition, _) = try tx.change(&activity, .push(change, delivery), rules: rules)
         if let before, let after = activity.budgetedPushes, after != before {
@@ -230,8 +230,9 @@ extension Engine {
     static func reach(
         _ channel: BroadcastChannel, with change: Activity.PushedChange, rules: LifecycleRules, in tx: any Transaction
     ) throws -> [Outcome] {
-        try tx.liveActivities(channelId: channel.id, bundleId: channel.bundleId).map { activity in
-            var activity = activity
+        try tx.liveActivities(channelId: channel.id, bundleId: channel.bundleId).map { found in
+            // One renewed while it was looked for reaches its successor (docs/renewal.md).
+            var activity = found.renewedBy == nil ? found : try tx.loadActivity(following: found.id, owner: nil)
             let (transition, body) = try tx.change(&activity, .push(change, Activity.PushDelivery(budgetPerHour: nil)), rules: rules)
             tx.effects.countPush(ignored: transition.ignored)
             return Outcome(activity: activity, transition: transition, created: false, body: body)

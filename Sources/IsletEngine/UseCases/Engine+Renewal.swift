@@ -23,26 +23,51 @@ extension Engine {
                 let successor = try Self.start(request, bundleId: activity.bundleId, key: activity.key, rules: rules, in: tx, renewing: activity)
                 try tx.deliverStart(of: successor.activity, alert: nil, type: type)
                 let (transition, _) = try tx.change(&activity, .renewed(by: successor.activity.id), rules: rules)
-                // On a phone the old card leaves once the successor's start went: after it, in its order.
-                try tx.deliverChange(
-                    .end(EndRequest(dismissalPolicy: .immediate)), transition: transition, of: activity,
-                    after: successor.activity.id
-                )
+                if try tx.phoneActivity(successor.activity.id) != nil {
+                    // On a phone the old card leaves once the successor shows (`Engine.resolve`):
+                    // its end goes after the successor's start, in the successor's order.
+                    try tx.deliverChange(
+                        .end(EndRequest(dismissalPolicy: .immediate)), transition: transition, of: activity,
+                        after: successor.activity.id
+                    )
+                } else if try tx.phoneActivity(activity.id) != nil {
+                    try tx.report(
+                        renewalNote: "renewed as \(successor.activity.id) here, but not on the phone, which could not be sent its start: the phone keeps this card until its own end",
+                        of: activity, failed: true
+                    )
+                }
                 if successor.activity.renewAt == nil, let until = successor.activity.renewUntil {
                     try tx.report(renewalNote: "the last renewal: renewUntil (\(ISO8601DateFormatter().string(from: until))) comes before this one's end", of: successor.activity)
                 }
+                // The chain's earlier links are kept as long as it lives: retention counts from
+                // their last write, and an id of the chain must keep leading to its live end.
+                var link = activity
+                while let earlier = link.renewedFrom, let found = try tx.activity(earlier) {
+                    try tx.keep(found)
+                    link = found
+                }
                 return true
             }
-        } catch let refusal as IsletError where refusal.reason != .unavailable {
+        } catch let error where !Self.isOutage(error) {
+            // A renewal that fails for this activity's own sake (the rules refuse its successor,
+            // a row that cannot be read) is not tried again: it runs to its end, and says why.
+            let why = (error as? IsletError)?.message ?? "\(error)"
             try await write(about: id) { tx in
                 var activity = try tx.loadActivity(id, owner: nil)
                 guard activity.renewAt != nil else { return }
                 activity.renewAt = nil
                 try tx.keep(activity)
-                try tx.report(renewalNote: "not renewed: \(refusal.message) It ends at its automatic end.", of: activity, failed: true)
+                try tx.report(renewalNote: "not renewed: \(why) It ends at its automatic end.", of: activity, failed: true)
             }
             return false
         }
+    }
+
+    /// Whether an error says the store (or the process) cannot work now, rather than that this
+    /// one change cannot be made: the work is tried again later.
+    static func isOutage(_ error: any Error) -> Bool {
+        if error is CancellationError { return true }
+        return (error as? IsletError)?.reason == .unavailable
     }
 }
 
@@ -76,8 +101,8 @@ extension Transaction {
     /// the answer to the start and in the activity's delivery log, hours before the renewal.
     func renewalWarnings(of activity: Activity) throws -> [String] {
         guard let blocker = try renewalBlocker(of: activity) else { return [] }
-        let left = DurationText.text(activity.autoEndAt.map { $0.timeIntervalSince(now) } ?? 0)
-        let warning = "\(activity.id) cannot be renewed on the phone: \(blocker); Islet renews it, but the phone ends its card after \(left)."
+        let left = activity.autoEndAt.map { " (in \(DurationText.text($0.timeIntervalSince(now))))" } ?? ""
+        let warning = "\(activity.id) cannot be renewed on the phone: \(blocker); Islet renews it, but the phone ends its card at its automatic end\(left)."
         try report(renewalNote: warning, of: activity, failed: true)
         return [warning]
     }

@@ -41,7 +41,7 @@ enum StatusReading {
         var budget: ActivityStatus.Budget?
         if record.platform == .ios {
             let (spent, perHour) = try PhoneBudget.standing(deviceId: record.deviceId, bundleId: record.bundleId, rules: rules, now: now, in: store)
-            let oldest = try PhoneBudget.recent(deviceId: record.deviceId, bundleId: record.bundleId, now: now, in: store).first
+            let oldest = try PhoneBudget.recent(deviceId: record.deviceId, bundleId: record.bundleId, now: now, in: store).min()
             budget = ActivityStatus.Budget(perHour: perHour, spent: spent, nextRefillAt: oldest?.addingTimeInterval(PhoneBudget.window))
         }
         let hasToken = try store.updateToken(activityId: activity.id) != nil
@@ -63,8 +63,11 @@ enum StatusReading {
             return ActivityStatus.Renewal(renewAt: nil, renewUntil: activity.renewUntil, possible: why == nil, why: why, renewedFrom: nil)
         }
         if activity.renew == true, activity.state.isLive, activity.renewAt == nil {
-            why = activity.renewUntil.map { "renewUntil (\(ISO8601DateFormatter().string(from: $0))) comes before its end: it is the chain's last" }
-                ?? "its renewal was refused (see its delivery log)"
+            if let until = activity.renewUntil, let end = activity.autoEndAt, until <= end {
+                why = "renewUntil (\(ISO8601DateFormatter().string(from: until))) comes before its end: it is the chain's last"
+            } else {
+                why = "its renewal was refused (see its delivery log)"
+            }
         } else if activity.renewAt != nil {
             why = try store.renewalBlocker(of: activity)
         }
@@ -105,7 +108,7 @@ enum StatusReading {
                 lines.append(
                     budget.left > 0
                         ? "\(budget.left) of \(budget.perHour) priority-10 pushes left this hour for \(activity.bundleId) on \(phone.device)\(refill)."
-                        : "The hour's \(budget.perHour) priority-10 pushes for \(activity.bundleId) on \(phone.device) are spent: alerts and ends wait for the next, routine updates go at priority 5 (the phone shows them when it can)\(refill)."
+                        : "The hour's \(budget.perHour) priority-10 pushes for \(activity.bundleId) on \(phone.device) are spent: updates, alerts too, go at priority 5 (the phone shows them when it can; ends still go at 10)\(refill)."
                 )
             }
         } else {

@@ -54,7 +54,7 @@ extension IsletConfiguration {
             ?? lifecycle.pushBudgetPerHour
         lifecycle.frequentPushBudgetPerHour = try settings.int("lifecycle.frequentPushBudgetPerHour", in: 0...10_000)
             ?? lifecycle.frequentPushBudgetPerHour
-        lifecycle.renewalLead = try settings.duration("lifecycle.renewalLead") ?? lifecycle.renewalLead
+        lifecycle.renewalLead = try settings.duration("lifecycle.renewalLead", atLeast: 1) ?? lifecycle.renewalLead
         apns.enabled = try settings.bool("apns.enabled") ?? apns.enabled
         apns.host = try settings.string("apns.host")
         apns.port = try settings.int("apns.port", in: 0...65535) ?? apns.port
