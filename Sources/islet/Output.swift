@@ -38,7 +38,7 @@ struct Output {
             activity.dismissedAt == nil ? ("dismissed by", activity.dismissAt) : ("dismissed at", activity.dismissedAt),
         ]
         rows += dates.compactMap { name, date in date.map { (name, Self.time($0)) } }
-        if let renewAt = activity.renewAt { rows.append(("renewed at", Self.time(renewAt))) }
+        if let renewAt = activity.renewAt { rows.append(("renewal at", Self.time(renewAt))) }
         if let until = activity.renewUntil { rows.append(("renewed until", Self.time(until))) }
         if let from = activity.renewedFrom { rows.append(("renews", from)) }
         if let by = activity.renewedBy { rows.append(("renewed by", by)) }

@@ -568,7 +568,7 @@
         var words = describe(event);
         var cell = el("td", { "data-label": "What happened" }, [words.head, words.why ? el("span", { class: "why", text: " — " + words.why }) : null]);
         if (words.detail) cell.appendChild(el("div", { class: "detail", text: words.detail }));
-        if (event.type === "delivery" && event.data && latest[event.data.delivery] === event.id && ["failed", "held", "retrying"].indexOf(event.data.outcome) >= 0) {
+        if (event.type === "delivery" && event.data && event.data.event !== "renew" && latest[event.data.delivery] === event.id && ["failed", "held", "retrying"].indexOf(event.data.outcome) >= 0) {
           cell.appendChild(el("button", { class: "retry", "data-delivery": event.data.delivery, style: "margin-top:4px", text: "Send again", onclick: function (clicked) {
             clicked.stopPropagation();
             act("Send the delivery again", "Delivery " + event.data.delivery + " goes out again now, to Apple or to FCM.", "POST", "/v1/deliveries/" + event.data.delivery + "/retry", {});
@@ -673,6 +673,8 @@
         break;
       case "stateChanged": head = "Now " + data.to; why = WORDS.state[data.reason] || data.reason; break;
       case "delivery":
+        // A line about the renewal, not about a request: no delivery to name or send again.
+        if (data.event === "renew") { head = data.outcome === "held" ? "Renewal: not on the phone" : "Renewal"; why = data.note || ""; break; }
         head = "Delivery " + data.delivery + " (" + data.event + "): " + (WORDS.outcome[data.outcome] || data.outcome);
         var parts = [];
         if (data.attempt) parts.push("attempt " + data.attempt);

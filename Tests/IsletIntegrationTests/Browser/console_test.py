@@ -147,6 +147,10 @@ def main():
         number = refused[0].split("Delivery ")[1].split(" ")[0]
         assert any(("Delivery " + number + " ") in row for row in accepted), rows
         assert "attempt 1" in refused[-1], rows
+        # Under the title, "why isn't it showing?": the phone's side and the app's budget there.
+        standing = page.until("its standing", lambda: text(page, "#standing"))
+        assert "push service accepted" in standing and "priority-10 pushes left this hour" in standing, standing
+        assert "Last refusal: 500 InternalServerError" in standing, standing
         shoot(scenario, "delivery")
         print("ok: the delivery Apple refused with 500 shows its first attempt and the second it accepted")
 
