@@ -8,10 +8,10 @@ import IsletCore
 
 /// Holds an exclusive lock on the data directory for the life of the server, so a second
 /// `islet serve` on the same data fails at once instead of corrupting timers and streams.
-final class DataDirectoryLock: Sendable {
+public final class DataDirectoryLock: Sendable {
     private let descriptor: Int32
 
-    init(directory: String) throws {
+    public init(directory: String) throws {
         // The descriptor is stored only once the lock is held: a failed init must not leave
         // deinit a descriptor to close a second time (by then it may be another file's).
         descriptor = try Self.lock(directory: directory)
