@@ -17,12 +17,10 @@ struct Backup: AsyncParsableCommand {
     @Argument(help: "The new file to write.")
     var file: String
 
-    @Option(name: .customLong("data"), help: "The node's data directory (default ./.islet; env ISLET_STORE_DATA_DIRECTORY).")
-    var dataDirectory: String?
+    @OptionGroup var data: NodeDataDirectory
 
     func run() async throws {
-        let directory = dataDirectory ?? ProcessInfo.processInfo.environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet"
-        let database = (directory as NSString).appendingPathComponent("islet.sqlite")
+        let database = data.database
         do {
             let summary = try SQLiteBackup.backup(from: database, to: file)
             print("Backed up \(database) to \(file): events up to #\(summary.lastEventId), \(summary.activities) activities, \(summary.deliveries) deliveries (schema \(summary.migration)).")
@@ -46,16 +44,15 @@ struct Restore: AsyncParsableCommand {
     @Argument(help: "The backup to restore (made by islet backup).")
     var file: String
 
-    @Option(name: .customLong("data"), help: "The node's data directory (default ./.islet; env ISLET_STORE_DATA_DIRECTORY).")
-    var dataDirectory: String?
+    @OptionGroup var data: NodeDataDirectory
 
     func run() async throws {
-        let directory = dataDirectory ?? ProcessInfo.processInfo.environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet"
+        let directory = data.path
         do {
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             // Held until the restore is done: a node cannot start on the directory meanwhile.
             let lock = try DataDirectoryLock(directory: directory)
-            let (summary, kept) = try SQLiteBackup.restore(file, to: (directory as NSString).appendingPathComponent("islet.sqlite"))
+            let (summary, kept) = try SQLiteBackup.restore(file, to: data.database)
             withExtendedLifetime(lock) {}
             print("Restored \(file) into \(directory): events up to #\(summary.lastEventId), \(summary.activities) activities, \(summary.deliveries) deliveries.")
             if let kept { print("The database it replaced is kept at \(kept).") }
@@ -63,4 +60,15 @@ struct Restore: AsyncParsableCommand {
             throw CommandFailure(error.reason == .unavailable ? "\(error.message) A restore needs the node stopped." : error.message)
         }
     }
+}
+
+/// The data directory of a node on this machine, for the commands that work on its files.
+struct NodeDataDirectory: ParsableArguments {
+    @Option(name: .customLong("data"), help: "The node's data directory (default ./.islet; env ISLET_STORE_DATA_DIRECTORY).")
+    var dataDirectory: String?
+
+    var path: String { dataDirectory ?? ProcessInfo.processInfo.environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet" }
+
+    /// Its SQLite database.
+    var database: String { (path as NSString).appendingPathComponent("islet.sqlite") }
 }
