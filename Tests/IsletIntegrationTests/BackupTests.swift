@@ -55,7 +55,12 @@ struct BackupTests {
                 try await group.waitForAll()
             }
         }
-        try await Task.sleep(for: .seconds(1))
+        // Every client has had a few changes acknowledged (however slow the machine) before the backup.
+        try await within(60) {
+            while acknowledged.steps.withLock({ steps in ids.contains { (steps[$0]?.count ?? 0) < 3 } }) {
+                try await Task.sleep(for: .milliseconds(20))
+            }
+        }
         let backupBegan = Date()
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("islet-backup-\(UUID().uuidString).sqlite").path
         defer { try? FileManager.default.removeItem(atPath: file) }
@@ -76,7 +81,7 @@ struct BackupTests {
         let server = try await ServerProcess(data: restored, environment: room)
         let restoredClient = IsletClient(server: server.url, key: app.apiKey, http: http)
         let before = acknowledged.steps.withLock { $0 }.mapValues { steps in steps.filter { $0.at < backupBegan }.map(\.step).max() ?? 0 }
-        #expect(before.values.reduce(0, +) > 16, "the clients wrote before the backup: \(before)")
+        #expect(before.count == 16 && before.values.allSatisfy { $0 >= 3 }, "every client wrote before the backup: \(before)")
         for id in ids {
             let steps = Set(try await restoredClient.history(id).compactMap { event -> Int64? in
                 guard event.type == .contentUpdated, case .integer(let step)? = event.data["content"]?["state"]?["step"] else { return nil }
@@ -91,7 +96,7 @@ struct BackupTests {
         _ = await server.stop(signal: SIGTERM)
         // And a file that is not an Islet database is refused before anything is touched.
         let stray = FileManager.default.temporaryDirectory.appendingPathComponent("not-islet-\(UUID().uuidString)").path
-        FileManager.default.createFile(atPath: stray, contents: Data("hello".utf8))
+        _ = FileManager.default.createFile(atPath: stray, contents: Data("hello".utf8))
         defer { try? FileManager.default.removeItem(atPath: stray) }
         let wrong = try await runCLI(["restore", stray, "--data", restored.path])
         #expect(wrong.status == 1, "\(wrong.stderr)")
