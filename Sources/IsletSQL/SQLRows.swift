@@ -110,12 +110,12 @@ public enum SQLRows {
     }
 
     public static func phoneActivity(_ row: any SQLRow) throws -> PhoneActivity {
-        let budgeted = dates(try row["budgeted", as: String?.self])
-        return PhoneActivity(
+        // Its `budgeted` column is unused since the budget is the app's on the phone (`phoneBudget`).
+        PhoneActivity(
             activityId: try row["activityId"], bundleId: try row["bundleId"], deviceId: try row["deviceId"],
             environment: APNsEnvironment(rawValue: try row["environment"]) ?? .development,
             platform: DevicePlatform(rawValue: try row["platform"]) ?? .ios, channelId: try row["channelId"],
-            state: PhoneActivity.State(rawValue: try row["state"]) ?? .active, budgeted: budgeted
+            state: PhoneActivity.State(rawValue: try row["state"]) ?? .active
         )
     }
 

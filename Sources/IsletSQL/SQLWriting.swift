@@ -300,13 +300,13 @@ extension SQLWriting {
         try session.execute(
             """
             INSERT INTO phoneActivity (activityId, bundleId, deviceId, environment, channelId, state, budgeted, platform)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+            VALUES ($1, $2, $3, $4, $5, $6, '', $7)
             ON CONFLICT (activityId) DO UPDATE SET environment = excluded.environment, channelId = excluded.channelId,
-                state = excluded.state, budgeted = excluded.budgeted, platform = excluded.platform
+                state = excluded.state, platform = excluded.platform
             """,
             [
                 phone.activityId, phone.bundleId, phone.deviceId, phone.environment.rawValue, phone.channelId, phone.state.rawValue,
-                SQLRows.text(dates: phone.budgeted), phone.platform.rawValue,
+                phone.platform.rawValue,
             ]
         )
     }

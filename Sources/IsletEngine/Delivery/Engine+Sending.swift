@@ -215,9 +215,9 @@ extension Engine {
         case .success(let found): credential = found
         case .failure(let held): return .held(held.why)
         }
-        let (spent, budget) = try PhoneBudget.standing(deviceId: phone.deviceId, bundleId: phone.bundleId, rules: rules, now: tx.now, in: tx)
+        let (sends, budget) = try PhoneBudget.standing(deviceId: phone.deviceId, bundleId: phone.bundleId, rules: rules, now: tx.now, in: tx)
         let out = planned[PhoneBudget.Key(deviceId: phone.deviceId, bundleId: phone.bundleId)] ?? 0
-        let (priority, reason) = Deliveries.priority(event: delivery.event, alert: delivery.alert, spent: spent + out, budget: budget)
+        let (priority, reason) = Deliveries.priority(event: delivery.event, alert: delivery.alert, spent: sends.count + out, budget: budget)
         let request = OutboundRequest(
             credential: credential, target: .device(token: token.token), bundleId: phone.bundleId, payload: delivery.payload,
             priority: priority, expiration: delivery.expiration, apnsId: delivery.apnsId

@@ -29,12 +29,10 @@ public struct PhoneActivity: Hashable, Sendable {
     /// Set when the phone joined a broadcast channel: its changes go by broadcast.
     public var channelId: String?
     public var state: State
-    /// When this activity's priority-10 requests of the last hour were sent: its budget spent.
-    public var budgeted: [Date]
 
     public init(
         activityId: ActivityID, bundleId: BundleID, deviceId: DeviceID, environment: APNsEnvironment, platform: DevicePlatform = .ios,
-        channelId: String? = nil, state: State = .active, budgeted: [Date] = []
+        channelId: String? = nil, state: State = .active
     ) {
         self.platform = platform
         self.activityId = activityId
@@ -43,7 +41,6 @@ public struct PhoneActivity: Hashable, Sendable {
         self.environment = environment
         self.channelId = channelId
         self.state = state
-        self.budgeted = budgeted
     }
 }
 
@@ -98,10 +95,10 @@ enum PhoneBudget {
     /// by the phone's frequent-updates setting for the app).
     static func standing(
         deviceId: DeviceID, bundleId: BundleID, rules: LifecycleRules, now: Date, in store: any StoreReading
-    ) throws -> (spent: Int, budget: Int) {
+    ) throws -> (sends: [Date], budget: Int) {
         let frequent = try store.settings(deviceId: deviceId, bundleId: bundleId).frequentUpdates
-        let spent = try recent(deviceId: deviceId, bundleId: bundleId, now: now, in: store).count
-        return (spent, frequent ? rules.frequentPushBudgetPerHour : rules.pushBudgetPerHour)
+        let sends = try recent(deviceId: deviceId, bundleId: bundleId, now: now, in: store)
+        return (sends, frequent ? rules.frequentPushBudgetPerHour : rules.pushBudgetPerHour)
     }
 
     /// The sends of the last hour, oldest first.

@@ -93,7 +93,7 @@ extension Engine {
             let input: Activity.Input
             if let found = try tx.liveActivity(key: key, bundleId: bundleId) {
                 // One renewed while it was looked for: its successor has the key now.
-                let live = found.renewedBy == nil ? found : try tx.loadActivity(following: found.id, owner: nil)
+                let live = try tx.liveEnd(of: found)
                 outcome = Outcome(activity: live, transition: Transition(), created: false)
                 input =
                     if let end {

@@ -232,7 +232,7 @@ extension Engine {
     ) throws -> [Outcome] {
         try tx.liveActivities(channelId: channel.id, bundleId: channel.bundleId).map { found in
             // One renewed while it was looked for reaches its successor (docs/renewal.md).
-            var activity = found.renewedBy == nil ? found : try tx.loadActivity(following: found.id, owner: nil)
+            var activity = try tx.liveEnd(of: found)
             let (transition, body) = try tx.change(&activity, .push(change, Activity.PushDelivery(budgetPerHour: nil)), rules: rules)
             tx.effects.countPush(ignored: transition.ignored)
             return Outcome(activity: activity, transition: transition, created: false, body: body)

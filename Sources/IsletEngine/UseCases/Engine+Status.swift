@@ -40,9 +40,8 @@ enum StatusReading {
         let waiting = try store.unfinishedDeliveries(orderKey: Delivery.orderKey(activity: activity.id))
         var budget: ActivityStatus.Budget?
         if record.platform == .ios {
-            let (spent, perHour) = try PhoneBudget.standing(deviceId: record.deviceId, bundleId: record.bundleId, rules: rules, now: now, in: store)
-            let oldest = try PhoneBudget.recent(deviceId: record.deviceId, bundleId: record.bundleId, now: now, in: store).min()
-            budget = ActivityStatus.Budget(perHour: perHour, spent: spent, nextRefillAt: oldest?.addingTimeInterval(PhoneBudget.window))
+            let (sends, perHour) = try PhoneBudget.standing(deviceId: record.deviceId, bundleId: record.bundleId, rules: rules, now: now, in: store)
+            budget = ActivityStatus.Budget(perHour: perHour, spent: sends.count, nextRefillAt: sends.min()?.addingTimeInterval(PhoneBudget.window))
         }
         let hasToken = try store.updateToken(activityId: activity.id) != nil
         return ActivityStatus.Phone(
@@ -84,7 +83,8 @@ enum StatusReading {
     }
 
     static func summary(of status: ActivityStatus, activity: Activity) -> [String] {
-        let time = { (date: Date) in ISO8601DateFormatter().string(from: date) }
+        let formatter = ISO8601DateFormatter()
+        let time = { (date: Date) in formatter.string(from: date) }
         var lines: [String] = []
         if status.requested != status.id {
             lines.append("\(status.requested) was renewed; \(status.id) is the live activity of its chain.")

@@ -16,7 +16,12 @@ extension StoreReading {
     /// The activity an id stands for: itself, or — once it was renewed — the newest activity of
     /// its chain of renewals, found by following `renewedBy` (docs/renewal.md).
     func loadActivity(following id: ActivityID, owner: BundleID?) throws -> Activity {
-        var activity = try loadActivity(id, owner: owner)
+        try liveEnd(of: try loadActivity(id, owner: owner))
+    }
+
+    /// The newest activity of the chain `activity` is in: itself, unless it was renewed.
+    func liveEnd(of activity: Activity) throws -> Activity {
+        var activity = activity
         // Each link is written once, to a newer activity: a chain has no loop.
         while let next = activity.renewedBy, let successor = try self.activity(next) {
             activity = successor
