@@ -437,8 +437,10 @@ let package = Package(
                 dependencies: ["IsletFuzzing"],
                 path: "Fuzz/Targets/\(name)",
                 swiftSettings: fuzzable,
-                // lld: gold fails on the libFuzzer runtime's debug information.
-                linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer", "-use-ld=lld"])] : []
+                // lld: gold fails on the libFuzzer runtime's debug information. --gc-sections: the
+                // runtime brings libFuzzer's own `main`, which a debug build (`Fuzz/run -d`) keeps
+                // unless unused sections go, as a release build's do (the program's main is its own).
+                linkerSettings: fuzzing ? [.unsafeFlags(["-sanitize=fuzzer", "-use-ld=lld", "-Xlinker", "--gc-sections"])] : []
             )
         }
 )

@@ -21,6 +21,12 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
+    /// The value's elements, or `nil` when it is not an array.
+    public var arrayValue: [JSONValue]? {
+        if case .array(let elements) = self { return elements }
+        return nil
+    }
+
     /// The value's text, or `nil` when it is not a string.
     public var stringValue: String? {
         if case .string(let text) = self { return text }

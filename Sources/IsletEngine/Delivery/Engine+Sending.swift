@@ -310,8 +310,9 @@ extension Engine {
         if let token = claimed.phoneToken, let status = answer.status {
             try tx.recordTokenResult(token, at: tx.now, status: status, reason: answer.reason)
         }
-        tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency))
         try perform(actions, for: delivery, claimed: claimed, answer: answer, in: tx)
+        let delivered = delivery.state == .delivered ? Duration.seconds(max(0, tx.now.timeIntervalSince(delivery.createdAt))) : nil
+        tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency, sinceChange: delivered))
     }
 
     /// Performs a delivery's actions, in their order.

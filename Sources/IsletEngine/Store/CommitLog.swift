@@ -93,16 +93,21 @@ public struct Effects: Sendable, Hashable {
     }
 }
 
-/// What Apple answered one delivery request: the status (`nil`: no answer), the reason, how long.
+/// What Apple (or FCM) answered one delivery request: the status (`nil`: no answer), the reason,
+/// how long the request took, and, for a delivery it took, how long since the change that wrote it
+/// was committed.
 public struct DeliveryAnswer: Sendable, Hashable {
     public var status: Int?
     public var reason: String?
     public var latency: Duration
+    /// From the commit of the change to this answer, when the answer delivered it.
+    public var sinceChange: Duration?
 
-    public init(status: Int?, reason: String?, latency: Duration) {
+    public init(status: Int?, reason: String?, latency: Duration, sinceChange: Duration? = nil) {
         self.status = status
         self.reason = reason
         self.latency = latency
+        self.sinceChange = sinceChange
     }
 }
 

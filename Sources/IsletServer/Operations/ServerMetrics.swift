@@ -20,10 +20,13 @@ public final class ServerMetrics: EngineMetrics {
     private let pushesDelivered: Counter
     private let pushesDropped: [IgnoreReason: Counter]
     private let deliveryLatency: DurationHistogram
+    private let deliveredSinceChange: DurationHistogram
     private let deliveryRounds: Counter
     private let outboxDepth: Gauge
     private let outboxOldest: Gauge
     private let changesRunAgain: Counter
+    private let storeWritable: Gauge
+    private let credentialsRefused: Gauge
     private let changesRunAgainSeen = Mutex(0)
 
     /// Creates the metrics in `registry`.
@@ -71,9 +74,17 @@ public final class ServerMetrics: EngineMetrics {
             ))
         })
         deliveryLatency = registry.makeDurationHistogram(
-            descriptor: .islet("delivery_latency", unit: "seconds", help: "From sending a delivery to Apple's answer."),
+            descriptor: .islet("delivery_latency", unit: "seconds", help: "From sending a delivery request to Apple's or FCM's answer."),
             buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
                       .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30)]
+        )
+        deliveredSinceChange = registry.makeDurationHistogram(
+            descriptor: .islet(
+                "delivery_latency_from_change", unit: "seconds",
+                help: "From the commit of a change to the answer that delivered it (Apple's or FCM's 200): queueing, retries and the request."
+            ),
+            buckets: [.milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100), .milliseconds(250),
+                      .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30), .seconds(60)]
         )
         deliveryRounds = registry.makeCounter(descriptor: .islet(
             "delivery_rounds", unit: "total",
@@ -82,6 +93,13 @@ public final class ServerMetrics: EngineMetrics {
         changesRunAgain = registry.makeCounter(descriptor: .islet(
             "store_changes_run_again", unit: "total",
             help: "Changes run again because another transaction held what they lock (nodes sharing one PostgreSQL database)."
+        ))
+        credentialsRefused = registry.makeGauge(descriptor: .islet(
+            "delivery_credentials_refused",
+            help: "Delivery credentials (an app's, in one environment) Apple or Google refused, not changed since: their deliveries are held."
+        ))
+        storeWritable = registry.makeGauge(descriptor: .islet(
+            "store_writable", help: "1 while the store takes writes; 0 once they fail for the storage's own reasons (a full disk)."
         ))
         outboxDepth = registry.makeGauge(descriptor: .islet("outbox_depth", help: "Deliveries not finished: waiting, held or being sent."))
         outboxOldest = registry.makeGauge(descriptor: .islet(
@@ -100,12 +118,13 @@ public final class ServerMetrics: EngineMetrics {
         if effects.deadlinesFired > 0 { deadlinesFired.increment(by: Int64(effects.deadlinesFired)) }
         if effects.deliveryRounds > 0 { deliveryRounds.increment(by: Int64(effects.deliveryRounds)) }
         for answer in effects.deliveryAnswers {
-            // By Apple's status and reason; "none" when there was no answer.
+            // By the status and reason of Apple's (or FCM's) answer; "none" when there was no answer.
             registry.makeCounter(
-                descriptor: .islet("delivery_requests", unit: "total", help: "Delivery requests to Apple, by Apple's status and reason."),
+                descriptor: .islet("delivery_requests", unit: "total", help: "Delivery requests to Apple or FCM, by the answer's status and reason."),
                 labels: [("status", answer.status.map(String.init) ?? "none"), ("reason", answer.reason ?? "")]
             ).increment()
-            deliveryLatency.recordNanoseconds(Int64(answer.latency.components.seconds) * 1_000_000_000 + answer.latency.components.attoseconds / 1_000_000_000)
+            deliveryLatency.record(answer.latency)
+            if let sinceChange = answer.sinceChange { deliveredSinceChange.record(sinceChange) }
         }
     }
 
@@ -117,6 +136,20 @@ public final class ServerMetrics: EngineMetrics {
     func setOutbox(_ health: DeliveryHealth, now: Date) {
         outboxDepth.set(Double(health.depth))
         outboxOldest.set(health.oldest.map { max(0, now.timeIntervalSince($0)) } ?? 0)
+        credentialsRefused.set(Double(health.refusedCredentials.count))
+    }
+
+    /// Whether the store takes writes, and the space left beside a SQLite database, as a scrape finds them.
+    func setStore(writable: Bool, disk: DiskSpace?) {
+        storeWritable.set(writable ? 1.0 : 0.0)
+        // Made at the first scrape that has them: a node on PostgreSQL has no such series.
+        guard let disk else { return }
+        registry.makeGauge(descriptor: .islet(
+            "store_disk_available", unit: "bytes", help: "Bytes still free to Islet on the file system of the SQLite database."
+        )).set(Double(disk.available))
+        registry.makeGauge(descriptor: .islet(
+            "store_disk_size", unit: "bytes", help: "The size of the file system of the SQLite database."
+        )).set(Double(disk.size))
     }
 
     /// The store's count of changes run again, as a scrape finds it.

@@ -93,6 +93,11 @@ struct OperationsRoutes {
         metrics.setActivityCounts(try await engine.activityCounts())
         metrics.setOutbox(try await engine.deliveryHealth(), now: engine.clock.now())
         metrics.setChangesRunAgain(engine.changesRunAgain)
+        let store = engine.storeFacts
+        metrics.setStore(
+            writable: await engine.writeFailure() == nil,
+            disk: store.kind == "sqlite" ? DiskSpace.of((store.location as NSString).deletingLastPathComponent) : nil
+        )
         var bytes: [UInt8] = []
         metrics.registry.emit(into: &bytes)
         return Response(
