@@ -367,6 +367,8 @@ let package = Package(
                 "IsletAPNs",
                 "IsletFCM",
                 "IsletDelivery",
+                // The upgrade fixtures of PostgreSQL (UpgradeTests).
+                "IsletPostgres",
                 "IsletTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

@@ -70,11 +70,8 @@ public enum SQLiteBackup {
             guard try db.tableExists("grdb_migrations"), try db.tableExists("activity") else {
                 throw IsletError(.invalidRequest, "\(path) is an SQLite database, but not an Islet one.")
             }
+            try Schema.refuseNewer(db, path: path)
             let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations")
-            let known = Set(Schema.migrator.migrations)
-            if let unknown = applied.first(where: { !known.contains($0) }) {
-                throw IsletError(.invalidRequest, "\(path) was written by a newer Islet (its migration \"\(unknown)\" is unknown to this one): open it with that version.")
-            }
             return Summary(
                 lastEventId: try Int64.fetchOne(db, sql: "SELECT COALESCE(MAX(id), 0) FROM event") ?? 0,
                 activities: try Int.fetchOne(db, sql: "SELECT COUNT(*) FROM activity") ?? 0,

@@ -47,6 +47,7 @@ public final class SQLiteStore: Store {
         let checkpointer = try Checkpointer(path: options.location, configuration: configuration)
         self.checkpointer = checkpointer
         self.groupCommit = GroupCommit(pool: pool, log: commits, committed: { checkpointer.committed() })
+        try pool.read { db in try Schema.refuseNewer(db, path: options.location) }
         try Schema.migrator.migrate(pool)
     }
 

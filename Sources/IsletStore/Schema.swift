@@ -1,4 +1,5 @@
 import GRDB
+import IsletCore
 
 /// The store's schema, as versioned migrations: a migration, once released, never changes.
 enum Schema {
@@ -352,5 +353,22 @@ enum Schema {
             }
         }
         return migrator
+    }
+}
+
+extension Schema {
+    /// Refuses a database that a newer Islet migrated (a downgrade), before anything is written:
+    /// it holds a migration this code does not know, and this code would read and write it as the
+    /// schema it knows. Names both versions.
+    static func refuseNewer(_ db: Database, path: String) throws {
+        guard try db.tableExists("grdb_migrations") else { return }
+        let known = migrator.migrations
+        let applied = try String.fetchAll(db, sql: "SELECT identifier FROM grdb_migrations ORDER BY rowid")
+        guard let unknown = applied.last(where: { !known.contains($0) }) else { return }
+        throw IsletError(
+            .invalidRequest,
+            "\(path) was written by a newer Islet: its schema is at \"\(unknown)\", and this Islet knows up to \"\(known.last ?? "none")\". "
+                + "Run the newer Islet on it, or restore a backup that this version wrote (islet restore)."
+        )
     }
 }

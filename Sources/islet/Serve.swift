@@ -69,7 +69,9 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure
         }
-        MetricsSystem.bootstrap(PrometheusMetricsFactory(registry: islet.metrics.registry))
+        var metricsFactory = PrometheusMetricsFactory(registry: islet.metrics.registry)
+        metricsFactory.nameAndLabelSanitizer = ServerMetrics.prometheusNames
+        MetricsSystem.bootstrap(metricsFactory)
         do {
             try await islet.run()
         } catch let error as AddressInUse {

@@ -56,8 +56,15 @@ struct PrometheusTests {
             #expect(try await api.query(#"islet_delivery_requests_total{status="200"}"#).map(\.instance) == [a])
             let pushes = try await api.query(#"islet_pushes_total{outcome="delivered"} > 0"#)
             #expect(pushes.map(\.instance) == [b], "B took them as the phone")
-            for gauge in ["islet_store_writable", "islet_delivery_credentials_refused", "islet_outbox_oldest_age_seconds"] {
-                #expect(Set(try await api.query(gauge).map(\.instance)) == Set(targets), "\(gauge)")
+            // Every node has these, Hummingbird's HTTP metrics among them (named as Prometheus names them).
+            for series in [
+                "islet_store_writable", "islet_delivery_credentials_refused", "islet_outbox_oldest_age_seconds",
+                #"hb_requests_total{http_route="/metrics"}"#, "http_server_request_duration_seconds_count",
+            ] {
+                // A request's own counters appear from the scrape after it.
+                _ = try await eventually("\(series) from both nodes", within: 30) {
+                    Set(try await api.query(series).map(\.instance)) == Set(targets) ? true : nil
+                }
             }
             #expect(Set(try await api.query("islet_store_writable == 1").map(\.instance)) == Set(targets))
             let free = try await api.query("islet_store_disk_available_bytes / islet_store_disk_size_bytes")

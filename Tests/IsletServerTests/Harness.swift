@@ -93,14 +93,21 @@ struct Harness: Sendable {
 /// Runs `body` against a live server built from `configure`d settings, then shuts it down
 /// gracefully and deletes its data.
 ///
-/// - Parameter serverClock: The server's clock, when not the harness's `ManualClock`.
+/// - Parameters:
+///   - serverClock: The server's clock, when not the harness's `ManualClock`.
+///   - data: Fills the data directory before the server opens it (a fixture's files).
+///   - openStore: Opens the store (SQLite in the data directory unless given).
 func withIslet<T: Sendable>(
     _ configure: (inout IsletConfiguration) -> Void = { _ in },
     serverClock: (any WallClock)? = nil,
+    data: (URL) throws -> Void = { _ in },
+    openStore: @escaping StoreOpener = { try SQLiteStore($0) },
     _ body: @Sendable (Harness) async throws -> T
 ) async throws -> T {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-server-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
+    try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    try data(directory)
     var configuration = IsletConfiguration()
     configuration.store.dataDirectory = directory.path
     configuration.server.port = 0
@@ -113,7 +120,7 @@ func withIslet<T: Sendable>(
     let clock = ManualClock(now: t0)
     let (ports, listening) = AsyncStream<(Endpoint, Int)>.makeStream()
     let islet = try await Islet(
-        configuration: configuration, clock: serverClock ?? clock, logger: logger, openStore: { try SQLiteStore($0) }
+        configuration: configuration, clock: serverClock ?? clock, logger: logger, openStore: openStore
     ) { endpoint, port in
         listening.yield((endpoint, port))
     }

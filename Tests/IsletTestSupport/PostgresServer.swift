@@ -142,6 +142,14 @@ public final class PostgresServer: Sendable {
         return try await offThePool { Result { try server.rows(sql, in: database) } }.get()
     }
 
+    /// Runs SQL (statements, no psql commands) on one of the shared server's databases (an
+    /// address `newDatabase` gave), failing on the first error.
+    public static func execute(_ sql: String, in database: String) async throws {
+        let server = try shared.get()
+        let name = String(database.split(separator: "/").last ?? "")
+        _ = try await offThePool { Result { try server.psql(sql, database: name) } }.get()
+    }
+
     /// The rows a query answers on one of this server's databases (an address `newDatabase`
     /// gave, or a database's name), one line each, columns separated by `|`.
     public func rows(_ sql: String, in database: String) throws -> [String] {
