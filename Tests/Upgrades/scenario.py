@@ -74,7 +74,7 @@ activities = {}
 
 
 def start(name, device="default", **extra):
-    body = {"attributesType": "Ride", "attributes": {"route": name}, "content": {"state": {"eta": 10}}, "deviceId": device}
+    body = {"attributesType": "Ride", "attributes": {"route": name}, "content": {"state": {"eta": 10}}, "device": device}
     body.update(extra)
     activities[name] = must("POST", "/v1/activities", "app", body)["id"]
     return activities[name]
