@@ -1,7 +1,9 @@
 import Foundation
 import IsletCore
 import Logging
+import ServiceContextModule
 import ServiceLifecycle
+import Tracing
 
 /// Islet's application layer: every use case — start, update, end, dismiss, pushes, settings,
 /// layouts, keys, tokens, deadlines, retention — written once, over a narrow transactional
@@ -39,7 +41,7 @@ public final class Engine: Sendable {
         if settings.tokenRotation > 0 {
             timers.append(TokenRotation(engine: self, interval: settings.tokenRotation, logger: logger))
         }
-        if let transport {
+        if let transport, settings.delivery.enabled {
             timers.append(DeliverySender(engine: self, transport: transport, settings: settings.delivery, logger: logger))
         }
         return timers
@@ -141,7 +143,21 @@ public final class Engine: Sendable {
 
     /// Runs a use case in the next write transaction; returns once it committed and was published.
     /// `activity`: the activity it changes, when known before it runs (`Store.write`).
+    ///
+    /// Traced (docs/operations.md §1): within a trace (a request's), a span waits for the commit
+    /// and the fan-out, and the use case runs, on the store's writer, in that span's context, so
+    /// what it writes to the outbox keeps the trace (`TraceParent`). The timers' own changes
+    /// (deadlines, the sender's rounds) start no trace of their own.
     func write<T: Sendable>(about activity: ActivityID? = nil, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> T {
+        guard ServiceContext.current != nil else { return try await commit(about: activity, work) }
+        return try await withSpan("islet.commit") { span in
+            if let activity { span.attributes["islet.activity.id"] = activity }
+            let context = ServiceContext.current
+            return try await commit(about: activity) { tx in try ServiceContext.withValue(context) { try work(tx) } }
+        }
+    }
+
+    private func commit<T: Sendable>(about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> T {
         let committed = try await store.write(now: clock.now(), about: activity, work)
         await fanOut.published(through: committed.commit)
         return committed.value

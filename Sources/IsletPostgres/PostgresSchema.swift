@@ -269,5 +269,9 @@ enum PostgresSchema {
                 PRIMARY KEY (deviceId, bundleId)
             )
             """),
+        // A delivery keeps the trace of the change that wrote it (SQLite's v16).
+        Migration(version: 8, name: "a delivery keeps the trace of the change that wrote it", sql: """
+            ALTER TABLE delivery ADD COLUMN traceparent text
+            """),
     ]
 }

@@ -126,7 +126,8 @@ public enum SQLRows {
             alert: try row["alert"], expiration: try row.optionalDate("expiration"),
             state: Delivery.State(rawValue: try row["state"]) ?? .failed, attempts: try row["attempts"],
             nextAttemptAt: try row.date("nextAttemptAt"), leaseUntil: try row.optionalDate("leaseUntil"),
-            createdAt: try row.date("createdAt"), finishedAt: try row.optionalDate("finishedAt"), apnsId: try row["apnsId"]
+            createdAt: try row.date("createdAt"), finishedAt: try row.optionalDate("finishedAt"), apnsId: try row["apnsId"],
+            traceparent: try row["traceparent"]
         )
     }
 

@@ -330,14 +330,15 @@ extension SQLWriting {
         try session.insert(
             """
             INSERT INTO delivery (orderKey, activityId, bundleId, deviceId, channelId, event, payload, alert, expiration, state,
-                attempts, nextAttemptAt, leaseUntil, createdAt, finishedAt, apnsId)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+                attempts, nextAttemptAt, leaseUntil, createdAt, finishedAt, apnsId, traceparent)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
             """,
             [
                 delivery.orderKey, delivery.activityId, delivery.bundleId, delivery.deviceId, delivery.channelId, delivery.event,
                 delivery.payload, delivery.alert, delivery.expiration?.timeIntervalSince1970, delivery.state.rawValue,
                 delivery.attempts, delivery.nextAttemptAt.timeIntervalSince1970, delivery.leaseUntil?.timeIntervalSince1970,
                 delivery.createdAt.timeIntervalSince1970, delivery.finishedAt?.timeIntervalSince1970, delivery.apnsId,
+                delivery.traceparent,
             ]
         )
     }

@@ -58,12 +58,16 @@ public struct Islet: Sendable {
     /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully: streams end, the
     /// timers stop, and in-flight requests finish — for at most `server.shutdownTimeout`, after
     /// which the connections still open are closed (`ShutdownDeadline`).
-    public func run() async throws {
+    ///
+    /// - Parameter telemetry: Services that outlive the server: they stop after it, so the spans
+    ///   of its last requests are still exported (the tracer's).
+    public func run(telemetry: [any Service] = []) async throws {
         let bounded = ShutdownDeadline(
             service: application, timeout: .seconds(configuration.server.shutdownTimeout), connections: connections, logger: logger
         )
+        // A group stops its services in the reverse of their order.
         let group = ServiceGroup(configuration: .init(
-            services: [bounded], gracefulShutdownSignals: [.sigterm, .sigint], logger: application.logger
+            services: telemetry + [bounded], gracefulShutdownSignals: [.sigterm, .sigint], logger: application.logger
         ))
         do {
             try await group.run()
@@ -148,6 +152,12 @@ public struct Islet: Sendable {
             router.add(middleware: FileMiddleware(pages, urlBasePath: "/pages", searchForIndexHtml: true, logger: logger))
         }
         let authentication = Authentication(keys: keys, keylessAllowed: configuration.server.allowsKeylessAccess)
+        // With tracing on (docs/operations.md §1), a span per request, refused ones too, around
+        // the checks, so their log line carries its trace id. Off, no middleware: a request then
+        // has no trace context, and the engine makes no span (nothing to measure).
+        if configuration.telemetry.otlpEndpoint != nil {
+            router.add(middleware: TracingMiddleware())
+        }
         router.add(middleware: RequestChecks(
             knownQueries: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]), authentication: authentication
         ))

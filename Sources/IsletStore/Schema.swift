@@ -352,6 +352,10 @@ enum Schema {
                 table.primaryKey(["deviceId", "bundleId"])
             }
         }
+        migrator.registerMigration("v16: a delivery keeps the trace of the change that wrote it") { db in
+            // docs/operations.md §1: W3C `traceparent`, when tracing is on; rows written before stay NULL.
+            try db.alter(table: "delivery") { table in table.add(column: "traceparent", .text) }
+        }
         return migrator
     }
 }

@@ -7,8 +7,11 @@ import IsletServer
 import IsletStore
 import Logging
 import Metrics
+import OTel
 import Prometheus
+import ServiceLifecycle
 import SystemPackage
+import Tracing
 
 /// `islet serve`: runs a server until SIGTERM or Ctrl-C.
 struct Serve: AsyncParsableCommand {
@@ -53,12 +56,20 @@ struct Serve: AsyncParsableCommand {
             throw CommandFailure(error.description)
         }
         let level = configuration.logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
+        // Log lines carry trace_id and span_id while a span is active (docs/operations.md §1).
+        let traceIds = OTel.makeLoggingMetadataProvider()
+        LoggingSystem.bootstrap({ label, metadataProvider in
+            var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
             handler.logLevel = level
             return handler
-        }
+        }, metadataProvider: traceIds)
         let logger = Logger(label: "islet")
+        let tracing: [any Service]
+        do {
+            tracing = try Self.bootstrapTracing(configuration.telemetry)
+        } catch {
+            throw CommandFailure("Configuration telemetry.otlpEndpoint: \(error)")
+        }
         let banner = Banner(announcement: Self.announcement(for: configuration))
         let islet: Islet
         do {
@@ -73,13 +84,31 @@ struct Serve: AsyncParsableCommand {
         metricsFactory.nameAndLabelSanitizer = ServerMetrics.prometheusNames
         MetricsSystem.bootstrap(metricsFactory)
         do {
-            try await islet.run()
+            try await islet.run(telemetry: tracing)
         } catch let error as AddressInUse {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure
         }
         // After Ctrl-C or SIGTERM: the streams ended, every acknowledged change is stored.
         logger.notice("Stopped", metadata: ["data": "\(configuration.store.dataDirectory)"])
+    }
+
+    /// With `telemetry.otlpEndpoint` set, bootstraps swift-otel's tracer, exporting spans over
+    /// OTLP/HTTP (protobuf) to the endpoint's `/v1/traces`, and returns its service; otherwise
+    /// the no-op tracer stays, and nothing runs. The standard `OTEL_*` variables refine it
+    /// (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_TRACES_SAMPLER`…).
+    static func bootstrapTracing(_ telemetry: TelemetrySettings) throws -> [any Service] {
+        guard let endpoint = telemetry.otlpEndpoint else { return [] }
+        var configuration = OTel.Configuration.default
+        configuration.serviceName = "islet"
+        configuration.logs.enabled = false
+        configuration.metrics.enabled = false
+        configuration.traces.exporter = .otlp
+        configuration.traces.otlpExporter.protocol = .httpProtobuf
+        configuration.traces.otlpExporter.endpoint = endpoint.hasSuffix("/") ? endpoint + "v1/traces" : endpoint + "/v1/traces"
+        let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
+        InstrumentationSystem.bootstrap(tracer)
+        return [service]
     }
 
     /// Opens the store the configuration names: SQLite in the data directory, or PostgreSQL.

@@ -122,7 +122,7 @@ struct OperationsTests {
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
             "requestTimeout", "shutdownTimeout", "pages", "concurrency", "maxBackoff", "faults", "tokenRateLimit",
-            "providerTokenInterval", "database", "lease", "connections", "renewalLead",
+            "providerTokenInterval", "database", "lease", "connections", "renewalLead", "otlpEndpoint",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }
@@ -179,6 +179,8 @@ struct OperationsTests {
             ("store.database", "islet.sqlite"), ("store.database", "postgres://u@h/d?sslmode=requir"),
             ("store.database", "postgres://u@h/d?sslmod=require"), ("store.database", "postgres://u@h/d?connect_timeout=0"),
             ("store.database", "postgres://u@h/d?sslmode=verify-full"), ("delivery.connections", "0"), ("delivery.connections", "65"),
+            ("delivery.enabled", "sometimes"), ("telemetry.otlpEndpoint", "collector:4318"), ("telemetry.otlpEndpoint", "grpc://collector:4317"),
+            ("telemetry.otlpEndpoint", "http://"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {

@@ -142,6 +142,14 @@ public final class PostgresServer: Sendable {
         return try await offThePool { Result { try server.rows(sql, in: database) } }.get()
     }
 
+    /// Runs one of PostgreSQL's client programs (`pg_dump`, `pg_restore`…) to its end, off
+    /// Swift's pool; what it printed. It fails with what it said when it fails.
+    @discardableResult
+    public static func client(_ name: String, _ arguments: [String]) async throws -> String {
+        let program = try programs().appendingPathComponent(name).path
+        return try await offThePool { Result { try run(program, arguments) } }.get()
+    }
+
     /// Runs SQL (statements, no psql commands) on one of the shared server's databases (an
     /// address `newDatabase` gave), failing on the first error.
     public static func execute(_ sql: String, in database: String) async throws {

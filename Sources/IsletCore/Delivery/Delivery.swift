@@ -51,12 +51,15 @@ public struct Delivery: Hashable, Sendable {
     public var finishedAt: Date?
     /// Its `apns-id`: the same for every attempt, so Apple's log and Islet's name one request.
     public var apnsId: String
+    /// The W3C trace context (`traceparent`) of the change that wrote it, when tracing is on:
+    /// each attempt's span joins that trace, whichever node sends it.
+    public var traceparent: String?
 
     public init(
         id: Int64 = 0, orderKey: String, activityId: ActivityID?, bundleId: BundleID, deviceId: DeviceID?, channelId: String? = nil,
         event: String, payload: String, alert: Bool, expiration: Date?, state: State = .pending, attempts: Int = 0,
         nextAttemptAt: Date, leaseUntil: Date? = nil, createdAt: Date, finishedAt: Date? = nil,
-        apnsId: String = UUID().uuidString.lowercased()
+        apnsId: String = UUID().uuidString.lowercased(), traceparent: String? = nil
     ) {
         self.id = id
         self.orderKey = orderKey
@@ -75,6 +78,7 @@ public struct Delivery: Hashable, Sendable {
         self.createdAt = createdAt
         self.finishedAt = finishedAt
         self.apnsId = apnsId
+        self.traceparent = traceparent
     }
 
 }

@@ -3,6 +3,7 @@ import IsletCore
 import Logging
 import Synchronization
 import ServiceLifecycle
+import Tracing
 
 /// How the outbox is drained.
 public struct DeliverySettings: Sendable, Equatable {
@@ -18,6 +19,9 @@ public struct DeliverySettings: Sendable, Equatable {
     /// How long a sender holds a delivery it took before another may take it, in seconds: on
     /// several nodes, what a node that died was sending is sent by another after this.
     public var lease: TimeInterval = 60
+    /// Whether this node sends deliveries. A node that does not still writes them to the
+    /// outbox with its changes; another node on the same database sends them (docs/cluster.md).
+    public var enabled = true
 
     /// The longest one request to Apple may take: half the lease, at most 30 s, so a node gives
     /// up on a request well before another node may take its delivery. In seconds.
@@ -86,7 +90,7 @@ struct DeliverySender: Service {
                     for delivery in claimed {
                         round.sent()
                         group.addTask {
-                            let answer = await transport.send(delivery.request)
+                            let answer = await Self.send(delivery, over: transport)
                             // Stopping mid-request: the lease gives it back, nothing is written.
                             guard !Task.isCancelled else { return round.dropped() }
                             round.answered(AnsweredDelivery(claimed: delivery, answer: answer))
@@ -103,6 +107,25 @@ struct DeliverySender: Service {
         }
         // Answers that came back as it stopped are written down, not left to their leases.
         await Self.recordOneByOne(round.takeAnswers(), engine: engine, settings: settings, logger: logger)
+    }
+
+    /// Sends one delivery's request, in a span of the trace of the change that wrote it (its
+    /// `traceparent`; docs/operations.md §1) with what Apple or FCM answered.
+    static func send(_ delivery: ClaimedDelivery, over transport: any DeliveryTransport) async -> TransportAnswer {
+        await withSpan(
+            delivery.isFCM ? "fcm.send" : "apns.send", context: TraceParent.context(delivery.delivery.traceparent), ofKind: .client
+        ) { span in
+            let answer = await transport.send(delivery.request)
+            span.attributes["islet.delivery.id"] = Int(delivery.delivery.id)
+            span.attributes["islet.delivery.event"] = delivery.delivery.event
+            span.attributes["islet.delivery.attempt"] = delivery.delivery.attempts + 1
+            span.attributes["islet.delivery.priority"] = delivery.priority
+            if !delivery.isFCM { span.attributes["apns.id"] = answer.apnsId ?? delivery.delivery.apnsId }
+            if let status = answer.status { span.attributes["http.response.status_code"] = status }
+            if let reason = answer.reason { span.attributes[delivery.isFCM ? "fcm.error" : "apns.reason"] = reason }
+            if answer.status != 200 { span.setStatus(SpanStatus(code: .error, message: answer.reason)) }
+            return answer
+        }
     }
 
     /// Writes answers down one transaction each, logging those that cannot be.
@@ -128,7 +151,7 @@ extension DeliverySender {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for delivery in claimed {
                     group.addTask {
-                        let answer = await transport.send(delivery.request)
+                        let answer = await Self.send(delivery, over: transport)
                         try await engine.recordDelivery(delivery, answer: answer, maximumBackoff: settings.maximumBackoff)
                     }
                 }

@@ -150,7 +150,7 @@ extension Transaction {
         let delivery = Delivery(
             orderKey: Delivery.orderKey(channel: channel.id), activityId: nil, bundleId: channel.bundleId, deviceId: nil,
             channelId: channel.id, event: event, payload: try Payloads.text(payload, limit: Payloads.maximumBroadcastSize), alert: alert,
-            expiration: now.addingTimeInterval(Deliveries.lifetime), nextAttemptAt: now, createdAt: now
+            expiration: now.addingTimeInterval(Deliveries.lifetime), nextAttemptAt: now, createdAt: now, traceparent: TraceParent.current()
         )
         let id = try insertDelivery(delivery)
         try reportBroadcast(DeliveryReport(delivery: id, event: event, outcome: .queued, target: "channel \(channel.id)"), channel: channel.id, bundleId: channel.bundleId)

@@ -124,7 +124,8 @@ extension Transaction {
         var delivery = Delivery(
             orderKey: orderKey, activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, event: event,
             payload: payload, alert: alert, expiration: (start ?? now).addingTimeInterval(Deliveries.lifetime),
-            state: finished ?? .pending, nextAttemptAt: max(start ?? now, now), createdAt: now, finishedAt: finished.map { _ in now }
+            state: finished ?? .pending, nextAttemptAt: max(start ?? now, now), createdAt: now, finishedAt: finished.map { _ in now },
+            traceparent: TraceParent.current()
         )
         delivery.id = try insertDelivery(delivery)
         try report(DeliveryReport(

@@ -82,6 +82,13 @@ extension IsletConfiguration {
         delivery.connections = try settings.int("delivery.connections", in: 1...64) ?? delivery.connections
         delivery.maximumBackoff = try settings.timeout("delivery.maxBackoff") ?? delivery.maximumBackoff
         delivery.lease = try settings.duration("delivery.lease", atLeast: 2) ?? delivery.lease
+        delivery.enabled = try settings.bool("delivery.enabled") ?? delivery.enabled
+        if let endpoint = try settings.string("telemetry.otlpEndpoint") {
+            guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false else {
+                throw ConfigurationError(key: "telemetry.otlpEndpoint", problem: "an OTLP/HTTP collector's address is http(s)://host:port.")
+            }
+            telemetry.otlpEndpoint = endpoint
+        }
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
         // Under a second, a keep-alive floods every stream and spins the server; a write timeout cuts every reader.
         streams.keepAliveInterval = try settings.duration("streams.keepAlive", atLeast: 1) ?? streams.keepAliveInterval

@@ -21,10 +21,21 @@ public struct IsletConfiguration: Equatable, Sendable {
     public var apns = APNsSettings()
     /// Delivery to real iPhones through Apple's APNs.
     public var delivery = DeliverySettings()
+    /// Traces exported over OTLP/HTTP (docs/operations.md §1).
+    public var telemetry = TelemetrySettings()
     /// The least severe log level written.
     public var logLevel: Logger.Level = .info
 
     /// The default configuration.
+    public init() {}
+}
+
+/// Where traces go (docs/operations.md §1).
+public struct TelemetrySettings: Equatable, Sendable {
+    /// The OTLP/HTTP collector's base address (`http://collector:4318`): spans go to its
+    /// `/v1/traces`. `nil`: no tracing, and no cost.
+    public var otlpEndpoint: String?
+
     public init() {}
 }
 
