@@ -69,8 +69,10 @@ public struct ServerSettings: Equatable, Sendable {
     /// bytes per second: each `minBodyRate` bytes received extend the body's deadline by a second.
     public var minBodyRate = 500
     /// How long a connection may stay open between a response and the next request's head,
-    /// in seconds.
-    public var idleTimeout: TimeInterval = 60
+    /// in seconds. Longer than a client's own (AsyncHTTPClient's, IsletKit's: 60 s), so the
+    /// client lets an idle connection go first: at the same length, a client could send on a
+    /// connection the server was closing, and meet a reset.
+    public var idleTimeout: TimeInterval = 75
     /// How long a client may take none of the bytes the server has waiting for it, in seconds,
     /// before its connection is closed: a client that stops reading holds no connection for long.
     public var writeTimeout: TimeInterval = 30
