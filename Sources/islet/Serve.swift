@@ -106,6 +106,11 @@ struct Serve: AsyncParsableCommand {
         configuration.traces.exporter = .otlp
         configuration.traces.otlpExporter.protocol = .httpProtobuf
         configuration.traces.otlpExporter.endpoint = endpoint.hasSuffix("/") ? endpoint + "v1/traces" : endpoint + "/v1/traces"
+        // A collector that is down or never answers costs a stop at most these (swift-otel's
+        // defaults, 10 s a request and 30 s an export, made a SIGTERM take 20 s): the spans are
+        // dropped with a warning; requests never wait for them.
+        configuration.traces.otlpExporter.timeout = .seconds(3)
+        configuration.traces.batchSpanProcessor.exportTimeout = .seconds(3)
         let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
         InstrumentationSystem.bootstrap(tracer)
         return [service]
