@@ -17,7 +17,8 @@ let fuzzing = Context.environment["ISLET_FUZZ"] == "1"
 let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"]), .define("ISLET_FUZZING")] : []
 /// The settings of a module the fuzz targets reach: the language features, plus coverage when fuzzing.
 let fuzzable = swiftSettings + instrumented
-/// The fuzz targets: `fuzz-<name>` (Fuzz/Targets/<name>/main.swift) runs one of `FuzzTarget.all`.
+/// The fuzz targets: `fuzz-<name>` (Fuzz/Targets/<name>/main.swift) runs one of `FuzzTarget.all`:
+/// in a plain build it replays the files it is given; in the fuzz build it is `libfuzzer-<name>`.
 let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential", "fcm-send", "android-inputs"]
 
 let package = Package(
@@ -29,7 +30,10 @@ let package = Package(
         .library(name: "IsletClient", targets: ["IsletClient"]),
         .library(name: "IsletRender", targets: ["IsletRender"]),
         .library(name: "IsletKit", targets: ["IsletKit"]),
-    ],
+    ]
+        // The fuzz build's programs are `libfuzzer-<name>`, so a fuzz build in `.build`
+        // (`Fuzz/run -d`) leaves the plain `fuzz-<name>` programs, which the tests run, in place.
+        + (fuzzing ? fuzzTargets.map { .executable(name: "libfuzzer-\($0)", targets: ["fuzz-\($0)"]) } : []),
     dependencies: [
         // One trait: with two, SwiftPM orders their -D flags differently from one planning to
         // the next and rebuilds Hummingbird whenever the environment changes (a new terminal).
@@ -437,7 +441,7 @@ let package = Package(
         .testTarget(
             // Every committed seed and regression input through its target: a finding stays fixed.
             name: "IsletFuzzingTests",
-            dependencies: ["IsletFuzzing"],
+            dependencies: ["IsletFuzzing", "IsletTestSupport"],
             swiftSettings: testSwiftSettings
         ),
     ]
