@@ -468,7 +468,7 @@ public struct IsletClient: Sendable {
         let response: HTTPClientResponse
         let bytes: ByteBuffer
         do {
-            response = try await http.execute(request, timeout: timeout)
+            response = try await Self.sentAgainIfUnsent { try await http.execute(request, timeout: timeout) }
             bytes = try await response.body.collect(upTo: 64 << 20)
         } catch {
             throw ClientError.unreachable(server: server, cause: error)
@@ -496,12 +496,32 @@ public struct IsletClient: Sendable {
         }
         let response: HTTPClient.Response
         do {
-            response = try http.execute(request: request, deadline: .now() + timeout).wait()
+            response = try Self.sentAgainIfUnsent { try http.execute(request: request, deadline: .now() + timeout).wait() }
         } catch {
             throw ClientError.unreachable(server: server, cause: error)
         }
         let bytes = response.body ?? ByteBuffer()
         return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)
+    }
+
+    /// Runs one request, and once more if it failed before any of it was written: it went out on
+    /// a kept-alive connection that the server had closed (a restart, its idle timeout) before
+    /// the pool saw the close. The server never saw it, so sending it again on a new connection
+    /// cannot do anything twice; a request that failed any other way is not sent again.
+    private static func sentAgainIfUnsent<T>(_ request: () async throws -> T) async throws -> T {
+        do {
+            return try await request()
+        } catch let error as ChannelError where error == .ioOnClosedChannel {
+            return try await request()
+        }
+    }
+
+    private static func sentAgainIfUnsent<T>(_ request: () throws -> T) throws -> T {
+        do {
+            return try request()
+        } catch let error as ChannelError where error == .ioOnClosedChannel {
+            return try request()
+        }
     }
 
     /// The answer of a request that has none (`204 No Content`).
