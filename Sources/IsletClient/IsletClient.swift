@@ -504,24 +504,30 @@ public struct IsletClient: Sendable {
         return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)
     }
 
-    /// Runs one request, and once more if it failed before any of it was written: it went out on
-    /// a kept-alive connection that the server had closed (a restart, its idle timeout) before
-    /// the pool saw the close. The server never saw it, so sending it again on a new connection
-    /// cannot do anything twice; a request that failed any other way is not sent again.
+    /// Runs one request, and once more if it was never sent (`wasNeverSent`); a request that
+    /// failed any other way is not sent again, as the server may have acted on it.
     private static func sentAgainIfUnsent<T>(_ request: () async throws -> T) async throws -> T {
         do {
             return try await request()
-        } catch let error as ChannelError where error == .ioOnClosedChannel {
+        } catch where wasNeverSent(error) {
             return try await request()
         }
     }
 
+    /// `sentAgainIfUnsent`, for the blocking path.
     private static func sentAgainIfUnsent<T>(_ request: () throws -> T) throws -> T {
         do {
             return try request()
-        } catch let error as ChannelError where error == .ioOnClosedChannel {
+        } catch where wasNeverSent(error) {
             return try request()
         }
+    }
+
+    /// Whether a request failed before any of it was written: it went out on a kept-alive
+    /// connection that the server had closed (a restart, its idle timeout) before the pool saw
+    /// the close. The server never saw it, so sending it again cannot do anything twice.
+    private static func wasNeverSent(_ error: any Error) -> Bool {
+        (error as? ChannelError) == .ioOnClosedChannel
     }
 
     /// The answer of a request that has none (`204 No Content`).
