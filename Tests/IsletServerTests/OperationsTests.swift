@@ -180,7 +180,8 @@ struct OperationsTests {
             ("store.database", "postgres://u@h/d?sslmod=require"), ("store.database", "postgres://u@h/d?connect_timeout=0"),
             ("store.database", "postgres://u@h/d?sslmode=verify-full"), ("delivery.connections", "0"), ("delivery.connections", "65"),
             ("delivery.enabled", "sometimes"), ("telemetry.otlpEndpoint", "collector:4318"), ("telemetry.otlpEndpoint", "grpc://collector:4317"),
-            ("telemetry.otlpEndpoint", "http://"),
+            ("telemetry.otlpEndpoint", "http://"), ("telemetry.otlpEndpoint", "http://127.0.0.1:99999"),
+            ("telemetry.otlpEndpoint", "http://collector:0"),
         ] {
             let reader = ConfigReader(provider: InMemoryProvider(values: [AbsoluteConfigKey(key.split(separator: ".").map(String.init)): .init(.string(value), isSecret: false)]))
             #expect {
