@@ -79,6 +79,10 @@ extension DeliveryLoopTests {
             #expect(try await loop.appOnB.activity(onB.id).content.state["status"] == "confirmed")
             #expect(try await admin.updateApp(Self.bundleId, UpdateAppBody(deliveryPaused: false)).deliveryPaused == false)
             try await loop.waitOnB(onB.id, status: "preparing")
+            // The phone can show it a moment before A has written Apple's answer down.
+            _ = try await eventually("A's log says it was delivered") {
+                try await loop.appOnA.deliveries(onA.id).first { $0.report.delivery == held.report.delivery && $0.report.outcome == .delivered }
+            }
             let again = await #expect(throws: ClientError.self) { try await admin.retryDelivery(held.report.delivery) }
             #expect(again?.description.contains("delivered") == true, "\(String(describing: again))")
             let other = await #expect(throws: ClientError.self) { try await loop.appOnA.retryDelivery(999_999) }
