@@ -141,14 +141,21 @@ public final class ChildProcess: Sendable {
 /// Starts `process` from a thread of its own that blocks no signal: a child inherits its
 /// spawner's blocked signals, and the concurrency pool's threads block SIGTERM, which a child
 /// started from one (a shell script) would then never see.
+///
+/// One start at a time: the test process crashed twice inside Foundation's `Process.run`
+/// (a bad read in `memcpy`) while many programs were being started at once, once ending a
+/// whole run. Not root-caused; a start takes milliseconds, so taking turns costs nothing.
 public func spawnWithNoSignalBlocked(_ process: Process) async throws {
     try await offThePool { [process] in
         var none = sigset_t()
         sigemptyset(&none)
         pthread_sigmask(SIG_SETMASK, &none, nil)
-        return Result { try process.run() }
+        return spawning.withLock { Result { try process.run() } }
     }.get()
 }
+
+/// Taken around every start (`spawnWithNoSignalBlocked`).
+private let spawning = NSLock()
 
 /// `kill(2)`, under a name `ChildProcess.kill()` does not hide; a negative pid is a process group.
 private func send(_ signal: Int32, to pid: Int32) {
