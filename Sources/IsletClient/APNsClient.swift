@@ -1,5 +1,6 @@
 import AsyncHTTPClient
 import Foundation
+import IsletCore
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -78,7 +79,7 @@ public struct APNsClient: Sendable {
 
     /// `POST /1/apps/{bundleId}/channels`: creates a channel; its id is in `channelId`.
     public func createChannel(bundleId: String, storagePolicy: Int, providerToken: String) async throws -> Response {
-        let body = Data(#"{"message-storage-policy":\#(storagePolicy),"push-type":"LiveActivity"}"#.utf8)
+        let body = Data(ChannelConfiguration(messageStoragePolicy: storagePolicy).body.utf8)
         return try await send(.POST, "/1/apps/\(bundleId)/channels", headers: [], body: body, providerToken: providerToken)
     }
 

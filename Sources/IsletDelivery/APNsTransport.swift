@@ -29,7 +29,7 @@ import Synchronization
 public final class APNsTransport: DeliveryTransport, Service {
     private let clients = Mutex<[ClientKey: [Connection]]>([:])
     private let tokens = ProviderTokens()
-    let accessTokens = AccessTokens()
+    let accessTokens: AccessTokens
     let serviceAccounts = ServiceAccounts()
     let timeout: TimeAmount
     private let connections: Int
@@ -52,6 +52,7 @@ public final class APNsTransport: DeliveryTransport, Service {
     ///   - connections: HTTP/2 connections per host and trusted authority (`delivery.connections`).
     public init(timeout: TimeAmount = .seconds(30), connections: Int = 1, logger: Logger) {
         self.timeout = timeout
+        accessTokens = AccessTokens(timeout: timeout)
         self.connections = max(1, connections)
         self.logger = logger
     }

@@ -95,27 +95,35 @@ struct AccessTokenFailure: Error {
 
 /// Access tokens by service account: fetched once, reused until five minutes before they
 /// expire, fetched anew when FCM refused one. Requests that need a token together wait for the
-/// same exchange.
+/// same exchange, which takes at most the delivery's own request timeout, and ends when a
+/// request waiting for it is cancelled (the sender stops): a token endpoint that never answers
+/// holds neither a delivery nor a shutdown longer than an APNs request would.
 final class AccessTokens: Sendable {
     private struct Held: Sendable {
         var token: String
         var expires: Date
     }
     private let tokens = Mutex<[String: Task<Held, any Error>]>([:])
+    /// How long one exchange may take, from sending to the whole answer.
+    private let timeout: TimeAmount
     /// How long before its expiry a token is replaced.
     static let margin: TimeInterval = 300
+
+    init(timeout: TimeAmount) {
+        self.timeout = timeout
+    }
 
     func token(for account: ServiceAccount, client: HTTPClient, replacing refused: String?) async throws -> String {
         let key = "\(account.clientEmail) \(account.privateKeyId) \(account.tokenUri) \(account.privateKey.hashValue)"
         let now = Date()
         let task = tokens.withLock { tokens -> Task<Held, any Error> in
             if let current = tokens[key] { return current }
-            let task = Task { try await Self.fetch(account, client: client) }
+            let task = Task { try await Self.fetch(account, client: client, timeout: timeout) }
             tokens[key] = task
             return task
         }
         do {
-            let held = try await task.value
+            let held = try await Self.value(of: task)
             if held.token != refused, held.expires.timeIntervalSince(now) > Self.margin { return held.token }
         } catch {
             // A failed exchange is not kept: the next request tries again.
@@ -124,20 +132,30 @@ final class AccessTokens: Sendable {
         }
         let fresh = tokens.withLock { tokens -> Task<Held, any Error> in
             if let current = tokens[key], current != task { return current }
-            let fresh = Task { try await Self.fetch(account, client: client) }
+            let fresh = Task { try await Self.fetch(account, client: client, timeout: timeout) }
             tokens[key] = fresh
             return fresh
         }
         do {
-            return try await fresh.value.token
+            return try await Self.value(of: fresh).token
         } catch {
             tokens.withLock { if $0[key] == fresh { $0[key] = nil } }
             throw error
         }
     }
 
+    /// The exchange's answer; a waiter that is cancelled cancels the exchange too (the next
+    /// request starts another: a failed exchange is not kept).
+    private static func value(of exchange: Task<Held, any Error>) async throws -> Held {
+        try await withTaskCancellationHandler {
+            try await exchange.value
+        } onCancel: {
+            exchange.cancel()
+        }
+    }
+
     /// The JWT-bearer grant at the account's `token_uri`.
-    private static func fetch(_ account: ServiceAccount, client: HTTPClient) async throws -> Held {
+    private static func fetch(_ account: ServiceAccount, client: HTTPClient, timeout: TimeAmount) async throws -> Held {
         let address = try TokenAddress(account.tokenUri)
         let assertion: String
         do {
@@ -148,12 +166,11 @@ final class AccessTokens: Sendable {
         var request = HTTPClientRequest(url: address.description)
         request.method = .POST
         request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
-        let form = "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=" + assertion
-        request.body = .bytes(ByteBuffer(string: form))
+        request.body = .bytes(ByteBuffer(string: TokenRequest(assertion: assertion).body))
         let response: HTTPClientResponse
         let data: Data
         do {
-            response = try await client.execute(request, timeout: .seconds(30))
+            response = try await client.execute(request, timeout: timeout)
             data = Data(buffer: try await response.body.collect(upTo: 64 << 10))
         } catch {
             throw AccessTokenFailure(failure: APNsTransport.failure(error))

@@ -8,11 +8,17 @@ extension FuzzTarget {
     /// payload. The headers go through `PushHeaders`' device and broadcast checks, which accept
     /// them with values in range or refuse them with a 4xx reason; the payload through
     /// `LiveActivityPayload.parse`, whose update or end is then pushed to a live activity and
-    /// to an ended one, and whose start is requested, under `LifecycleCheck`'s invariants.
+    /// to an ended one, and whose start is requested, under `LifecycleCheck`'s invariants. The
+    /// same body, read as channel management's (`ChannelConfiguration`), is a policy of 0 or 1
+    /// that reads back from what the sender would write, or refused.
     public static let apnsPush = FuzzTarget(name: "apns-push") { data throws(FuzzFailure) in
         let (fields, body) = PushRequestText.split(data)
         try checkDeviceHeaders(fields)
         try checkBroadcastHeaders(fields)
+        if let configuration = ChannelConfiguration(body: body) {
+            try expect([0, 1].contains(configuration.messageStoragePolicy), "a channel created with policy \(configuration.messageStoragePolicy)")
+            try expect(ChannelConfiguration(body: Data(configuration.body.utf8)) == configuration, "\(configuration.body) does not read back")
+        }
         let payload: LiveActivityPayload
         do throws(APNsError) {
             payload = try LiveActivityPayload.parse(body, device: "fuzz-device")

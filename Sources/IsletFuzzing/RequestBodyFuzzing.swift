@@ -29,6 +29,20 @@ extension FuzzTarget {
                 throw FuzzFailure("\(error)")
             }
         }
+        if let body = try bodies.decode(PushToStartTokenBody.self) {
+            try checkDeviceToken(body.token)
+        }
+        if let body = try bodies.decode(PushTokenBody.self) {
+            try checkDeviceToken(body.token)
+        }
+        if let body = try bodies.decode(BroadcastBody.self) {
+            switch body.change {
+            case .update(let update):
+                try checkDates(of: update.content, update.timestamp)
+            case .end(let end):
+                try checkDates(of: end.content, end.timestamp, end.dismissalPolicy.date)
+            }
+        }
         if let body = try bodies.decode(StartActivityBody.self) {
             try checkDates(of: body.request.content, body.request.start)
             try bodies.rules.start(body.request)
@@ -45,6 +59,20 @@ extension FuzzTarget {
             try bodies.rules.apply(.end(end))
         }
     }
+}
+
+/// A device token a body carries is registered only when it is one (`PhoneToken.validate`:
+/// hexadecimal, an even count of 64 to 200), and refused with `invalidRequest` otherwise.
+private func checkDeviceToken(_ token: String) throws(FuzzFailure) {
+    do throws(IsletError) {
+        try PhoneToken.validate(token)
+    } catch {
+        return try expect(error.reason == .invalidRequest, "refused a device token with \(error.reason)")
+    }
+    try expect(
+        (64...200).contains(token.utf8.count) && token.utf8.allSatisfy { $0 < 0x80 && Character(Unicode.Scalar($0)).isHexDigit },
+        "took the device token \(token.debugDescription)"
+    )
 }
 
 /// `JSONSyntax.parse` (what the server reads bodies with) refuses exactly what `check` refuses,

@@ -15,9 +15,9 @@ import Foundation
 ///
 /// Both are sent as JSON made by a default `JSONEncoder`, exactly as iOS encodes them, so one
 /// payload drives an iPhone and Islet alike.
-public protocol ActivityAttributes: Decodable, Encodable {
+public protocol ActivityAttributes: Decodable, Encodable, SendableMetatype {
     /// The dynamic part: what updates change.
-    associatedtype ContentState: Decodable, Encodable, Hashable
+    associatedtype ContentState: Decodable, Encodable, Hashable, SendableMetatype
 }
 
 extension ActivityAttributes {

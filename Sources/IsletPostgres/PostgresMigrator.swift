@@ -45,10 +45,10 @@ public enum PostgresMigrator {
     private static func migrate(on connection: PostgresConnection, address: PostgresAddress, logger: Logger) async throws -> [Int] {
         var done: [Int] = []
         while true {
-            try await connection.run("BEGIN", logger: logger).get()
+            _ = try await connection.run("BEGIN", logger: logger).get()
             do {
-                try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger).get()
-                try await connection.run(
+                _ = try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresSchema.migrationLock))", logger: logger).get()
+                _ = try await connection.run(
                     """
                     CREATE TABLE IF NOT EXISTS islet_migration (
                         version integer PRIMARY KEY, name text NOT NULL, appliedAt timestamptz NOT NULL DEFAULT now())
@@ -67,14 +67,14 @@ public enum PostgresMigrator {
                 }
                 guard let migration = PostgresSchema.migrations.sorted(by: { $0.version < $1.version }).first(where: { !applied.contains($0.version) })
                 else {
-                    try await connection.run("COMMIT", logger: logger).get()
+                    _ = try await connection.run("COMMIT", logger: logger).get()
                     return done
                 }
                 do {
                     for statement in migration.statements {
-                        try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger).get()
+                        _ = try await connection.run(PostgresQuery(unsafeSQL: statement), logger: logger).get()
                     }
-                    try await connection.run(
+                    _ = try await connection.run(
                         "INSERT INTO islet_migration (version, name) VALUES (\(migration.version), \(migration.name))", logger: logger
                     ).get()
                     _ = try await connection.run("COMMIT", logger: logger).get()

@@ -429,7 +429,7 @@ extension PostgresConnection {
     }
 }
 
-extension EventLoopFuture {
+extension EventLoopFuture where Value: Sendable {
     /// This answer, or a failure once `connection` closes without giving it.
     ///
     /// postgres-nio hands a statement to a closed connection's channel and never answers it

@@ -32,6 +32,20 @@ public enum SQLiteBackup {
         guard !files.fileExists(atPath: destination) else {
             throw IsletError(.invalidRequest, "\(destination) exists already; a backup never overwrites a file: name a new one.")
         }
+        try copy(from: source, to: destination)
+        do {
+            return try check(destination)
+        } catch {
+            try? files.removeItem(atPath: destination)
+            throw error
+        }
+    }
+
+    /// Writes the database at `source` — every transaction committed when the copy starts, in its
+    /// main file or still in its write-ahead log — into `destination`, a new file readable by its
+    /// owner only, through SQLite's backup API. Nothing is left at `destination` when it fails.
+    private static func copy(from source: String, to destination: String) throws {
+        let files = FileManager.default
         guard files.createFile(atPath: destination, contents: nil, attributes: [.posixPermissions: 0o600]) else {
             throw IsletError(.invalidRequest, "Cannot create \(destination).")
         }
@@ -43,9 +57,8 @@ public enum SQLiteBackup {
             try from.backup(to: to)
             try to.close()
             try from.close()
-            return try check(destination)
         } catch {
-            try? files.removeItem(atPath: destination)
+            for suffix in ["", "-wal", "-shm", "-journal"] { try? files.removeItem(atPath: destination + suffix) }
             throw error
         }
     }
@@ -84,10 +97,24 @@ public enum SQLiteBackup {
     /// Puts the backup `file` in place of the database at `path`, which no node may have open
     /// (the caller holds the data directory's lock). The database there, if any, is kept beside
     /// it, renamed with the time; its log files go with it.
-    /// - Returns: What the restored database holds, and where the one it replaced went.
+    ///
+    /// The file is copied through SQLite's backup API, not as a file: a database some program
+    /// still writes (a live node's own `islet.sqlite`) keeps its newest transactions in its
+    /// write-ahead log beside it, which a copy of the main file alone would leave behind.
+    /// - Returns: What the restored database holds, read from it, and where the one it replaced went.
     public static func restore(_ file: String, to path: String, now: Date = Date()) throws -> (Summary, kept: String?) {
-        let summary = try check(file)
+        _ = try check(file)
         let files = FileManager.default
+        let incoming = path + ".restoring"
+        for suffix in ["", "-wal", "-shm", "-journal"] { try? files.removeItem(atPath: incoming + suffix) }
+        try copy(from: file, to: incoming)
+        let summary: Summary
+        do {
+            summary = try check(incoming)
+        } catch {
+            try? files.removeItem(atPath: incoming)
+            throw error
+        }
         var kept: String?
         if files.fileExists(atPath: path) {
             let stamp = ISO8601DateFormatter().string(from: now).replacingOccurrences(of: ":", with: "")
@@ -97,8 +124,7 @@ public enum SQLiteBackup {
             }
             kept = aside
         }
-        try files.copyItem(atPath: file, toPath: path)
-        try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: path)
+        try files.moveItem(atPath: incoming, toPath: path)
         return (summary, kept)
     }
 }

@@ -8,7 +8,6 @@ import IsletStore
 import Logging
 import Metrics
 import OTel
-import Prometheus
 import ServiceLifecycle
 import SystemPackage
 import Tracing
@@ -80,9 +79,7 @@ struct Serve: AsyncParsableCommand {
             FileHandle.standardError.write(Data("error: \(error)\n".utf8))
             throw ExitCode.failure
         }
-        var metricsFactory = PrometheusMetricsFactory(registry: islet.metrics.registry)
-        metricsFactory.nameAndLabelSanitizer = ServerMetrics.prometheusNames
-        MetricsSystem.bootstrap(metricsFactory)
+        MetricsSystem.bootstrap(DescribedMetricsFactory(registry: islet.metrics.registry))
         do {
             try await islet.run(telemetry: tracing)
         } catch let error as AddressInUse {

@@ -119,7 +119,7 @@ extension JSONSyntaxTests {
         ("9.223372036854775807e18", .number(0x1p63)),
         ("-9.223372036854775808e18", .number(-0x1p63)),
         ("9223372036854775.0808", .number(9_223_372_036_854_776)),
-        ("123456789012345678.5", .number(123_456_789_012_345_678)),
+        ("123456789012345678.5", .number(123_456_789_012_345_680)),
         ("1.5e16", .integer(15_000_000_000_000_000)),
     ])
     func beyondTwoToThe53TheDigitsDecideWhatIsWhole(_ text: String, _ expected: JSONValue) throws {

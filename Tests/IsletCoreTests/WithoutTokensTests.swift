@@ -25,6 +25,21 @@ struct WithoutTokensTests {
             == "not sent: this activity joined channel Ab3dEf7h…, whose changes go by broadcast (POST /v1/apps/a/channels/Ab3dEf7h…/broadcast)")
     }
 
+    /// An FCM registration token: a Firebase installation ID, ":", and Google's part.
+    static let fcmToken = "dXk3Qa8rT2mV5nB1cZ9pLw:APA91bHun4MxP5egoKMwt2KZFBaFUH-1RYqx9Ah_mG7SkJ0u3Ldn-vGS8Uyh3v0wCSa2bE1cPhXw8XTh2Vq2uLxJyKjhPpG6T6KrN4Y-UqT8dH5CM1zYkDXO5AbGdL4P7z"
+
+    @Test func anFCMTokenAsLogsShowItKeepsItsFirstEightCharacters() {
+        let note = "to Android phone \(PhoneToken.shorten(Self.fcmToken)) through FCM"
+        #expect(note == "to Android phone dXk3Qa8r…bGdL4P7z through FCM")
+        #expect(note.withoutTokens == "to Android phone dXk3Qa8r… through FCM")
+    }
+
+    @Test func aWholeFCMTokenOrInstallationIdKeepsItsFirstEightCharacters() {
+        #expect("token \(Self.fcmToken) refused".withoutTokens == "token dXk3Qa8r… refused")
+        #expect("installation cK9dQm2xT5vB8nW3pLr7Zy".withoutTokens == "installation cK9dQm2x…")
+        #expect("{\"fcmToken\":\"\(Self.fcmToken)\"}".withoutTokens == "{\"fcmToken\":\"dXk3Qa8r…\"}")
+    }
+
     @Test func whatIsNoTokenIsLeftAlone() {
         for text in [
             "Apple 500 after 12.5 ms; next try at 1700000000123", "activity 9C3F0A20-4E5B-4D1A-88B1-27E5A4B6C421",

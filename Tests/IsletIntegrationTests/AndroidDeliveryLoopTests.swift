@@ -244,4 +244,38 @@ struct AndroidDeliveryLoopTests {
             }
         }
     }
+
+    /// A token endpoint that takes the request and never answers held a SIGTERM for 30 s, past
+    /// `server.shutdownTimeout` (issue 41): the exchange had a fixed timeout of its own, and ran
+    /// on where the stopping sender could not cancel it. It takes at most the delivery's request
+    /// timeout now (here 30 s, half the lease), and a stop cancels it.
+    @Test func aTokenEndpointThatNeverAnswersHoldsNoStop() async throws {
+        try await withLoop(a: ["ISLET_DELIVERY_LEASE": "2m", "ISLET_SERVER_SHUTDOWN_TIMEOUT": "1m"]) { loop in
+            let tls = loop.bData.url.appendingPathComponent("tls")
+            let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Providers/silent_tls_server.py")
+            let silent = try await ChildProcess(
+                URL(fileURLWithPath: "/usr/bin/env"),
+                ["python3", script.path, tls.appendingPathComponent("cert.pem").path, tls.appendingPathComponent("key.pem").path]
+            )
+            defer { silent.kill() }
+            let port = try await silent.waitFor("its port") { output in
+                output.split(separator: "\n").first { $0.hasPrefix("listening ") }.flatMap { Int($0.dropFirst("listening ".count)) }
+            }
+            let account = try await loop.adminOnB.issueServiceAccount(projectId: "islet-silent", tokenUri: "https://127.0.0.1:\(port)/token")
+            _ = try await loop.adminOnA.putFCMCredential(bundleId: Self.bundleId, FCMCredentialBody(
+                serviceAccount: account, url: "https://127.0.0.1:\(loop.b.apnsPort!)",
+                caCertificate: try String(contentsOf: tls.appendingPathComponent("ca.pem"), encoding: .utf8)
+            ))
+            _ = try await loop.appOnA.start(ActivityRequest(
+                attributesType: "RideAttributes", attributes: ["ride": "silent"], content: ActivityContent(state: ["status": "booked"]),
+                deviceId: Self.phone
+            ))
+            _ = try await silent.waitFor("A's token request") { $0.contains("request POST /token") ? true : nil }
+            let stopping = ContinuousClock.now
+            let ending = await loop.a.stop(signal: SIGTERM)
+            let took = ContinuousClock.now - stopping
+            #expect(ending == 0, "\(loop.a.output.suffix(2_000))")
+            #expect(took < .seconds(20), "the stop waited \(took) for the token request")
+        }
+    }
 }

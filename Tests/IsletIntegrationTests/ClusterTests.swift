@@ -227,7 +227,7 @@ struct ClusterTests {
             var tls = TLSConfiguration.makeClientConfiguration()
             tls.trustRoots = .file(cluster.data[0].url.appendingPathComponent("tls/ca.pem").path)
             let apnsHTTP = HTTPClient(eventLoopGroupProvider: .singleton, configuration: .init(tlsConfiguration: tls))
-            defer { _ = apnsHTTP.shutdown(queue: .global()) { _ in } }
+            defer { apnsHTTP.shutdown(queue: .global()) { _ in } }
             let apns = APNsClient(server: "https://localhost:\(cluster.nodes[0].apnsPort!)", http: apnsHTTP)
 
             let acknowledged = Acknowledgements()

@@ -267,7 +267,7 @@ struct DeliveryLoopTests {
                 return sending >= activities.count ? sending : nil
             }
             #expect(inFlight >= activities.count)
-            try await database.close()
+            try database.close()
             try await loop.restart(\.a)
             kill(loop.b.pid, SIGCONT)
             resumed = true

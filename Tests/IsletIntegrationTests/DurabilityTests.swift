@@ -199,7 +199,7 @@ func readStream(_ stream: AsyncThrowingStream<Event, any Error>, through last: E
 /// Reads the WebSocket stream from `since` until the event with id `last`.
 func readWebSocket(port: Int, key: String, since: EventID, through last: EventID) async throws -> [Event] {
     let received = Received()
-    try await within(30) {
+    _ = try await within(30) {
         try await WebSocketClient.connect(
             url: "ws://127.0.0.1:\(port)/v1/events/ws?since=\(since)",
             configuration: .init(maxFrameSize: 1 << 20, additionalHeaders: [.authorization: "Bearer \(key)"]),

@@ -68,7 +68,7 @@ extension ReferenceCodeTests {
     @Test func authorizationFollowsTheDevicesSettings() async throws {
         try await withLiveServer { url, adminKey in
             let admin = IsletClient(server: url, key: adminKey)
-            let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
+            _ = try await connectIsletKit(to: url, adminKey: adminKey)
             let info = ActivityAuthorizationInfo()
             var enabled = await offThePool { info.activityEnablementUpdates }.makeAsyncIterator()
             var frequent = await offThePool { info.frequentPushEnablementUpdates }.makeAsyncIterator()

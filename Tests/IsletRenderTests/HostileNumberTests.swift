@@ -29,7 +29,7 @@ struct HostileNumberTests {
 
     static let hostile: [JSONValue] = [
         .number(1e300), .number(-1e300), .number(9.3e15), .number(1e19), .number(-9.3e15), .number(1.7976931348623157e308),
-        .number(-1.7976931348623157e308), .number(5e-324), .integer(.max), .integer(.min), .number(253_402_300_800),
+        .number(-1.7976931348623157e308), .number(.leastNonzeroMagnitude), .integer(.max), .integer(.min), .number(253_402_300_800),
     ]
 
     @Test(arguments: timeViews)

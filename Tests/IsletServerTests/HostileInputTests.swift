@@ -5,6 +5,7 @@ import IsletEngine
 import IsletServer
 import IsletTestSupport
 import NIOCore
+import NIOSSL
 import Synchronization
 import Testing
 
@@ -135,6 +136,42 @@ struct HostileInputTests {
             let both = try await islet.request(.GET, "/v1/events?since=-58800", key: key, headers: [("Last-Event-ID", "0")])
             #expect(both.reason == "invalidRequest")
             #expect(both.json["error"]?["message"]?.stringValue?.hasPrefix("since") == true)
+        }
+    }
+
+    /// `POST /token` on the push port handed its body to `URLComponents`, which trapped on a
+    /// space, a quote, a brace, a bad escape, a non-ASCII or a control byte: one keyless request
+    /// stopped the whole server (issue 41). Each is refused as OAuth refuses it now, on HTTP/2
+    /// and HTTP/1.1, and the server goes on answering.
+    @Test func aTokenRequestThatIsNotAFormIsRefusedAndTheServerGoesOn() async throws {
+        try await withIslet { islet in
+            for version in [HTTPClient.Configuration.HTTPVersion.automatic, .http1Only] {
+                var tls = TLSConfiguration.makeClientConfiguration()
+                tls.trustRoots = .file(islet.islet.authorityPath!)
+                var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
+                configuration.httpVersion = version
+                let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+                defer { client.shutdown(queue: .global()) { _ in } }
+                // Not form encoding: `invalid_request`. A form of other names: no JWT-bearer grant.
+                let answers = [
+                    "a b": "invalid_request", "%zz": "invalid_request", "grant_type=%4": "invalid_request", "caf\u{E9}": "invalid_request",
+                    "a\u{01}b": "invalid_request", "assertion=%FF": "invalid_request", "\"": "unsupported_grant_type",
+                    "{\"grant_type\":1}": "unsupported_grant_type",
+                ]
+                for (body, error) in answers {
+                    var request = HTTPClientRequest(url: "https://localhost:\(islet.apnsPort!)/token")
+                    request.method = .POST
+                    request.headers.add(name: "content-type", value: "application/x-www-form-urlencoded")
+                    request.body = .bytes(ByteBuffer(string: body))
+                    let response = try await client.execute(request, timeout: .seconds(30))
+                    let answer = try await response.body.collect(upTo: 1 << 16)
+                    let json = try JSONDecoder().decode(JSONValue.self, from: Data(answer.readableBytesView))
+                    #expect(response.status.code == 400, "\(body.debugDescription): \(json)")
+                    #expect(json["error"] == .string(error), "\(body.debugDescription): \(json)")
+                    #expect(response.version.major == (version == .http1Only ? 1 : 2))
+                }
+            }
+            #expect(try await islet.request(.GET, "/healthz").status == 200)
         }
     }
 

@@ -105,7 +105,9 @@ struct RouteMatrixTests {
                     Issue.record("\(place): the answer holds \(run.count) hex digits: \(answer.text.prefix(600))")
                 }
             }
-            guard answer.status >= 400 else { continue }
+            // As on the APNs port, a token is the capability: whoever holds one learns it is
+            // another app's when registering it is refused, never whose.
+            guard answer.status >= 400, !row.names.contains("A's registration token") else { continue }
             let phantoms = secrets.phantoms(world)
             let madeUp = fill.phantom(phantoms)
             let phantom = try await world.send(
@@ -183,10 +185,14 @@ struct RouteMatrixTests {
         "PUT /v1/devices/{id}/fcm-token · default, A": {
             $0.fill(["id": "default"], body: #"{"token":"matrix:APA91bNewToken","bundleId":"\#($0.a.bundleId)"}"#)
         },
+        "PUT /v1/devices/{id}/fcm-token · a new phone, A's registration token": {
+            $0.fill(["id": "pixel-2"], body: #"{"token":"\#($0.fcmToken)"}"#)
+        },
         "POST /v1/devices · a new device": { $0.fill(body: #"{"id":"phone-3"}"#) },
         "GET /v1/devices/{id} · default": { $0.fill(["id": "default"]) },
         "POST /v1/devices/{id}/key · default": { $0.fill(["id": "default"]) },
         "GET /v1/devices/{id}/settings?bundleId={bundleId} · default, A": { $0.fill(["id": "default"]) },
+        "GET /v1/devices/{id}/settings?bundleId={bundleId} · pixel (Android), A": { $0.fill(["id": "pixel"]) },
         "PUT /v1/devices/{id}/settings · default, A": {
             $0.fill(["id": "default"], body: #"{"bundleId":"\#($0.a.bundleId)","frequentUpdates":true}"#)
         },
@@ -210,6 +216,7 @@ struct RouteMatrixTests {
         },
         "GET /v1/activities/{id}/events · A's": { $0.fill(["id": $0.ride]) },
         "GET /v1/activities/{id}/deliveries · A's": { $0.fill(["id": $0.build]) },
+        "GET /v1/activities/{id}/deliveries · A's, on pixel (Android)": { $0.fill(["id": $0.rideOnPixel]) },
         "GET /v1/activities/{id}/presentation · A's": { $0.fill(["id": $0.ride]) },
         "GET /v1/activities/{id}/status · A's": { $0.fill(["id": $0.ride]) },
         "GET /v1/activities/{id}/presentation?at={eventId} · B's activity, A's event": { $0.fill(["id": $0.bRide]) },
@@ -281,10 +288,13 @@ struct RouteMatrixTests {
                 body: "grant_type=urn%3Aietf%3Aparams%3Aoauth%3Agrant-type%3Ajwt-bearer&assertion=e30.e30.c2ln"
             )
         },
-        "POST /v1/projects/{project}/messages:send · a message to A's phone": { world, _ in
+        "POST /token · a body that is not form encoding (a raw space)": { _, _ in
+            APNsFill(headers: [("content-type", "application/x-www-form-urlencoded")], body: "grant_type=a b")
+        },
+        "POST /v1/projects/{project}/messages:send · a message to A's registration token on pixel": { world, _ in
             APNsFill(
                 values: ["project": "islet-matrix"], headers: [("content-type", "application/json")],
-                body: #"{"message":{"token":"matrix:APA91bToken","data":{"islet":"{}"}}}"#
+                body: #"{"message":{"token":"\#(world.fcmToken)","data":{"islet":"{}"}}}"#
             )
         },
     ]
@@ -469,6 +479,9 @@ struct World: Sendable {
     let eventOfA: String
     /// The `next` of the admin's first page of A's activities.
     let cursorOfA: String
+    /// A's FCM registration token on the Android phone `pixel`, and A's ride there.
+    let fcmToken: String
+    let rideOnPixel: ActivityID
 
     static let layout = #"{"lockScreen":{"type":"Text","text":"Ride"}}"#
     static let broadcast = #"{"event":"update","content":{"state":{"speed":9}}}"#
@@ -481,6 +494,14 @@ struct World: Sendable {
     /// A phone's token no one has registered.
     static func newToken() -> String {
         (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
+    }
+
+    /// An FCM registration token no one has registered, shaped as Google's: a Firebase
+    /// installation ID, ":", and Google's part.
+    static func newFCMToken() -> String {
+        let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")
+        func random(_ count: Int) -> String { String((0..<count).map { _ in alphabet.randomElement()! }) }
+        return "c" + random(21) + ":APA91b" + random(134)
     }
 
     /// Builds the world on a live server and runs `body` in it.
@@ -518,13 +539,16 @@ struct World: Sendable {
                 let onPhone2 = start(#","device":"phone-2""#)
                 let aOnPhone2 = try await islet.must(.POST, "/v1/activities", key: a.apiKey, body: onPhone2, 201).string("id")
                 let bOnPhone2 = try await islet.must(.POST, "/v1/activities", key: b.apiKey, body: onPhone2, 201).string("id")
+                let fcmToken = newFCMToken()
+                _ = try await islet.must(.PUT, "/v1/devices/pixel/fcm-token", key: a.apiKey, body: #"{"token":"\#(fcmToken)"}"#, 200)
+                let rideOnPixel = try await islet.must(.POST, "/v1/activities", key: a.apiKey, body: start(#","device":"pixel""#), 201).string("id")
                 let history = try await islet.must(.GET, "/v1/activities/\(try ride.string("id"))/events", key: admin, 200)
                 let listing = try await islet.must(.GET, "/v1/activities?bundleId=\(a.bundleId)&limit=1", key: admin, 200)
                 return try await body(World(
                     islet: islet, a: a, b: b, phone2Key: phone2Key, ride: try ride.string("id"), rideToken: rideToken, build: build,
                     delivery: delivery, pushToStart: pushToStart, channel: channel, bRide: bRide, aOnPhone2: aOnPhone2,
                     bOnPhone2: bOnPhone2, eventOfA: try #require(history.json["events"].items.first?["id"]?.text),
-                    cursorOfA: try listing.string("next")
+                    cursorOfA: try listing.string("next"), fcmToken: fcmToken, rideOnPixel: rideOnPixel
                 ))
             }
         }
@@ -642,9 +666,11 @@ struct World: Sendable {
             secrets.add(.activity, activity["id"]?.stringValue, app: app, device: device)
             secrets.add(.token, activity["pushToken"]?.stringValue, app: app, device: device)
         }
-        for device in ["default", "phone-2"] {
+        for device in ["default", "phone-2", "pixel"] {
             for entry in try await islet.must(.GET, "/v1/devices/\(device)/settings", key: admin, 200).json["settings"].items {
-                secrets.add(.token, entry["pushToStartToken"]?.stringValue, app: entry["bundleId"]?.stringValue ?? "", device: device)
+                for field in ["pushToStartToken", "fcmToken"] {
+                    secrets.add(.token, entry[field]?.stringValue, app: entry["bundleId"]?.stringValue ?? "", device: device)
+                }
             }
             for token in try await islet.must(.GET, "/v1/devices/\(device)", key: admin, 200).json["tokens"].items {
                 secrets.add(.token, token["token"]?.stringValue, app: token["bundleId"]?.stringValue ?? "", device: device)
@@ -676,7 +702,10 @@ struct World: Sendable {
         let apps = try await islet.must(.GET, "/v1/apps", key: admin, 200).json["apps"].items.compactMap { $0["bundleId"]?.stringValue }
         #expect(apps == [a.bundleId, b.bundleId], "no app was made")
         let devices = try await islet.must(.GET, "/v1/devices", key: admin, 200).json["devices"].items.compactMap { $0["id"]?.stringValue }
-        #expect(devices == ["default", "phone-2"], "no device was made")
+        #expect(devices == ["default", "phone-2", "pixel"], "no device was made")
+        let pixel = try await islet.must(.GET, "/v1/devices/pixel", key: admin, 200)
+        let held = pixel.json["tokens"].items.filter { $0["retiredAt"] == nil }
+        #expect(held.map { $0["token"]?.stringValue } == [fcmToken] && held.first?["bundleId"]?.stringValue == a.bundleId, "A's registration token is still A's: \(pixel.text)")
     }
 }
 
@@ -690,8 +719,9 @@ struct Secrets {
         var app: String
         var device: String? = nil
 
-        /// What may not be shown: a whole id, or 9 characters of a token or channel id.
-        var needle: String { kind == .token || kind == .channel ? String(value.prefix(9)) : value }
+        /// What may not be shown: a whole id; of a token or channel id, 9 characters from its start
+        /// or its last 8 (which a key holder's text shows: `PhoneToken.shorten`).
+        var needles: [String] { kind == .token || kind == .channel ? [String(value.prefix(9)), String(value.suffix(8))] : [value] }
     }
 
     /// App A.
@@ -717,7 +747,7 @@ struct Secrets {
             case .otherApp: all.filter { $0.app == a } + [Secret(kind: .activity, value: a, app: a)]
             case .otherDevice: all.filter { ($0.kind == .activity || $0.kind == .token) && $0.device != "phone-2" }
             }
-        return shown.map(\.needle)
+        return shown.flatMap(\.needles)
     }
 
     /// A made-up stand-in for each of A's things a path or body can name.
@@ -728,7 +758,7 @@ struct Secrets {
         for secret in all where secret.app == a {
             switch secret.kind {
             case .activity: phantoms[secret.value] = UUID().uuidString
-            case .token: phantoms[secret.value] = World.newToken()
+            case .token: phantoms[secret.value] = secret.value.contains(":") ? World.newFCMToken() : World.newToken()
             case .channel: phantoms[secret.value] = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
                 .replacingOccurrences(of: "/", with: "A").replacingOccurrences(of: "+", with: "B")
             case .keyId: phantoms[secret.value] = "NOPE" + secret.value.dropFirst(4)

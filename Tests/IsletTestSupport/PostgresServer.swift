@@ -175,7 +175,7 @@ public final class PostgresServer: Sendable {
 
     /// Stops the server as an outage would (fast shutdown: open sessions are ended), keeping its data.
     public func pause() {
-        try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
+        _ = try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
             "-D", directory.appendingPathComponent("data").path, "-m", "fast", "-w", "stop",
         ], as: runAs)
     }

@@ -113,6 +113,11 @@ public struct PhoneToken: Codable, Hashable, Sendable {
         self.createdAt = createdAt
     }
 
+    /// Every JSON field in which Islet writes a phone's token, of any kind: an activity's update
+    /// token, a push-to-start token, an Android phone's FCM registration token. A reader without
+    /// a key is shown none of them (`EncodedEvent.withoutTokens`, `AppSettings.withoutTokens`).
+    public static let fields = ["pushToken", "pushToStartToken", "fcmToken"]
+
     /// The token as logs show it: its first and last eight characters.
     public var shortened: String { PhoneToken.shorten(token) }
 

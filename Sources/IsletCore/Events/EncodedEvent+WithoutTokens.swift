@@ -1,7 +1,7 @@
 import Foundation
 
 // What a display without a key is shown: everything its screen shows, nothing that lets a
-// provider push to it. Push tokens and broadcast channel ids are capabilities (with a provider
+// provider push to it. Phones' tokens of every kind (`PhoneToken.fields`) and broadcast channel ids are capabilities (with a provider
 // key, a push to a token or a channel changes what a phone shows), so they go only to callers
 // with a key. An activity on a channel is shown to them without a `pushType`.
 
@@ -23,9 +23,8 @@ extension EncodedEvent {
         case .started, .settingsChanged:
             guard let event = try? decoded(), case .object(var data) = event.data else { return self }
             let channel = data["pushType"]?["channel"]
-            guard data["pushToken"] != nil || data["pushToStartToken"] != nil || channel != nil else { return self }
-            data["pushToken"] = nil
-            data["pushToStartToken"] = nil
+            guard PhoneToken.fields.contains(where: { data[$0] != nil }) || channel != nil else { return self }
+            for field in PhoneToken.fields { data[field] = nil }
             if channel != nil { data["pushType"] = nil }
             return Self.encoded(event, data: data)
         default:
@@ -53,10 +52,12 @@ extension Activity {
 }
 
 extension AppSettings {
-    /// The settings without the push-to-start token.
+    /// The settings without the phone's tokens: its push-to-start token, or its FCM
+    /// registration token.
     public var withoutTokens: AppSettings {
         var settings = self
         settings.pushToStartToken = nil
+        settings.fcmToken = nil
         return settings
     }
 }

@@ -1,14 +1,21 @@
 import Foundation
 
-// What a reader without a key sees of a push token or a broadcast channel id, wherever Islet
+// What a reader without a key sees of a phone's token or a broadcast channel id, wherever Islet
 // wrote one into text: a delivery's target and note, the APNs log's path and detail. A key
-// holder sees them as they were written (a token as logs show it: its first and last 8 digits).
+// holder sees them as they were written (a token as logs show it: its first and last 8
+// characters, `PhoneToken.shorten`).
 
 extension String {
-    /// The text with every push token and channel id in it cut to its first 8 characters and
-    /// "…": enough to tell two phones apart, not to push to either. A token is a run of 16 or
-    /// more hexadecimal digits, or a token as logs show it (`PhoneToken.shorten`: 8 digits, "…",
-    /// 8 digits); a channel id is 16 or more base64 characters after "channel " or "channels/".
+    /// The text with every token and channel id in it cut to its first 8 characters and "…":
+    /// enough to tell two phones apart, not to push to either. One rule for every kind of token:
+    ///
+    /// - an APNs device token: a run of 16 or more hexadecimal digits;
+    /// - an FCM registration token or a Firebase installation ID (22 characters): a run of 22 or
+    ///   more of base64url's characters and `:` holding a digit (which no word of Islet's own
+    ///   does), but a UUID (an activity's id is no secret);
+    /// - a token of any kind as logs show it (`PhoneToken.shorten`): 8 of those characters, "…",
+    ///   8 or more;
+    /// - a channel id: 16 or more base64 characters after "channel " or "channels/".
     public var withoutTokens: String {
         let scalars = Array(unicodeScalars)
         var shown = ""
@@ -18,7 +25,7 @@ extension String {
                 shown.unicodeScalars.append(contentsOf: scalars[index..<id.lowerBound])
                 shown += Self.cut(String(String.UnicodeScalarView(scalars[id])))
                 index = id.upperBound
-            } else if Self.isHex(scalars[index]) {
+            } else if Self.isTokenCharacter(scalars[index]) {
                 let token = Self.token(in: scalars, at: index)
                 let text = String(String.UnicodeScalarView(scalars[token.range]))
                 shown += token.secret ? Self.cut(text) : text
@@ -36,16 +43,26 @@ extension String {
         secret.prefix(8) + "…"
     }
 
-    /// The hexadecimal run at `start`, joined to a second one by "…" when it is a token as logs
-    /// show it, and whether it is a token.
+    /// The token at `start` and how far it goes, or — when none starts there — how far the text
+    /// that is no token goes: a UUID whole, otherwise one character (a token may start after it).
     private static func token(in scalars: [Unicode.Scalar], at start: Int) -> (range: Range<Int>, secret: Bool) {
-        let end = run(in: scalars, from: start, while: isHex)
-        if end - start >= 16 { return (start..<end, true) }
+        let hex = run(in: scalars, from: start, while: isHex)
+        if hex - start >= 16 { return (start..<hex, true) }
+        let end = run(in: scalars, from: start, while: isTokenCharacter)
         if end - start == 8, end < scalars.count, scalars[end] == "…" {
-            let tail = run(in: scalars, from: end + 1, while: isHex)
+            let tail = run(in: scalars, from: end + 1, while: isTokenCharacter)
             if tail - end - 1 >= 8 { return (start..<tail, true) }
         }
-        return (start..<end, false)
+        let word = scalars[start..<end]
+        if isUUID(word) { return (start..<end, false) }
+        if word.count >= 22, word.contains(where: { ("0"..."9").contains($0) }) { return (start..<end, true) }
+        return (start..<start + 1, false)
+    }
+
+    /// `8-4-4-4-12` hexadecimal digits.
+    private static func isUUID(_ word: ArraySlice<Unicode.Scalar>) -> Bool {
+        let groups = word.split(separator: "-", omittingEmptySubsequences: false)
+        return groups.map(\.count) == [8, 4, 4, 4, 12] && groups.allSatisfy { $0.allSatisfy(isHex) }
     }
 
     /// The channel id that follows "channel " or "channels/" at `start`, if one does.
@@ -76,6 +93,12 @@ extension String {
 
     private static func isHex(_ scalar: Unicode.Scalar) -> Bool {
         scalar.isASCII && (("0"..."9").contains(scalar) || ("a"..."f").contains(scalar) || ("A"..."F").contains(scalar))
+    }
+
+    /// What an FCM registration token (`<installation id>:APA91b…`), a Firebase installation ID
+    /// or an APNs token is written with: base64url's alphabet and `:`.
+    private static func isTokenCharacter(_ scalar: Unicode.Scalar) -> Bool {
+        scalar.isASCII && (scalar.properties.isAlphabetic || ("0"..."9").contains(scalar) || "-_:".unicodeScalars.contains(scalar))
     }
 
     private static func isBase64(_ scalar: Unicode.Scalar) -> Bool {

@@ -300,7 +300,7 @@ extension JSONSyntax {
             case UInt8(ascii: "u"):
                 var unit: UInt16 = 0
                 for _ in 0..<4 {
-                    guard let digit = peek().flatMap(Self.hexValue) else {
+                    guard let digit = peek().flatMap(\.hexDigitValue) else {
                         throw failure(.syntax, "\\u must be followed by four hexadecimal digits")
                     }
                     unit = unit << 4 | UInt16(digit)
@@ -439,14 +439,6 @@ extension JSONSyntax {
 
         private static func isDigit(_ byte: UInt8) -> Bool { byte >= UInt8(ascii: "0") && byte <= UInt8(ascii: "9") }
 
-        private static func hexValue(_ byte: UInt8) -> UInt8? {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
-            case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
-            default: nil
-            }
-        }
 
         /// A byte as a person reads it in a message.
         private static func show(_ byte: UInt8) -> String {

@@ -61,7 +61,7 @@ extension Engine {
                 }
             }
             if let current = try tx.phoneFCMToken(deviceId: deviceId, bundleId: bundleId), current.token == token { return current }
-            try Self.claimToken(token, in: tx)
+            try Self.claimToken(token, for: bundleId, in: tx)
             try tx.retirePhoneTokens(.fcm(deviceId: deviceId, bundleId: bundleId), reason: "replaced")
             let recorded = PhoneToken(token: token, kind: .fcm, bundleId: bundleId, deviceId: deviceId, environment: .production, createdAt: tx.now)
             try tx.putPhoneToken(recorded)

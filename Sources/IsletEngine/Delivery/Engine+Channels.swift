@@ -21,7 +21,7 @@ extension Engine {
         guard let credential else {
             return try await createChannel(bundleId: bundleId, storagePolicy: storagePolicy, limit: limit)
         }
-        let body = #"{"message-storage-policy":\#(storagePolicy),"push-type":"LiveActivity"}"#
+        let body = ChannelConfiguration(messageStoragePolicy: storagePolicy).body
         let answer = try await manageAtApple(credential, .createChannel(storagePolicy: storagePolicy), bundleId: bundleId, payload: body)
         guard answer.status == 201, let id = answer.channelId, !id.isEmpty else {
             throw Self.refusal(answer, doing: "create a channel")

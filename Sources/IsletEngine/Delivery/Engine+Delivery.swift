@@ -91,7 +91,7 @@ extension Engine {
             {
                 return current
             }
-            try Self.claimToken(token, in: tx)
+            try Self.claimToken(token, for: bundleId, in: tx)
             try tx.retirePhoneTokens(.pushToStart(deviceId: deviceId, bundleId: bundleId, attributesType: attributesType), reason: "replaced")
             let recorded = PhoneToken(
                 token: token, kind: .pushToStart, bundleId: bundleId, deviceId: deviceId, attributesType: attributesType,
@@ -127,7 +127,7 @@ extension Engine {
                 phone = PhoneActivity(activityId: activityId, bundleId: activity.bundleId, deviceId: deviceId, environment: environment)
             }
             if let current = try tx.updateToken(activityId: activityId), current.token == token { return current }
-            try Self.claimToken(token, in: tx)
+            try Self.claimToken(token, for: activity.bundleId, in: tx)
             try tx.retirePhoneTokens(.update(activityId: activityId), reason: "replaced")
             let recorded = PhoneToken(
                 token: token, kind: .update, bundleId: activity.bundleId, deviceId: deviceId, activityId: activityId,
@@ -141,11 +141,17 @@ extension Engine {
         }
     }
 
-    /// A token is one phone's, for one thing: registering one already recorded elsewhere moves it.
-    static func claimToken(_ token: String, in tx: any Transaction) throws {
-        if let earlier = try tx.phoneToken(token), earlier.retiredAt == nil {
-            try tx.retirePhoneToken(token, reason: "reregistered", appleTimestamp: nil)
+    /// A token is one phone's, for one app and one thing: registering one recorded elsewhere
+    /// for the same app moves it (a phone restored from a backup, a device renamed); one
+    /// recorded for another app is refused. A token belongs to the app that registered it: an
+    /// app key that learned another app's token cannot take it over (and the other app's
+    /// deliveries with it).
+    static func claimToken(_ token: String, for bundleId: BundleID, in tx: any Transaction) throws {
+        guard let earlier = try tx.phoneToken(token), earlier.retiredAt == nil else { return }
+        guard earlier.bundleId == bundleId else {
+            throw IsletError(.forbidden, "This token is registered for another app; a token belongs to the app that registered it.")
         }
+        try tx.retirePhoneToken(token, reason: "reregistered", appleTimestamp: nil)
     }
 
     /// Makes an app's held deliveries pending again: what they waited for may have come.

@@ -7,7 +7,7 @@ import IsletCore
 /// compile); the path it stands for (`state.speed`) is learned from the type's `Decodable`
 /// conformance (`KeyPathNames`).
 @dynamicMemberLookup
-public struct Bound<Root: Decodable, Value>: @unchecked Sendable {
+public struct Bound<Root: Decodable & SendableMetatype, Value: SendableMetatype>: @unchecked Sendable {
     /// The path of `Root` itself: `state`, or the path of an optional this one chains through.
     let scope: @Sendable () throws -> String
     let keyPath: KeyPath<Root, Value>

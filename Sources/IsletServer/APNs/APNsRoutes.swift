@@ -127,22 +127,12 @@ struct APNsRoutes {
     @Sendable func createChannel(_ request: Request, context: APNsRequestContext) async throws -> Response {
         let requestId = try PushHeaders.requestId(in: request.headers, name: "apns-request-id")
         let bundleId = try await authorizedApp(request, context: context)
-        struct Body: Decodable {
-            var policy: Int
-            var pushType: String
-            enum CodingKeys: String, CodingKey {
-                case policy = "message-storage-policy", pushType = "push-type"
-            }
-        }
-        let data = try await Self.payload(of: request, limit: 4096)
-        guard let body = try? JSONDecoder().decode(Body.self, from: data), [0, 1].contains(body.policy),
-            body.pushType.lowercased() == "liveactivity"
-        else {
-            throw APNsError.badRequestParams(#"The body must be {"message-storage-policy": 0 or 1, "push-type": "LiveActivity"}."#)
+        guard let body = ChannelConfiguration(body: try await Self.payload(of: request, limit: 4096)) else {
+            throw APNsError.badRequestParams(ChannelConfiguration.expected)
         }
         let channel: BroadcastChannel
         do {
-            channel = try await engine.createChannel(bundleId: bundleId, storagePolicy: body.policy, limit: settings.maxChannelsPerApp)
+            channel = try await engine.createChannel(bundleId: bundleId, storagePolicy: body.messageStoragePolicy, limit: settings.maxChannelsPerApp)
         } catch let error as IsletError where error.reason == .invalidRequest {
             throw APNsError.cannotCreateChannelConfig(error.message)
         }
@@ -158,7 +148,7 @@ struct APNsRoutes {
         guard let channel = try await engine.channel(id, bundleId: bundleId) else {
             throw APNsError.channelNotRegistered("No channel \(id) for \(bundleId).")
         }
-        let body = #"{"message-storage-policy":\#(channel.storagePolicy),"push-type":"LiveActivity"}"#
+        let body = ChannelConfiguration(messageStoragePolicy: channel.storagePolicy).body
         return Response(
             status: .ok,
             headers: [.contentType: "application/json", HTTPField.Name("apns-request-id")!: requestId],

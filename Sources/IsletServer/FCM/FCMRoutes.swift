@@ -36,8 +36,6 @@ struct FCMRoutes {
 
     /// How long an access token lives, as Google's do.
     static let accessTokenLifetime: TimeInterval = 3600
-    /// The largest `/token` body read: an assertion is about 1 KB.
-    static let maximumTokenBody = 16 * 1024
 
     func add(to router: Router<APNsRequestContext>) -> [String] {
         router.post("token", use: token)
@@ -49,13 +47,15 @@ struct FCMRoutes {
 
     @Sendable func token(_ request: Request, context: APNsRequestContext) async throws -> Response {
         do {
-            let form = try await Self.form(request)
-            guard form["grant_type"] == "urn:ietf:params:oauth:grant-type:jwt-bearer" else {
-                throw OAuthRefusal("unsupported_grant_type", "Invalid grant_type: \(form["grant_type"] ?? "(none)"); this endpoint takes urn:ietf:params:oauth:grant-type:jwt-bearer.")
+            let body: ByteBuffer
+            do {
+                body = try await request.body.collect(upTo: TokenRequest.maximumBody)
+            } catch is NIOTooManyBytesError {
+                throw OAuthRefusal("invalid_request", "The request body is over \(TokenRequest.maximumBody) bytes.")
+            } catch {
+                throw OAuthRefusal("invalid_request", "The request body could not be read: \(error).")
             }
-            guard let assertion = form["assertion"], !assertion.isEmpty else {
-                throw OAuthRefusal("invalid_request", "Missing required parameter: assertion")
-            }
+            let assertion = try TokenRequest(body: body.readableBytesView).assertion
             let now = engine.clock.now()
             let verifier = AssertionVerifier(accounts: try await engine.issuedAccounts())
             let authority = request.head.authority ?? ""
@@ -74,23 +74,6 @@ struct FCMRoutes {
         } catch let error as IsletError where error.reason == .unavailable {
             return Self.json(["error": "temporarily_unavailable", "error_description": .string(error.message)], status: 503)
         }
-    }
-
-    /// A form body (`application/x-www-form-urlencoded`), as `URLComponents` decodes a query.
-    private static func form(_ request: Request) async throws -> [String: String] {
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: maximumTokenBody)
-        } catch {
-            throw OAuthRefusal("invalid_request", "The request body is over \(maximumTokenBody) bytes.")
-        }
-        var components = URLComponents()
-        components.percentEncodedQuery = String(buffer: body).replacingOccurrences(of: "+", with: "%20")
-        var form: [String: String] = [:]
-        for item in components.queryItems ?? [] where form[item.name] == nil {
-            form[item.name] = item.value ?? ""
-        }
-        return form
     }
 
     private static func newAccessToken() -> String {
@@ -119,8 +102,10 @@ struct FCMRoutes {
             let body: ByteBuffer
             do {
                 body = try await request.body.collect(upTo: FCMSendRequest.maximumBody)
-            } catch {
+            } catch is NIOTooManyBytesError {
                 throw FCMError(.invalidArgument, "Request contains an invalid argument: the body is over \(FCMSendRequest.maximumBody) bytes.")
+            } catch {
+                throw FCMError(.invalidArgument, "Request contains an invalid argument: the body could not be read (\(error)).")
             }
             let send = try FCMSendRequest(body: Data(body.readableBytesView))
             guard case .token(let token) = send.message.target else {

@@ -168,20 +168,6 @@ public final class ServerMetrics: EngineMetrics {
     }
 }
 
-extension ServerMetrics {
-    /// Names of metrics made through swift-metrics (Hummingbird's) in Prometheus's conventions:
-    /// a counter ends in `_total`, a duration in `_seconds` (`PrometheusMetricsFactory`'s
-    /// `nameAndLabelSanitizer`). The rest keep their names, with `_` for `.`.
-    public static let prometheusNames: @Sendable (String, [(String, String)]) -> (String, [(String, String)]) = { name, labels in
-        let renamed = [
-            "hb.requests": "hb_requests_total",
-            "hb.request.errors": "hb_request_errors_total",
-            "http.server.request.duration": "http_server_request_duration_seconds",
-        ]
-        return (renamed[name] ?? name.replacingOccurrences(of: ".", with: "_"), labels)
-    }
-}
-
 extension MetricNameDescriptor {
     static func islet(_ name: String, unit: String = "", help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "islet", metricName: name, unitName: unit, helpText: help)
