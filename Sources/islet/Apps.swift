@@ -43,11 +43,10 @@ struct Apps: AsyncParsableCommand {
                 }
             } catch let code as ExitCode where code.rawValue == 5 {
                 // A script reading the key gets nothing; say so, and what gives one.
-                FileHandle.standardError.write(Data("""
+                Terminal.error("""
                     hint: an app's key is shown only when the app is made\(quiet ? ", so nothing was printed (a variable set from it is empty)" : ""). \
                     For a new key for \(bundleId) (its earlier one stops working): export ISLET_KEY=$(islet apps key \(bundleId) -q)
-
-                    """.utf8))
+                    """)
                 throw code
             }
             Self.show(created, saying: "Created \(created.app.bundleId).", quiet: quiet, json: options.json)
@@ -58,7 +57,7 @@ struct Apps: AsyncParsableCommand {
             if quiet { return print(created.apiKey) }
             if json {
                 struct Created: Encodable { var app: App; var apiKey: String }
-                return Output(json: true).print(Created(app: created.app, apiKey: created.apiKey))
+                return Output(json: true).encoded(Created(app: created.app, apiKey: created.apiKey))
             }
             print(what)
             print("API key (shown only now; keep it): \(created.apiKey)")
@@ -93,7 +92,7 @@ struct Apps: AsyncParsableCommand {
         func run() async throws {
             let apps = try await options.run { try await $0.apps() }
             let output = Output(json: options.json)
-            if options.json { return output.print(["apps": apps]) }
+            if options.json { return output.encoded(["apps": apps]) }
             if apps.isEmpty { return print("No apps. Create one with: islet apps create com.example.app") }
             output.table(["BUNDLE ID", "NAME", "CREATED"], apps.map { [$0.bundleId, $0.name, Output.time($0.createdAt)] })
         }
@@ -131,7 +130,7 @@ struct Apps: AsyncParsableCommand {
             let key = try await options.run {
                 try await $0.addProviderKey(bundleId: bundleId, keyId: keyId, teamId: teamId, publicKey: publicKey)
             }
-            if options.json { return Output(json: true).print(key) }
+            if options.json { return Output(json: true).encoded(key) }
             print("Registered key \(key.keyId) (team \(key.teamId)) for \(key.bundleId).")
         }
     }
@@ -152,7 +151,7 @@ struct Apps: AsyncParsableCommand {
 
         func run() async throws {
             let app = try await options.run { try await $0.setStrictPushes(setting == .on, bundleId: bundleId) }
-            if options.json { return Output(json: true).print(app) }
+            if options.json { return Output(json: true).encoded(app) }
             print("Strict pushes for \(app.bundleId): \(app.strictPushes ? "on" : "off").")
         }
     }
@@ -212,7 +211,7 @@ struct Apps: AsyncParsableCommand {
             let output = Output(json: options.json)
             if off {
                 try await options.run { try await $0.deleteDeliveryCredentials(bundleId: bundleId, environment: environment) }
-                if options.json { return output.print(["bundleId": bundleId, "delivery": "off"]) }
+                if options.json { return output.encoded(["bundleId": bundleId, "delivery": "off"]) }
                 return print("Delivery for \(bundleId)\(environment.map { " (\($0.rawValue))" } ?? "") is off; what waits stays in the outbox.")
             }
             if let keyFile, let teamId, let environment {
@@ -231,11 +230,11 @@ struct Apps: AsyncParsableCommand {
                     teamId: teamId, keyId: keyId, privateKey: privateKey, environment: environment, url: url, caCertificate: ca
                 )
                 let credential = try await options.run { try await $0.putDeliveryCredential(bundleId: bundleId, body) }
-                if options.json { return output.print(credential) }
+                if options.json { return output.encoded(credential) }
                 return print("Delivery for \(bundleId) (\(environment.rawValue)): key \(credential.keyId) of team \(credential.teamId), to \(credential.pushServer).")
             }
             let credentials = try await options.run { try await $0.deliveryCredentials(bundleId: bundleId) }
-            if options.json { return output.print(["credentials": credentials]) }
+            if options.json { return output.encoded(["credentials": credentials]) }
             if credentials.isEmpty { return print("\(bundleId) delivers nowhere: give it credentials with --team-id, --key-file and --environment.") }
             output.table(
                 ["ENVIRONMENT", "KEY", "TEAM", "SENDS TO", "SINCE", "STATE"],

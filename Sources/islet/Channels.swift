@@ -35,7 +35,7 @@ struct Channels: AsyncParsableCommand {
         func run() async throws {
             let channels = try await options.run { client in try await client.channels(bundleId: try await app.bundleId(client)) }
             let output = Output(json: options.json)
-            if options.json { return output.print(["channels": channels]) }
+            if options.json { return output.encoded(["channels": channels]) }
             output.table(
                 ["ID", "STORAGE", "AT APPLE", "CREATED"],
                 channels.map { [$0.id, $0.storagePolicy == 1 ? "latest kept 8 h" : "none", $0.environment?.rawValue ?? "", Output.time($0.createdAt)] }
@@ -66,7 +66,7 @@ struct Channels: AsyncParsableCommand {
                 try await client.createChannel(bundleId: try await app.bundleId(client), storagePolicy: storagePolicy, environment: environment)
             }
             if quiet { return print(channel.id) }
-            if options.json { return Output(json: true).print(channel) }
+            if options.json { return Output(json: true).encoded(channel) }
             print("Channel \(channel.id) of \(channel.bundleId)\(channel.environment.map { ", made at Apple (\($0.rawValue))" } ?? "").")
         }
     }
@@ -124,7 +124,7 @@ struct Channels: AsyncParsableCommand {
                 try await client.broadcast(bundleId: try await app.bundleId(client), channelId: id, BroadcastBody(change))
             }
             let output = Output(json: options.json)
-            if options.json { return output.print(["activities": reached]) }
+            if options.json { return output.encoded(["activities": reached]) }
             output.count(reached.count, end ? "ended here" : "updated here")
         }
     }

@@ -18,7 +18,7 @@ struct Deliveries: AsyncParsableCommand {
     func run() async throws {
         let lines = try await options.run { try await $0.deliveries(id) }
         let output = Output(json: options.json)
-        if options.json { return output.print(["deliveries": lines]) }
+        if options.json { return output.encoded(["deliveries": lines]) }
         if lines.isEmpty { return print("No deliveries: the activity is not on a phone that Islet delivers to (docs/delivery.md).") }
         output.table(
             ["TIME", "#", "EVENT", "OUTCOME", "TRY", "PRIORITY", "STATUS", "TARGET", "APNS-ID", "NOTE"],

@@ -87,11 +87,10 @@ struct DemoCommand: AsyncParsableCommand {
                 do {
                     try await Self.untilInterrupted { try await demo.run(in: context) }
                 } catch ActivityAuthorizationError.denied {
-                    FileHandle.standardError.write(Data("""
+                    Terminal.error("""
                         error: Live Activities are off for \(app.bundleId) on device \(device): turn them on in the display's \
                         panel, or: islet devices settings \(device) --app \(app.bundleId) --activities on
-
-                        """.utf8))
+                        """)
                     throw ExitCode(5)
                 }
             })
@@ -125,12 +124,11 @@ struct DemoCommand: AsyncParsableCommand {
                 let registered = try await client.layout(bundleId: app.bundleId, attributesType: demo.attributesType)
                 // Compared as the server writes them: the same document is the same bytes.
                 if try WireFormat.string(registered.layout) == WireFormat.string(layout) { return }
-                FileHandle.standardError.write(Data("""
+                Terminal.error("""
                     error: \(app.bundleId) has a layout for \(demo.attributesType) that is not the \(demo.name) demo's, and the demo \
                     does not replace it. Play it with the admin key (in an app of its own), or remove that layout first: \
                     curl -X DELETE \(client.server)/v1/apps/\(app.bundleId)/layouts/\(demo.attributesType) -H "Authorization: Bearer $ISLET_KEY"
-
-                    """.utf8))
+                    """)
                 throw ExitCode(5)
             } catch ClientError.refused(404, _) {
                 // None yet: the demo's to register.
@@ -153,12 +151,12 @@ struct DemoCommand: AsyncParsableCommand {
         do {
             try await task.value
         } catch is CancellationError {
-            FileHandle.standardError.write(Data("\nStopped: the demo's activity was ended.\n".utf8))
+            Terminal.error("\nStopped: the demo's activity was ended.")
             throw ExitCode(130)
         } catch let stopped as DemoStopped {
-            FileHandle.standardError.write(Data("\nStopped: \(stopped)\n".utf8))
+            Terminal.error("\nStopped: \(stopped)")
         } catch let error as DemoError {
-            FileHandle.standardError.write(Data("\nerror: \(error)\n".utf8))
+            Terminal.error("\nerror: \(error)")
             throw ExitCode(6)
         }
     }
@@ -171,11 +169,11 @@ private final class Report: Sendable {
     private let start = Date()
 
     var note: @Sendable (String) -> Void {
-        { [self] line in write((terminal ? "\r\u{1B}[2K" : "") + "[\(elapsed)] \(line)\n") }
+        { [self] line in write((terminal ? "\r\u{1B}[2K" : "") + "[\(elapsed)] \(Terminal.field(line))\n") }
     }
 
     var progress: @Sendable (String) -> Void {
-        { [self] line in if terminal { write("\r\u{1B}[2K[\(elapsed)] \(line)") } }
+        { [self] line in if terminal { write("\r\u{1B}[2K[\(elapsed)] \(Terminal.field(line))") } }
     }
 
     private var elapsed: String {
@@ -183,6 +181,8 @@ private final class Report: Sendable {
         return String(format: "%02d:%02d", seconds / 60, seconds % 60)
     }
 
+    /// Writes the demo's own line control (a carriage return, clearing the line) around text
+    /// already escaped (`Terminal.field`).
     private func write(_ text: String) {
         FileHandle.standardOutput.write(Data(text.utf8))
     }

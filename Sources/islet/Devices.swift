@@ -26,7 +26,7 @@ struct Devices: AsyncParsableCommand {
 
         func run() async throws {
             let device = try await options.run { try await $0.createDevice(id: id, name: name, platform: platform) }
-            if options.json { return Output(json: true).print(device) }
+            if options.json { return Output(json: true).encoded(device) }
             print(device.platform == .android ? "Created Android phone \(device.id)." : "Created device \(device.id).")
         }
     }
@@ -39,7 +39,7 @@ struct Devices: AsyncParsableCommand {
         func run() async throws {
             let devices = try await options.run { try await $0.devices() }
             let output = Output(json: options.json)
-            if options.json { return output.print(["devices": devices]) }
+            if options.json { return output.encoded(["devices": devices]) }
             output.table(["ID", "NAME", "PLATFORM", "CREATED"], devices.map { [$0.id, $0.name, $0.platform.rawValue, Output.time($0.createdAt)] })
         }
     }
@@ -57,7 +57,7 @@ struct Devices: AsyncParsableCommand {
         func run() async throws {
             let phone = try await options.run { try await $0.phone(device) }
             let output = Output(json: options.json)
-            if options.json { return output.print(phone) }
+            if options.json { return output.encoded(phone) }
             print("Device \(phone.device.id) (\(phone.device.name)), created \(Output.time(phone.device.createdAt))")
             if phone.tokens.isEmpty { return print("No phone tokens: no app reported any for this device.") }
             output.table(
@@ -101,7 +101,7 @@ struct Devices: AsyncParsableCommand {
             let recorded = try await options.run {
                 try await $0.registerPushToStartToken(token, environment: environment, device: device, attributesType: attributesType, bundleId: app)
             }
-            if options.json { return Output(json: true).print(recorded) }
+            if options.json { return Output(json: true).encoded(recorded) }
             print("Recorded \(recorded.bundleId)'s push-to-start token for \(attributesType) on \(recorded.deviceId) (\(recorded.environment.rawValue)).")
         }
     }
@@ -125,7 +125,7 @@ struct Devices: AsyncParsableCommand {
 
         func run() async throws {
             let recorded = try await options.run { try await $0.registerFCMToken(token, device: device, bundleId: app) }
-            if options.json { return Output(json: true).print(recorded) }
+            if options.json { return Output(json: true).encoded(recorded) }
             print("Recorded \(recorded.bundleId)'s registration token on Android phone \(recorded.deviceId).")
         }
     }
@@ -150,7 +150,7 @@ struct Devices: AsyncParsableCommand {
                 let issued = try await client.issueDeviceKey(device: device)
                 return (issued, client.displayURL(device: device, key: issued.key))
             }
-            if options.json { return Output(json: true).print(["deviceId": issued.deviceId, "key": issued.key, "displayURL": url]) }
+            if options.json { return Output(json: true).encoded(["deviceId": issued.deviceId, "key": issued.key, "displayURL": url]) }
             print("""
                 Display key for device \(issued.deviceId) (shown once; it replaces any earlier key):
                   \(issued.key)
@@ -206,7 +206,7 @@ struct Devices: AsyncParsableCommand {
                         frequentUpdates: frequentUpdates.map { $0 == .on }
                     )
                 }
-                if options.json { return output.print(settings) }
+                if options.json { return output.encoded(settings) }
                 return output.table(["APP", "ACTIVITIES", "FREQUENT UPDATES"], [Self.row(settings)])
             }
             var settings = try await options.run { try await $0.settings(device: device) }
@@ -217,7 +217,7 @@ struct Devices: AsyncParsableCommand {
                 }
                 return print(token)
             }
-            if options.json { return output.print(["settings": settings]) }
+            if options.json { return output.encoded(["settings": settings]) }
             output.table(["APP", "ACTIVITIES", "FREQUENT UPDATES"], settings.map(Self.row))
         }
 

@@ -48,7 +48,7 @@ extension Apps {
             let output = Output(json: options.json)
             if off {
                 try await options.run { try await $0.deleteFCMCredential(bundleId: bundleId) }
-                if options.json { return output.print(["bundleId": bundleId, "fcm": "off"]) }
+                if options.json { return output.encoded(["bundleId": bundleId, "fcm": "off"]) }
                 return print("Delivery to Android phones for \(bundleId) is off; what waits stays in the outbox.")
             }
             if let serviceAccount {
@@ -60,11 +60,11 @@ extension Apps {
                 let credential = try await options.run {
                     try await $0.putFCMCredential(bundleId: bundleId, FCMCredentialBody(serviceAccount: account, url: url, caCertificate: ca))
                 }
-                if options.json { return output.print(credential) }
+                if options.json { return output.encoded(credential) }
                 return print("Delivery to Android phones for \(bundleId): project \(credential.projectId) as \(credential.clientEmail), to \(credential.url ?? "FCM").")
             }
             let credential = try await options.run { try await $0.fcmCredential(bundleId: bundleId) }
-            if options.json { return output.print(credential) }
+            if options.json { return output.encoded(credential) }
             output.table(
                 ["PROJECT", "ACCOUNT", "SENDS TO", "SINCE", "STATE"],
                 [[credential.projectId, credential.clientEmail, credential.url ?? "FCM", Output.time(credential.createdAt), credential.failure.map { "refused: \($0)" } ?? "ok"]]

@@ -60,8 +60,7 @@ struct IsletCommand: AsyncParsableCommand {
     /// error, and exits with 64.
     static func exit(usage message: String, of command: any ParsableCommand.Type) -> Never {
         let path = CommandLineMistake.path(to: command, from: self)
-        let text = "Error: \(message)\nUsage: \(usageString(for: command))\n  See '\(path) --help' for more information.\n"
-        FileHandle.standardError.write(Data(text.utf8))
+        Terminal.error("Error: \(message)\nUsage: \(usageString(for: command))\n  See '\(path) --help' for more information.")
         Foundation.exit(ExitCode.validationFailure.rawValue)
     }
 }

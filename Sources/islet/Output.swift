@@ -6,14 +6,15 @@ import IsletCore
 struct Output {
     let json: Bool
 
-    func print(_ value: some Encodable) {
+    /// Writes `value` as JSON, a line (`Terminal.json`).
+    func encoded(_ value: some Encodable) {
         guard let data = try? WireFormat.encoder().encode(value) else { return }
-        FileHandle.standardOutput.write(data + Data("\n".utf8))
+        FileHandle.standardOutput.write(Data((Terminal.json(String(decoding: data, as: UTF8.self)) + "\n").utf8))
     }
 
     func activities(_ activities: [Activity]) {
-        if json { return print(["activities": activities]) }
-        if activities.isEmpty { return Swift.print("No activities.") }
+        if json { return encoded(["activities": activities]) }
+        if activities.isEmpty { return Terminal.line("No activities.") }
         table(
             ["ID", "APP", "TYPE", "STATE", "DEVICE", "CONTENT"],
             activities.map { activity in
@@ -24,7 +25,7 @@ struct Output {
     }
 
     func activity(_ activity: Activity) {
-        if json { return print(activity) }
+        if json { return encoded(activity) }
         var rows: [(String, String)] = [
             ("id", activity.id), ("app", activity.bundleId), ("device", activity.deviceId),
             ("type", activity.attributesType), ("state", activity.state.rawValue),
@@ -46,57 +47,55 @@ struct Output {
         if let token = activity.pushToken { rows.append(("push token", token)) }
         let width = rows.map(\.0.count).max() ?? 0
         for (name, value) in rows {
-            Swift.print(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value)
+            Terminal.line(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + Terminal.field(value))
         }
     }
 
     func events(_ events: [Event]) {
-        if json { return print(["events": events]) }
+        if json { return encoded(["events": events]) }
         for event in events { self.event(event) }
     }
 
     /// One event as a line: time, id, type, activity and what happened.
     func event(_ event: Event) {
-        if json { return print(event) }
+        if json { return encoded(event) }
         let activity = event.activityId.map { String($0.prefix(8)) } ?? "-"
         let type = event.type.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)
         let number = "#\(event.id)"
         let id = number.padding(toLength: max(number.count, 5), withPad: " ", startingAt: 0)
-        let line = "\(Self.time(event.time))  \(id)  \(type)  \(activity)  \(Self.summary(of: event))\n"
-        // Unbuffered, so a pipe sees each event as it happens.
-        FileHandle.standardOutput.write(Data(line.utf8))
+        Terminal.line("\(Self.time(event.time))  \(id)  \(type)  \(activity)  \(Terminal.field(Self.summary(of: event)))")
     }
 
     /// How many activities a command with `--all` acted on: `{"ended": 3}` in JSON.
     func count(_ count: Int, _ verb: String) {
         if json {
-            print([verb: count])
+            encoded([verb: count])
         } else {
-            Swift.print("\(count) \(count == 1 ? "activity" : "activities") \(verb).")
+            Terminal.line("\(count) \(count == 1 ? "activity" : "activities") \(verb).")
         }
     }
 
     /// A line on the standard error that does not stop the command.
     func warn(_ text: String) {
-        FileHandle.standardError.write(Data("warning: \(text)\n".utf8))
+        Terminal.error("warning: \(text)")
     }
 
     func fail(_ error: ClientError, key: (key: String?, source: KeySource)) {
         if case .unreachable = error {
             // One line: which server, why, and the likely cause.
-            return FileHandle.standardError.write(Data("error: \(error) — is `islet serve` running?\n".utf8))
+            return Terminal.error("error: \(error) — is `islet serve` running?")
         }
         if json, case .refused(_, let refusal) = error {
             struct Body: Encodable {
                 struct Detail: Encodable { var reason: String; var message: String }
                 var error: Detail
             }
-            print(Body(error: .init(reason: refusal.reason.rawValue, message: refusal.message)))
+            encoded(Body(error: .init(reason: refusal.reason.rawValue, message: refusal.message)))
         } else {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Terminal.error("error: \(error)")
         }
         if case .refused(let status, _) = error, status == 401 || status == 403, let hint = Self.keyHint(status: status, key) {
-            FileHandle.standardError.write(Data("hint: \(hint)\n".utf8))
+            Terminal.error("hint: \(hint)")
         }
     }
 
@@ -118,7 +117,9 @@ struct Output {
         }
     }
 
+    /// Rows under a header, in columns; every cell on one line (`Terminal.field`).
     func table(_ header: [String], _ rows: [[String]]) {
+        let rows = rows.map { $0.map(Terminal.field) }
         let widths = header.indices.map { column in
             ([header[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0
         }
@@ -126,7 +127,7 @@ struct Output {
             let cells = row.enumerated().map { column, cell in
                 column == row.count - 1 ? cell : cell.padding(toLength: widths[column], withPad: " ", startingAt: 0)
             }
-            Swift.print(cells.joined(separator: "  "))
+            Terminal.line(cells.joined(separator: "  "))
         }
     }
 

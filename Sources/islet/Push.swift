@@ -134,7 +134,7 @@ struct Push: AsyncParsableCommand {
         do {
             response = try result.get()
         } catch let error as ClientError {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Terminal.error("error: \(error)")
             throw ExitCode(7)
         }
         if json {
@@ -145,7 +145,7 @@ struct Push: AsyncParsableCommand {
                 var timestamp: Int64?
                 var detail: String?
             }
-            Output(json: true).print(Printed(
+            Output(json: true).encoded(Printed(
                 status: response.status, apnsId: response.requestId, reason: response.reason,
                 timestamp: response.timestamp, detail: response.detail
             ))

@@ -84,7 +84,7 @@ struct Render: AsyncParsableCommand {
         } else if let output {
             try html.write(toFile: output, atomically: true, encoding: .utf8)
         } else {
-            FileHandle.standardOutput.write(Data(html.utf8))
+            Terminal.raw(html)
         }
         // A preview of a partial state is normal use, so warnings alone do not fail the command;
         // a check that sample states fit a layout asks for that with --strict.
@@ -105,7 +105,7 @@ struct Render: AsyncParsableCommand {
         }
         let scope = LayoutScope(attributes: attributes, state: state, isStale: stale, dateEncoding: parsed.dateEncoding)
         let renderer = Renderer { name in
-            FileHandle.standardError.write(Data("note: no icon named \"\(name)\"; drawing a placeholder\n".utf8))
+            Terminal.error("note: no icon named \"\(name)\"; drawing a placeholder")
         }
         return renderer.render(parsed, scope: scope, now: Date())
     }

@@ -65,7 +65,9 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "islet")
         let tracing: [any Service]
         do {
-            tracing = try Self.bootstrapTracing(configuration.telemetry)
+            tracing = try Self.bootstrapTracing(configuration.telemetry, environment: ProcessInfo.processInfo.environment)
+        } catch let error as ConfigurationError {
+            throw CommandFailure(error.description)
         } catch {
             throw CommandFailure("Configuration telemetry.otlpEndpoint: \(error)")
         }
@@ -76,14 +78,14 @@ struct Serve: AsyncParsableCommand {
                 await banner.listening(endpoint, port: port)
             }
         } catch {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Terminal.error("error: \(error)")
             throw ExitCode.failure
         }
         MetricsSystem.bootstrap(DescribedMetricsFactory(registry: islet.metrics.registry))
         do {
             try await islet.run(telemetry: tracing)
         } catch let error as AddressInUse {
-            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            Terminal.error("error: \(error)")
             throw ExitCode.failure
         }
         // After Ctrl-C or SIGTERM: the streams ended, every acknowledged change is stored.
@@ -94,15 +96,16 @@ struct Serve: AsyncParsableCommand {
     /// OTLP/HTTP (protobuf) to the endpoint's `/v1/traces`, and returns its service; otherwise
     /// the no-op tracer stays, and nothing runs. The standard `OTEL_*` variables refine it
     /// (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_TRACES_SAMPLER`…).
-    static func bootstrapTracing(_ telemetry: TelemetrySettings) throws -> [any Service] {
-        guard let endpoint = telemetry.otlpEndpoint else { return [] }
+    static func bootstrapTracing(_ telemetry: TelemetrySettings, environment: [String: String]) throws -> [any Service] {
+        guard let endpoint = try telemetry.tracesEndpoint(environment: environment) else { return [] }
         var configuration = OTel.Configuration.default
         configuration.serviceName = "islet"
         configuration.logs.enabled = false
         configuration.metrics.enabled = false
         configuration.traces.exporter = .otlp
         configuration.traces.otlpExporter.protocol = .httpProtobuf
-        configuration.traces.otlpExporter.endpoint = endpoint.hasSuffix("/") ? endpoint + "v1/traces" : endpoint + "/v1/traces"
+        // What the OTEL_EXPORTER_OTLP_* variables make of it, which the exporter reads again.
+        configuration.traces.otlpExporter.endpoint = endpoint
         // A collector that is down or never answers costs a stop at most these (swift-otel's
         // defaults, 10 s a request and 30 s an export, made a SIGTERM take 20 s): the spans are
         // dropped with a warning; requests never wait for them.
@@ -220,6 +223,6 @@ private actor Banner {
     }
 
     private func print(_ text: String) {
-        FileHandle.standardOutput.write(Data((text + "\n").utf8))
+        Terminal.line(text)
     }
 }

@@ -88,7 +88,7 @@ struct Start: AsyncParsableCommand {
                 try await client.startWarned(request, bundleId: bundleId)
             }
         }
-        for warning in answer.warnings { FileHandle.standardError.write(Data("warning: \(warning)\n".utf8)) }
+        for warning in answer.warnings { Terminal.error("warning: \(warning)") }
         quiet ? print(answer.value.id) : Output(json: options.json).activity(answer.value)
     }
 }

@@ -48,9 +48,9 @@ struct Status: AsyncParsableCommand {
     func run() async throws {
         if let activity {
             let status = try await options.run { client in try await client.status(activity) }
-            if options.json { return Output(json: true).print(status) }
+            if options.json { return Output(json: true).encoded(status) }
             let header = "\(status.id)  \(status.state.rawValue)" + (status.phone.map { "  on \($0.device) (\($0.platform.rawValue))" } ?? "")
-            Swift.print(([header] + status.summary.map { "  " + $0 }).joined(separator: "\n"))
+            print(([header] + status.summary.map { "  " + $0 }).joined(separator: "\n"))
             return
         }
         let (key, source) = options.keyChoice
@@ -93,9 +93,9 @@ struct Status: AsyncParsableCommand {
             }
         }
         if options.json {
-            Output(json: true).print(report)
+            Output(json: true).encoded(report)
         } else {
-            Swift.print(Self.text(report, key: key))
+            print(Self.text(report, key: key))
         }
         if exit != 0 { throw ExitCode(exit) }
     }

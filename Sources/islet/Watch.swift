@@ -76,6 +76,6 @@ struct Watch: AsyncParsableCommand {
     }
 
     private static func note(_ text: String) {
-        FileHandle.standardError.write(Data("watch: \(text)\n".utf8))
+        Terminal.error("watch: \(text)")
     }
 }

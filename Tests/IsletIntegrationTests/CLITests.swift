@@ -22,6 +22,39 @@ extension DurabilityTests {
         #expect(apns.stderr.contains("apns.port"))
     }
 
+    /// An app's content went to the operator's terminal raw: a title change, a cleared screen,
+    /// a C1 control sequence, a right-to-left override (issue 41). Whatever the CLI prints of an
+    /// app's or a phone's, it prints escaped; JSON stays JSON, with the same escaping.
+    @Test func whatAnAppSendsReachesTheTerminalEscaped() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+        let hostile = #"\u001b]0;pwned\u0007\u001b[2J\u009b31m\u202egnp.exe\nfake line"#
+        _ = try await runCLI(["apps", "create", "com.example.term", "--name", "Term \u{1B}[31mred", "-q"], environment: local)
+        let started = try await runCLI(
+            ["start", "T", "--app", "com.example.term", "--state", #"{"title":"\#(hostile)"}"#, "--attributes", #"{"name":"\#(hostile)"}"#, "-q"],
+            environment: local
+        )
+        #expect(started.status == 0, "\(started.stderr)")
+        let id = started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        _ = try await runCLI(["update", id, "--state", #"{"title":"\#(hostile)","step":2}"#], environment: local)
+        let obeyed: [Unicode.Scalar] = ["\u{1B}", "\u{07}", "\u{9B}", "\u{202E}"]
+        for command in [["list"], ["get", id], ["history", id], ["apps", "list"], ["list", "--json"], ["get", id, "--json"], ["history", id, "--json"]] {
+            let run = try await runCLI(command, environment: local)
+            #expect(run.status == 0, "\(command): \(run.stderr)")
+            let written = run.stdout + run.stderr
+            #expect(!written.unicodeScalars.contains { obeyed.contains($0) }, "\(command) wrote a control character raw: \(written.debugDescription)")
+            #expect(!written.contains("\nfake line"), "\(command) let an app start a line of its own: \(written.debugDescription)")
+            if command != ["apps", "list"] {
+                #expect(written.contains(#"\u{1B}]0;pwned"#) || written.contains(#"\u001b]0;pwned"#), "\(command): \(written.debugDescription)")
+            }
+        }
+        let json = try await runCLI(["get", id, "--json"], environment: local).stdout
+        let activity = try JSONDecoder().decode(JSONValue.self, from: Data(json.utf8))
+        #expect(activity["content"]?["state"]?["title"]?.stringValue == "\u{1B}]0;pwned\u{07}\u{1B}[2J\u{9B}31m\u{202E}gnp.exe\nfake line", "JSON means what it meant")
+        _ = await server.stop(signal: SIGTERM)
+    }
+
     @Test func theTourRunsAgainWithANewKeyAndItsCleanSlateKeepsToItsApp() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)

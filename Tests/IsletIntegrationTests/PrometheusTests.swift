@@ -77,6 +77,16 @@ struct PrometheusTests {
             ])
             #expect(rules.allSatisfy { $0.health == "ok" }, "\(rules)")
             #expect(try await api.firingAlerts().isEmpty)
+            // What each node exposes passes Prometheus's own lint: every series has its type and
+            // its help text, Hummingbird's too (issue 41).
+            for node in [loop.a!, loop.b!] {
+                let response = try await loop.http.execute(HTTPClientRequest(url: node.url + "/metrics"), timeout: .seconds(30))
+                let exposition = try await response.body.collect(upTo: 16 << 20)
+                let lint = try await runProgram(
+                    URL(fileURLWithPath: PrometheusServer.promtool), ["check", "metrics"], input: Data(exposition.readableBytesView), timeout: 60
+                )
+                #expect(lint.status == 0 && lint.stdout.isEmpty && lint.stderr.isEmpty, "promtool check metrics: \(lint.stdout)\(lint.stderr)")
+            }
 
             // "Apple" revokes the key: A's next delivery is refused, and the alert fires for A.
             try await IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)

@@ -12,6 +12,8 @@ public final class PrometheusServer: Sendable {
 
     /// Where Debian puts Prometheus.
     static let program = "/usr/bin/prometheus"
+    /// Prometheus's own tool (`promtool check metrics` lints an exposition), from the same package.
+    public static let promtool = "/usr/bin/promtool"
 
     /// Whether tests that need Prometheus run: when it is installed, or when
     /// `ISLET_REQUIRE_PROMETHEUS` is set (`.ci/run` sets it), which makes its absence a failure

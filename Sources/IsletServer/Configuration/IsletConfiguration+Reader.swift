@@ -84,14 +84,7 @@ extension IsletConfiguration {
         delivery.lease = try settings.duration("delivery.lease", atLeast: 2) ?? delivery.lease
         delivery.enabled = try settings.bool("delivery.enabled") ?? delivery.enabled
         if let endpoint = try settings.string("telemetry.otlpEndpoint") {
-            // The port is checked here: the exporter's client traps on one past 65535, at its first export.
-            guard let url = URL(string: endpoint), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false,
-                url.port.map({ (1...65535).contains($0) }) ?? true
-            else {
-                throw ConfigurationError(
-                    key: "telemetry.otlpEndpoint", problem: "an OTLP/HTTP collector's address is http(s)://host:port, with a port from 1 to 65535."
-                )
-            }
+            try TelemetrySettings.check(endpoint, source: "telemetry.otlpEndpoint")
             telemetry.otlpEndpoint = endpoint
         }
         streams.bufferSize = try settings.int("streams.bufferSize", in: 16...10_000_000) ?? streams.bufferSize
