@@ -209,6 +209,8 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 // NIOConnectionError: why a connection failed (the name that did not resolve).
                 .product(name: "NIOPosix", package: "swift-nio"),
+                // NIOSSLError: a certificate not trusted, said as such.
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -6,6 +6,9 @@ islet_command() {
     if [ -n "${ISLET:-}" ]; then
         read -r -a islet <<<"$ISLET"
     else
+        # Said, since it can take a while: a first build, or waiting for another SwiftPM (a
+        # running `swift test`) to let go of .build.
+        echo "Building islet (swift build --product islet; set ISLET=path/to/islet to use another)…" >&2
         swift build --product islet >&2
         islet=("$(swift build --show-bin-path)/islet")
     fi

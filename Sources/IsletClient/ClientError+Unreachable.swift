@@ -2,13 +2,46 @@ import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 
 extension ClientError {
-    /// A server that could not be reached, said in a few words a person can act on —
-    /// "connection refused", "cannot resolve islet.internal" — rather than the layered
-    /// description SwiftNIO gives ("connection reset (error set): Connection refused (errno: 111)").
+    /// A request that failed without an answer, said in a few words a person can act on —
+    /// "connection refused", "cannot resolve islet.internal", "the server closed the connection",
+    /// "its certificate is signed by no authority trusted here" — rather than the layered
+    /// description SwiftNIO or BoringSSL gives ("connection reset (error set): Connection
+    /// refused (errno: 111)", a dump of SSL error stacks and source paths).
     static func unreachable(server: String, cause: any Error) -> ClientError {
-        .unreachable(server: server, detail: reason(cause))
+        if let error = cause as? NIOSSLError {
+            return .untrusted(server: server, detail: tls(error))
+        }
+        if let error = cause as? NIOSSLExtraError {
+            return .untrusted(server: server, detail: "its TLS certificate does not name it (\(error))")
+        }
+        if let error = cause as? HTTPClientError {
+            switch error {
+            case .readTimeout, .deadlineExceeded: return .interrupted(server: server, detail: "no answer in time")
+            case .remoteConnectionClosed: return .interrupted(server: server, detail: "the server closed the connection before answering")
+            default: break
+            }
+        }
+        if let error = cause as? IOError, error.errnoCode == ECONNRESET {
+            return .interrupted(server: server, detail: "the connection was reset")
+        }
+        if let error = cause as? ChannelError, [.eof, .ioOnClosedChannel, .alreadyClosed].contains(error) {
+            return .interrupted(server: server, detail: "the server closed the connection before answering")
+        }
+        return .unreachable(server: server, detail: reason(cause))
+    }
+
+    /// A TLS handshake's failure: a certificate no trusted authority signed, or what else it was,
+    /// without BoringSSL's stack.
+    private static func tls(_ error: NIOSSLError) -> String {
+        let text = "\(error)"
+        if text.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "its TLS certificate is signed by no authority trusted here"
+        }
+        if case .handshakeFailed = error { return "the TLS handshake failed" }
+        return "TLS failed (\(text.prefix(120)))"
     }
 
     private static func reason(_ error: any Error) -> String {
@@ -19,13 +52,8 @@ extension ClientError {
             if let attempt = error.connectionErrors.first { return reason(attempt.error) }
             if error.dnsAError != nil || error.dnsAAAAError != nil { return "cannot resolve \(error.host)" }
         }
-        if let error = error as? HTTPClientError {
-            switch error {
-            case .connectTimeout: return "no connection within the connect timeout"
-            case .readTimeout, .deadlineExceeded: return "no answer in time"
-            case .remoteConnectionClosed: return "the server closed the connection"
-            default: break
-            }
+        if let error = error as? HTTPClientError, case .connectTimeout = error {
+            return "no connection within the connect timeout"
         }
         if let error = error as? ChannelError, case .connectTimeout = error {
             return "no connection within the connect timeout"

@@ -139,7 +139,7 @@ extension ClientError {
             case 500...: 6
             default: 1
             }
-        case .unreachable: 7
+        case .unreachable, .interrupted, .untrusted: 7
         }
     }
 }

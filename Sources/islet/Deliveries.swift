@@ -21,7 +21,7 @@ struct Deliveries: AsyncParsableCommand {
         if options.json { return output.encoded(["deliveries": lines]) }
         if lines.isEmpty { return print("No deliveries: the activity is not on a phone that Islet delivers to (docs/delivery.md).") }
         output.table(
-            ["TIME", "#", "EVENT", "OUTCOME", "TRY", "PRIORITY", "STATUS", "TARGET", "APNS-ID", "NOTE"],
+            ["TIME", "#", "EVENT", "OUTCOME", "TRY", "PRIORITY", "STATUS", "TARGET", "REQUEST-ID", "NOTE"],
             lines.map { line in
                 let report = line.report
                 return [

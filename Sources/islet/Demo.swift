@@ -67,7 +67,7 @@ struct DemoCommand: AsyncParsableCommand {
         }
         let report = Report()
         let http = HTTPClient(
-            eventLoopGroupProvider: .singleton, configuration: Push.clientConfiguration(ca: ca, dataDirectory: options.dataDirectory)
+            eventLoopGroupProvider: .singleton, configuration: Push.clientConfiguration(trusting: Push.authority(ca: ca, dataDirectory: options.dataDirectory))
         )
         let result: Result<Void, any Error>
         do {

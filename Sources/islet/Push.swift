@@ -112,7 +112,8 @@ struct Push: AsyncParsableCommand {
         if let priority { headers.append(("apns-priority", "\(priority)")) }
         if let expiration { headers.append(("apns-expiration", "\(expiration)")) }
 
-        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(ca: ca, dataDirectory: dataDirectory))
+        let trusted = Self.authority(ca: ca, dataDirectory: dataDirectory)
+        let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: Self.clientConfiguration(trusting: trusted))
         let result: Result<APNsClient.Response, any Error>
         do {
             let client = APNsClient(server: server, http: http)
@@ -135,6 +136,13 @@ struct Push: AsyncParsableCommand {
             response = try result.get()
         } catch let error as ClientError {
             Terminal.error("error: \(error)")
+            if case .untrusted = error {
+                let what = trusted.map { "\($0) and the system's authorities" } ?? "the system's authorities only (no --ca, and no \(Self.defaultAuthority(dataDirectory)))"
+                Terminal.error("""
+                    hint: this push trusted \(what). For an Islet, trust the authority in its data directory: \
+                    --ca <its data>/tls/ca.pem, or --data <its data directory>.
+                    """)
+            }
             throw ExitCode(7)
         }
         if json {
@@ -180,14 +188,24 @@ struct Push: AsyncParsableCommand {
         return try WireFormat.encoder().encode(JSONValue.object(["aps": .object(aps)]))
     }
 
-    /// An HTTP/2 client's settings for an APNs endpoint: `ca`, or Islet's development CA in the
-    /// data directory when there, trusted besides the system's roots.
-    static func clientConfiguration(ca: String?, dataDirectory: String?) -> HTTPClient.Configuration {
+    /// The authority a push trusts besides the system's: `ca`, or Islet's development CA in the
+    /// data directory when there.
+    static func authority(ca: String?, dataDirectory: String?) -> String? {
+        let development = defaultAuthority(dataDirectory)
+        return ca ?? (FileManager.default.fileExists(atPath: development) ? development : nil)
+    }
+
+    /// Where an Islet's development CA is: `<data>/tls/ca.pem`.
+    static func defaultAuthority(_ dataDirectory: String?) -> String {
+        ((dataDirectory ?? ProcessInfo.processInfo.environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet") as NSString)
+            .appendingPathComponent("tls/ca.pem")
+    }
+
+    /// An HTTP/2 client's settings for an APNs endpoint, trusting `authority` besides the
+    /// system's roots (so `--host api.sandbox.push.apple.com` still verifies).
+    static func clientConfiguration(trusting authority: String?) -> HTTPClient.Configuration {
         var tls = TLSConfiguration.makeClientConfiguration()
-        let defaultAuthority = ((dataDirectory ?? ProcessInfo.processInfo.environment["ISLET_STORE_DATA_DIRECTORY"] ?? ".islet")
-            as NSString).appendingPathComponent("tls/ca.pem")
-        if let authority = ca ?? (FileManager.default.fileExists(atPath: defaultAuthority) ? defaultAuthority : nil) {
-            // In addition to the system's roots, so --host api.sandbox.push.apple.com still verifies.
+        if let authority {
             tls.additionalTrustRoots = [.file(authority)]
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)

@@ -44,10 +44,16 @@ struct Watch: AsyncParsableCommand {
             var connected = false
             var lost = false
             var retry: Duration = .milliseconds(250)
+            // While the server is away, a word every so often that the command is still trying.
+            var lastNote = ContinuousClock.now
             while true {
                 do {
                     let stream = try await client.events(.init(filter: filter, since: cursor, coalesce: !noCoalesce))
-                    if lost { Self.note("reconnected; resuming after event \(cursor.map(String.init) ?? "-")") }
+                    if lost {
+                        Self.note("reconnected; resuming after event \(cursor.map(String.init) ?? "-")")
+                    } else if !connected {
+                        Self.note("watching \(options.serverURL): events after #\(cursor ?? 0); Ctrl-C to stop")
+                    }
                     connected = true
                     lost = false
                     retry = .milliseconds(250)
@@ -63,15 +69,26 @@ struct Watch: AsyncParsableCommand {
                     // A refusal will not change by retrying, nor a server that was never there.
                     if case .refused = error { throw error }
                     if !connected { throw error }
-                    if !lost { Self.note("connection lost (\(error)); reconnecting until the server is back") }
+                    Self.lost(error, already: lost, lastNote: &lastNote)
                     lost = true
                 } catch {
-                    if !lost { Self.note("connection lost (\(error)); reconnecting until the server is back") }
+                    Self.lost(error, already: lost, lastNote: &lastNote)
                     lost = true
                 }
                 try await Task.sleep(for: retry)
                 retry = min(retry * 2, .seconds(5))
             }
+        }
+    }
+
+    /// Says the connection was lost, the first time; then, every 10 s, that it is still trying.
+    private static func lost(_ error: any Error, already: Bool, lastNote: inout ContinuousClock.Instant) {
+        if !already {
+            note("connection lost (\(error)); reconnecting until the server is back")
+            lastNote = .now
+        } else if ContinuousClock.now - lastNote >= .seconds(10) {
+            note("still reconnecting (\(error))")
+            lastNote = .now
         }
     }
 

@@ -397,6 +397,28 @@ extension DurabilityTests {
         )
         #expect(refused.status == 1)
         #expect(refused.stdout.contains("400 BadDeviceToken"))
+
+        // An Islet whose authority the push does not trust: which one it trusted, and what to
+        // give instead — not BoringSSL's error stack (issue 41).
+        let elsewhere = DataDirectory()
+        let untrusted = try await runCLI(
+            ["push", token, "--app", "com.example.pizza", "--state", "{}", "--data", elsewhere.path],
+            environment: app.merging(apns) { _, new in new }
+        )
+        #expect(untrusted.status == 7)
+        #expect(untrusted.stderr.contains("is not trusted: its TLS certificate is signed by no authority trusted here"), "\(untrusted.stderr)")
+        #expect(untrusted.stderr.contains("hint: this push trusted the system's authorities only") && untrusted.stderr.contains("--ca"), "\(untrusted.stderr)")
+        #expect(!untrusted.stderr.contains("BoringSSL") && !untrusted.stderr.contains("CERTIFICATE_VERIFY_FAILED"), "\(untrusted.stderr)")
         await server.stop(signal: SIGTERM)
+
+        // A server that closes the connection under the request reached it: it is said so.
+        let closing = try await ServerProcess(data: data, environment: ["ISLET_APNS_FAULTS": "close=1"])
+        let cut = try await runCLI(
+            ["push", token, "--app", "com.example.pizza", "--state", "{}", "--data", data.path],
+            environment: app.merging(apns.merging(["ISLET_APNS_URL": "https://127.0.0.1:\(closing.apnsPort!)"]) { _, new in new }) { _, new in new }
+        )
+        #expect(cut.status == 7)
+        #expect(cut.stderr.contains("gave no answer: the server closed the connection before answering"), "\(cut.stderr)")
+        await closing.stop(signal: SIGTERM)
     }
 }

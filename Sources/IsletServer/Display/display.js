@@ -129,8 +129,8 @@
   function apply(next) {
     snapshot = next;
     $("device-name").textContent = next.device.name + (next.device.id === next.device.name ? "" : " (" + next.device.id + ")");
-    renderApps(next.apps);
     var android = next.device.platform === "android";
+    renderApps(next.apps, android);
     phone.classList.toggle("islet-android", android);
     if (android) {
       $("apps-title").textContent = "Live Updates";
@@ -558,8 +558,10 @@
 
   // ---- Settings -------------------------------------------------------------------------------
 
-  function renderApps(apps) {
-    var element = $("apps"), signature = JSON.stringify(apps);
+  // An iPhone's settings are ActivityKit's (Live Activities, More Frequent Updates); an Android
+  // phone's, its own (an app's Live Updates; it has no frequent-updates budget).
+  function renderApps(apps, android) {
+    var element = $("apps"), signature = JSON.stringify(apps) + android;
     if (element.dataset.signature === signature) return;
     element.dataset.signature = signature;
     element.replaceChildren();
@@ -572,9 +574,8 @@
       var id = document.createElement("div");
       id.className = "islet-app-id";
       id.textContent = app.bundleId;
-      row.append(name, id,
-        toggle("Live Activities", "activitiesEnabled", app, false),
-        toggle("More Frequent Updates", "frequentUpdates", app, !app.activitiesEnabled));
+      row.append(name, id, toggle(android ? "Live Updates" : "Live Activities", "activitiesEnabled", app, false));
+      if (!android) row.append(toggle("More Frequent Updates", "frequentUpdates", app, !app.activitiesEnabled));
       element.appendChild(row);
     });
   }
