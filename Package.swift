@@ -50,10 +50,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0", traits: ["YAML"]),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.4.1"),
-        // Traces: the API (Hummingbird's TracingMiddleware uses it too) and, for `telemetry.otlpEndpoint`,
-        // swift-otel's OTLP/HTTP exporter only (its gRPC exporter would bring grpc-swift's build).
+        // Traces: the API (Hummingbird's TracingMiddleware uses it too); IsletTracing exports them.
         .package(url: "https://github.com/apple/swift-distributed-tracing.git", from: "1.7.3"),
-        .package(url: "https://github.com/swift-otel/swift-otel.git", from: "1.6.0", traits: ["OTLPHTTP"]),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.3"),
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.34.1"),
@@ -200,6 +198,19 @@ let package = Package(
             plugins: ["EmbedFilesPlugin"]
         ),
         .target(
+            // The tracer and its OTLP/HTTP exporter, for `telemetry.otlpEndpoint` (docs/operations.md §1).
+            name: "IsletTracing",
+            dependencies: [
+                .product(name: "Tracing", package: "swift-distributed-tracing"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             name: "IsletClient",
             dependencies: [
                 "IsletCore",
@@ -288,7 +299,7 @@ let package = Package(
                 .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "Metrics", package: "swift-metrics"),
-                .product(name: "OTel", package: "swift-otel"),
+                "IsletTracing",
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "Tracing", package: "swift-distributed-tracing"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -380,6 +391,7 @@ let package = Package(
                 "IsletDelivery",
                 // The upgrade fixtures of PostgreSQL (UpgradeTests).
                 "IsletPostgres",
+                "IsletTracing",
                 "IsletTestSupport",
                 .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),

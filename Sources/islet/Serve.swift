@@ -7,7 +7,7 @@ import IsletServer
 import IsletStore
 import Logging
 import Metrics
-import OTel
+import IsletTracing
 import ServiceLifecycle
 import SystemPackage
 import Tracing
@@ -56,7 +56,7 @@ struct Serve: AsyncParsableCommand {
         }
         let level = configuration.logLevel
         // Log lines carry trace_id and span_id while a span is active (docs/operations.md §1).
-        let traceIds = OTel.makeLoggingMetadataProvider()
+        let traceIds = ExportingTracer.loggingMetadata
         LoggingSystem.bootstrap({ label, metadataProvider in
             var handler = StreamLogHandler.standardError(label: label, metadataProvider: metadataProvider)
             handler.logLevel = level
@@ -65,11 +65,9 @@ struct Serve: AsyncParsableCommand {
         let logger = Logger(label: "islet")
         let tracing: [any Service]
         do {
-            tracing = try Self.bootstrapTracing(configuration.telemetry, environment: ProcessInfo.processInfo.environment)
-        } catch let error as ConfigurationError {
-            throw CommandFailure(error.description)
+            tracing = try Self.bootstrapTracing(configuration.telemetry, environment: ProcessInfo.processInfo.environment, logger: logger)
         } catch {
-            throw CommandFailure("Configuration telemetry.otlpEndpoint: \(error)")
+            throw CommandFailure(error.description)
         }
         let banner = Banner(announcement: Self.announcement(for: configuration))
         let islet: Islet
@@ -92,28 +90,19 @@ struct Serve: AsyncParsableCommand {
         logger.notice("Stopped", metadata: ["data": "\(configuration.store.dataDirectory)"])
     }
 
-    /// With `telemetry.otlpEndpoint` set, bootstraps swift-otel's tracer, exporting spans over
-    /// OTLP/HTTP (protobuf) to the endpoint's `/v1/traces`, and returns its service; otherwise
+    /// With `telemetry.otlpEndpoint` set, bootstraps Islet's tracer, exporting spans over
+    /// OTLP/HTTP (protobuf) to the endpoint's `/v1/traces`, and returns its exporter; otherwise
     /// the no-op tracer stays, and nothing runs. The standard `OTEL_*` variables refine it
-    /// (`OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_SCHEDULE_DELAY`, `OTEL_TRACES_SAMPLER`…).
-    static func bootstrapTracing(_ telemetry: TelemetrySettings, environment: [String: String]) throws -> [any Service] {
-        guard let endpoint = try telemetry.tracesEndpoint(environment: environment) else { return [] }
-        var configuration = OTel.Configuration.default
-        configuration.serviceName = "islet"
-        configuration.logs.enabled = false
-        configuration.metrics.enabled = false
-        configuration.traces.exporter = .otlp
-        configuration.traces.otlpExporter.protocol = .httpProtobuf
-        // What the OTEL_EXPORTER_OTLP_* variables make of it, which the exporter reads again.
-        configuration.traces.otlpExporter.endpoint = endpoint
-        // A collector that is down or never answers costs a stop at most these (swift-otel's
-        // defaults, 10 s a request and 30 s an export, made a SIGTERM take 20 s): the spans are
-        // dropped with a warning; requests never wait for them.
-        configuration.traces.otlpExporter.timeout = .seconds(3)
-        configuration.traces.batchSpanProcessor.exportTimeout = .seconds(3)
-        let (tracer, service) = try OTel.makeTracingBackend(configuration: configuration)
-        InstrumentationSystem.bootstrap(tracer)
-        return [service]
+    /// (`TraceSettings`: `OTEL_SERVICE_NAME`, `OTEL_RESOURCE_ATTRIBUTES`, `OTEL_BSP_SCHEDULE_DELAY`,
+    /// `OTEL_TRACES_SAMPLER`, `OTEL_EXPORTER_OTLP_HEADERS`…), each checked here.
+    static func bootstrapTracing(
+        _ telemetry: TelemetrySettings, environment: [String: String], logger: Logger
+    ) throws(TraceSettings.Problem) -> [any Service] {
+        guard let endpoint = telemetry.otlpEndpoint else { return [] }
+        let settings = try TraceSettings(otlpEndpoint: endpoint, environment: environment)
+        let exporter = SpanExporter(settings: settings, logger: logger)
+        InstrumentationSystem.bootstrap(ExportingTracer(sampler: settings.sampler, exporter: exporter))
+        return [exporter]
     }
 
     /// Opens the store the configuration names: SQLite in the data directory, or PostgreSQL.

@@ -192,34 +192,6 @@ struct OperationsTests {
         }
     }
 
-    /// swift-otel reads the OpenTelemetry variables too: `OTEL_EXPORTER_OTLP_ENDPOINT` with a port
-    /// past 65535 passed the check of `telemetry.otlpEndpoint` and killed the server at its first
-    /// export (issue 41). The address the exporter will use is the one checked, and a bad one is
-    /// refused at start by the variable's name.
-    @Test func theTracesEndpointIsTheOneTheExporterUsesAndIsChecked() throws {
-        var telemetry = TelemetrySettings()
-        #expect(try telemetry.tracesEndpoint(environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:99999"]) == nil, "tracing off")
-        telemetry.otlpEndpoint = "http://collector:4318"
-        #expect(try telemetry.tracesEndpoint(environment: [:]) == "http://collector:4318/v1/traces")
-        #expect(try telemetry.tracesEndpoint(environment: ["OTEL_EXPORTER_OTLP_ENDPOINT": "https://other:4318/"]) == "https://other:4318/v1/traces")
-        #expect(
-            try telemetry.tracesEndpoint(environment: [
-                "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:99999", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://traces:4318/spans",
-            ]) == "http://traces:4318/spans"
-        )
-        for (variable, value) in [
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:99999"), ("OTEL_EXPORTER_OTLP_ENDPOINT", "http://127.0.0.1:0"),
-            ("OTEL_EXPORTER_OTLP_ENDPOINT", "collector:4318"), ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://127.0.0.1:70000/v1/traces"),
-            ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "grpc://collector:4317"),
-        ] {
-            #expect {
-                _ = try telemetry.tracesEndpoint(environment: [variable: value])
-            } throws: { error in
-                (error as? ConfigurationError)?.key == variable
-            }
-        }
-    }
-
     @Test func theStoreIsSQLiteUnlessAPostgreSQLAddressIsGiven() throws {
         func read(_ value: String?) throws -> StoreSettings {
             let values: [AbsoluteConfigKey: ConfigValue] = value.map { [["store", "database"]: .init(.string($0), isSecret: true)] } ?? [:]

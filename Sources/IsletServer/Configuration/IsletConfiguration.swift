@@ -38,30 +38,10 @@ public struct TelemetrySettings: Equatable, Sendable {
 
     public init() {}
 
-    /// Where spans are sent: the address swift-otel's exporter will use, as it derives it (the
-    /// OpenTelemetry specification's rule) — `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as it is, or
-    /// `OTEL_EXPORTER_OTLP_ENDPOINT` and then `otlpEndpoint` with `/v1/traces` added — checked
-    /// here, where it enters: the exporter's HTTP client traps at its first export on a port past
-    /// 65535, seconds after a start that looked fine. `nil` when tracing is off (the variables
-    /// are then not read).
-    ///
-    /// - Throws: `ConfigurationError` naming the variable (or the key) that holds a bad address.
-    public func tracesEndpoint(environment: [String: String]) throws(ConfigurationError) -> String? {
-        guard let otlpEndpoint else { return nil }
-        let (source, base, path): (String, String, String) =
-            if let traces = environment["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"] {
-                ("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", traces, "")
-            } else if let shared = environment["OTEL_EXPORTER_OTLP_ENDPOINT"] {
-                ("OTEL_EXPORTER_OTLP_ENDPOINT", shared, "v1/traces")
-            } else {
-                ("telemetry.otlpEndpoint", otlpEndpoint, "v1/traces")
-            }
-        try Self.check(base, source: source)
-        guard !path.isEmpty else { return base }
-        return base.hasSuffix("/") ? base + path : base + "/" + path
-    }
-
-    /// Refuses an address that is not `http(s)://host[:port]…` with a port from 1 to 65535.
+    /// Refuses an address that is not `http(s)://host[:port]…` with a port from 1 to 65535: the
+    /// exporter's HTTP client traps on a port past it, at its first export, seconds after a start
+    /// that looked fine. (The `OTEL_*` variables that refine it are checked where the tracer is
+    /// made: `TraceSettings`.)
     static func check(_ address: String, source: String) throws(ConfigurationError) {
         guard let url = URL(string: address), ["http", "https"].contains(url.scheme ?? ""), url.host?.isEmpty == false,
             url.port.map({ (1...65535).contains($0) }) ?? true
