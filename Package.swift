@@ -256,6 +256,14 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            // Examples/MyApp's app, compiled here too: the README's IsletKit snippet (its source)
+            // compiles with every build of Islet. Examples/MyApp is the package a user copies.
+            name: "MyAppExample",
+            dependencies: ["IsletKit"],
+            path: "Examples/MyApp/Sources/MyApp",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "phone-app",
             dependencies: ["PhoneApp", "IsletKit"],
             path: "Examples/PhoneApp/Main",

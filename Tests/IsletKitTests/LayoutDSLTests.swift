@@ -205,3 +205,16 @@ struct LayoutDSLTests {
         }
     }
 }
+
+/// The README's IsletKit snippet is Examples/MyApp's app, word for word: the root package compiles
+/// that file (`MyAppExample`), so the snippet compiles too.
+@Suite("The README's app")
+struct ReadmeAppTests {
+    @Test func theReadmesSnippetIsExamplesMyApp() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../..").standardized
+        let readme = try String(contentsOf: root.appendingPathComponent("README.md"), encoding: .utf8)
+        let app = try String(contentsOf: root.appendingPathComponent("Examples/MyApp/Sources/MyApp/main.swift"), encoding: .utf8)
+        let blocks = readme.components(separatedBy: "```swift\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        #expect(blocks.contains(app), "README.md has no ```swift block equal to Examples/MyApp/Sources/MyApp/main.swift")
+    }
+}
