@@ -460,7 +460,7 @@ let package = Package(
         .testTarget(
             // Every committed seed and regression input through its target: a finding stays fixed.
             name: "IsletFuzzingTests",
-            dependencies: ["IsletFuzzing", "IsletTestSupport"],
+            dependencies: ["IsletFuzzing", "IsletFCM", "IsletTestSupport"],
             swiftSettings: testSwiftSettings
         ),
     ]

@@ -94,7 +94,8 @@ public enum TokenRequests {
         return TokenRequest(assertion: assertion).body
     }
 
-    static func verify(_ assertion: String) async -> Result<VerifiedAssertion, OAuthRefusal> {
+    /// The fuzz target's verification of an assertion: with the fuzz account issued, at `now`.
+    public static func verify(_ assertion: String) async -> Result<VerifiedAssertion, OAuthRefusal> {
         do throws(OAuthRefusal) {
             return .success(try await AssertionVerifier(accounts: [issued]).verify(assertion, audience: audience, now: now))
         } catch {

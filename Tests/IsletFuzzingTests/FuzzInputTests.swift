@@ -1,4 +1,5 @@
 import Foundation
+import IsletFCM
 import IsletFuzzing
 import IsletTestSupport
 import Testing
@@ -68,6 +69,26 @@ struct FuzzInputTests {
         let waiting = pending[input.path].map { " — listed in Regressions/PENDING, waiting for: \($0)" } ?? ""
         let (termination, output) = try await input.replay()
         #expect(termination == .exited(0), "\(input.path)\(waiting) \(termination): \(output)")
+    }
+
+    /// The token-request seeds reach every answer of the verifier: the valid ones are accepted,
+    /// so the fuzzer starts past the signature check.
+    @Test func tokenRequestSeedsReachTheVerifiersEveryAnswer() async throws {
+        func outcome(_ seed: String) async throws -> String {
+            let body = try Data(contentsOf: fuzzFolder.appendingPathComponent("Corpus/token-request/\(seed).form"))
+            let request = try TokenRequest(body: body)
+            switch await TokenRequests.verify(request.assertion) {
+            case .success: return "accepted"
+            case .failure(let refusal): return refusal.error
+            }
+        }
+        #expect(try await outcome("valid") == "accepted")
+        #expect(try await outcome("google-audience") == "accepted")
+        #expect(try await outcome("cloud-platform-scope") == "accepted")
+        #expect(try await outcome("expired") == "invalid_grant")
+        #expect(try await outcome("wrong-scope") == "invalid_scope")
+        #expect(try await outcome("unknown-kid") == "invalid_client")
+        #expect(try await outcome("bad-signature") == "invalid_grant")
     }
 
     @Test func everyTargetHasSeedsAndAProgram() {
