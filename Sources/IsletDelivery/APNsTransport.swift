@@ -206,6 +206,11 @@ public final class APNsTransport: DeliveryTransport, Service {
             default: return TransportFailure(.other, "\(error)")
             }
         }
+        // A peer that closes the connection without TLS's close_notify cut it, as a reset does:
+        // the request is sent again, not taken for a TLS failure of the credential's authority.
+        if let error = error as? NIOSSLError, case .uncleanShutdown = error {
+            return TransportFailure(.connectionLost, "the connection was closed under the request (\(error))")
+        }
         if error is NIOSSLError || error is BoringSSLError { return TransportFailure(.tls, String(describing: error)) }
         if error is NIOConnectionError { return TransportFailure(.connect, String(describing: error)) }
         if let error = error as? IOError, [ECONNREFUSED, EHOSTUNREACH, ENETUNREACH].contains(error.errnoCode) {

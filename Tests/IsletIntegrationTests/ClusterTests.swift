@@ -332,27 +332,23 @@ struct ClusterTests {
         try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
         try "#!/bin/sh\necho 'swift must not run' >&2\nexit 99\n".write(to: bin.appendingPathComponent("swift"), atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: bin.appendingPathComponent("swift").path)
-        let log = data.url.appendingPathComponent("run.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let script = Process()
-        script.executableURL = URL(fileURLWithPath: "/bin/bash")
-        script.arguments = [URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/cluster/run.sh").standardized.path]
-        script.environment = ProcessInfo.processInfo.environment.merging([
-            "ISLET": isletBinary.path, "DATA": work.path, "NODES": "2",
-            "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
-        ]) { _, new in new }
-        script.standardOutput = try FileHandle(forWritingTo: log)
-        script.standardError = script.standardOutput
-        try await spawnWithNoSignalBlocked(script)
-        let output = { (try? String(contentsOf: log, encoding: .utf8)) ?? "" }
-        defer { if script.isRunning { kill(script.processIdentifier, SIGTERM) } }
+        let script = try await ChildProcess(
+            URL(fileURLWithPath: "/bin/bash"),
+            [URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/cluster/run.sh").standardized.path],
+            environment: [
+                "ISLET": isletBinary.path, "DATA": work.path, "NODES": "2",
+                "PATH": bin.path + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"),
+            ]
+        )
+        let output = { script.output }
+        defer { if script.termination == nil { kill(script.pid, SIGTERM) } }
 
         // Once every node is up, it writes nginx's address.
         let urlFile = work.appendingPathComponent("url")
         let url = try await within(120) { [script] in
             while true {
                 if let url = try? String(contentsOf: urlFile, encoding: .utf8) { return url.trimmingCharacters(in: .whitespacesAndNewlines) }
-                guard script.isRunning else { return "" }
+                guard script.termination == nil else { return "" }
                 try await Task.sleep(for: .milliseconds(100))
             }
         }
@@ -372,9 +368,8 @@ struct ClusterTests {
             }
         }
         // Ctrl-C or SIGTERM stops it all.
-        kill(script.processIdentifier, SIGTERM)
-        await offThePool { script.waitUntilExit() }
-        #expect(script.terminationStatus == 0, "\(output())")
+        let ending = await script.stop(SIGTERM, orKillAfter: 60)
+        #expect(ending == .exited(0), "\(ending): \(output())")
         #expect(!output().contains("swift must not run"))
         for server in running { await server.stop(signal: SIGTERM) }
     }

@@ -12,29 +12,27 @@ extension ChildProcess {
         /// A signal killed it, this one.
         case signal(Int32)
 
-        /// Waits until `process` has ended, and says how. `waitid` leaves the process to be
-        /// collected by `Process`, which does so only once nothing holds its socket (a backtracer
-        /// may, for ever); should `Process` have collected it first, it says how it ended.
-        init(waitingFor process: Process) {
+        /// Waits until the program `pid` has ended, and says how. `waitid` leaves it to be
+        /// collected later (`ChildProcess.deinit`): until then its pid is not given to another.
+        init(waitingFor pid: pid_t) {
             var info = siginfo_t()
             var result: Int32
             repeat {
-                result = waitid(P_PID, id_t(process.processIdentifier), &info, WEXITED | WNOWAIT)
+                result = waitid(P_PID, id_t(pid), &info, WEXITED | WNOWAIT)
             } while result < 0 && errno == EINTR
-            if result == 0 {
-                #if canImport(Glibc)
-                    let status = info._sifields._sigchld.si_status
-                #else
-                    let status = info.si_status
-                #endif
-                self = info.si_code == CLD_EXITED ? .exited(status) : .signal(status)
-            } else {
-                process.waitUntilExit()
-                self = process.terminationReason == .uncaughtSignal ? .signal(process.terminationStatus) : .exited(process.terminationStatus)
+            guard result == 0 else {
+                self = .signal(SIGKILL)
+                return
             }
+            #if canImport(Glibc)
+                let status = info._sifields._sigchld.si_status
+            #else
+                let status = info.si_status
+            #endif
+            self = info.si_code == CLD_EXITED ? .exited(status) : .signal(status)
         }
 
-        /// The number `Process` reports: the exit status, or the signal's number.
+        /// The exit status, or the signal's number.
         public var status: Int32 {
             switch self {
             case .exited(let status), .signal(let status): status

@@ -18,9 +18,8 @@ import Foundation
 public final class ChildProcess: Sendable {
     /// The program and its first argument (`islet serve`), for messages.
     public let name: String
-    /// Its process id, and its process group's: `Process` starts each program in a group of its own.
+    /// Its process id, and its process group's: each program starts in a group of its own (`spawn`).
     public let pid: Int32
-    private let process: Process
     private let transcript: Transcript
 
     /// What every program started here is given in `SWIFT_BACKTRACE`: a crash report that never
@@ -38,33 +37,39 @@ public final class ChildProcess: Sendable {
         errorsApart: Bool = false
     ) async throws {
         name = ([executable.lastPathComponent] + arguments.prefix(1)).joined(separator: " ")
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.environment = ProcessInfo.processInfo.environment
+        let environment = ProcessInfo.processInfo.environment
             .merging(["SWIFT_BACKTRACE": Self.backtraceSettings]) { _, new in new }
             .merging(environment) { _, new in new }
-        let output = Pipe()
-        let errors = errorsApart ? Pipe() : output
-        let inputPipe = input.map { _ in Pipe() }
-        process.standardInput = inputPipe ?? FileHandle.nullDevice
-        process.standardOutput = output
-        process.standardError = errors
-        try await spawnWithNoSignalBlocked(process)
+        let spawned = try spawn(executable.path, arguments, environment: environment, input: input != nil, errorsApart: errorsApart)
         let transcript = Transcript()
-        let ended = Pipe()
+        var ended: [Int32] = [-1, -1]
+        guard pipe2(&ended, O_CLOEXEC) == 0 else { throw SpawnFailure(description: "pipe2: \(String(cString: strerror(errno)))") }
+        let (pid, signal) = (spawned.pid, ended[1])
         Thread {
-            transcript.exited(Termination(waitingFor: process))
-            ended.fileHandleForWriting.write(Data([1]))
+            transcript.exited(Termination(waitingFor: pid))
+            var one: UInt8 = 1
+            _ = write(signal, &one, 1)
+            close(signal)
         }.start()
-        let pipes = errorsApart ? [output, errors] : [output]
-        Thread { transcript.record(pipes, until: ended) }.start()
-        if let input, let inputPipe {
-            inputPipe.fileHandleForWriting.write(input)
-            try inputPipe.fileHandleForWriting.close()
+        let streams = [spawned.output] + (spawned.errors.map { [$0] } ?? [])
+        let (endedReading) = ended[0]
+        Thread {
+            transcript.record(streams, until: endedReading)
+            for fd in streams + [endedReading] { close(fd) }
+        }.start()
+        if let input, let fd = spawned.input {
+            input.withUnsafeBytes { bytes in
+                var offset = 0
+                while offset < bytes.count {
+                    let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+                    if written < 0 && errno == EINTR { continue }
+                    guard written > 0 else { break }
+                    offset += written
+                }
+            }
+            close(fd)
         }
-        self.process = process
-        self.pid = process.processIdentifier
+        self.pid = pid
         self.transcript = transcript
     }
 
@@ -115,7 +120,7 @@ public final class ChildProcess: Sendable {
 
     /// Kills the program with SIGKILL, and the processes it started with it: a crashed Swift
     /// program's backtracer would else block for ever once the program is gone. They are its
-    /// process group, which `Process` gives each program it starts.
+    /// process group, in which each program starts (`spawn`).
     public func kill() {
         guard !transcript.hasExited else { return }
         send(SIGKILL, to: getpgid(pid) == pid ? -pid : pid)
@@ -135,27 +140,11 @@ public final class ChildProcess: Sendable {
 
     deinit {
         kill()
+        // Collected once it has ended (until then it keeps its pid, which `kill` relies on).
+        let pid = self.pid
+        Thread { _ = waitpid(pid, nil, 0) }.start()
     }
 }
-
-/// Starts `process` from a thread of its own that blocks no signal: a child inherits its
-/// spawner's blocked signals, and the concurrency pool's threads block SIGTERM, which a child
-/// started from one (a shell script) would then never see.
-///
-/// One start at a time: the test process crashed twice inside Foundation's `Process.run`
-/// (a bad read in `memcpy`) while many programs were being started at once, once ending a
-/// whole run. Not root-caused; a start takes milliseconds, so taking turns costs nothing.
-public func spawnWithNoSignalBlocked(_ process: Process) async throws {
-    try await offThePool { [process] in
-        var none = sigset_t()
-        sigemptyset(&none)
-        pthread_sigmask(SIG_SETMASK, &none, nil)
-        return spawning.withLock { Result { try process.run() } }
-    }.get()
-}
-
-/// Taken around every start (`spawnWithNoSignalBlocked`).
-private let spawning = NSLock()
 
 /// `kill(2)`, under a name `ChildProcess.kill()` does not hide; a negative pid is a process group.
 private func send(_ signal: Int32, to pid: Int32) {

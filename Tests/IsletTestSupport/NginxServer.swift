@@ -10,7 +10,7 @@ import Foundation
 public final class NginxServer: Sendable {
     /// The loopback port it listens on.
     public let port: Int
-    private let process: Process
+    private let process: ChildProcess
     private let directory: URL
 
     /// Where Debian puts nginx.
@@ -33,13 +33,12 @@ public final class NginxServer: Sendable {
         var lastError: (any Error)?
         for _ in 0..<5 {
             let candidate = try freeLoopbackPort()
-            let process = try Self.start(in: directory, port: candidate, directives: directives)
+            let process = try await Self.start(in: directory, port: candidate, directives: directives)
             if await Self.accepts(port: candidate, while: process) {
                 (port, self.process) = (candidate, process)
                 return
             }
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
+            await process.stop(SIGKILL)
             lastError = NginxServerError(
                 "nginx did not start: " + ((try? String(contentsOf: directory.appendingPathComponent("error.log"), encoding: .utf8)) ?? "")
             )
@@ -55,14 +54,13 @@ public final class NginxServer: Sendable {
     /// Stops nginx and deletes its directory. SIGKILL: nothing of it needs keeping, and a
     /// process started from the test runner may have SIGTERM blocked, which nginx inherits.
     public func stop() {
-        if process.isRunning {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        if process.termination == nil {
+            process.kill()
         }
         try? FileManager.default.removeItem(at: directory)
     }
 
-    private static func start(in directory: URL, port: Int, directives: String) throws -> Process {
+    private static func start(in directory: URL, port: Int, directives: String) async throws -> ChildProcess {
         let path = directory.path
         let configuration = """
             daemon off;
@@ -88,19 +86,13 @@ public final class NginxServer: Sendable {
             """
         let file = directory.appendingPathComponent("nginx.conf")
         try configuration.write(to: file, atomically: true, encoding: .utf8)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = ["-p", path, "-c", file.path, "-e", "\(path)/error.log"]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        return process
+        return try await ChildProcess(URL(fileURLWithPath: program), ["-p", path, "-c", file.path, "-e", "\(path)/error.log"])
     }
 
     /// Whether nginx accepts connections on `port` within 10 s, while it runs.
-    private static func accepts(port: Int, while process: Process) async -> Bool {
+    private static func accepts(port: Int, while process: ChildProcess) async -> Bool {
         for _ in 0..<200 {
-            guard process.isRunning else { return false }
+            guard process.termination == nil else { return false }
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)

@@ -1,18 +1,21 @@
 import Foundation
 
+#if canImport(Glibc)
+    import Glibc
+#endif
+
 /// Whether the system's Python can import `module`; always true when `requiredBy` (an
 /// environment variable `.ci/run` sets) is set, so that there a missing module fails the test
 /// rather than skipping it.
 public func pythonHas(_ module: String, requiredBy variable: String) -> Bool {
     if ProcessInfo.processInfo.environment[variable] != nil { return true }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", "-c", "import \(module)"]
-    process.standardOutput = FileHandle.nullDevice
-    process.standardError = FileHandle.nullDevice
-    guard (try? process.run()) != nil else { return false }
-    process.waitUntilExit()
-    return process.terminationStatus == 0
+    guard let started = try? spawn("/usr/bin/env", ["python3", "-c", "import \(module)"], environment: ProcessInfo.processInfo.environment, input: false, errorsApart: false)
+    else { return false }
+    close(started.output)
+    var status: Int32 = 0
+    while waitpid(started.pid, &status, 0) < 0 && errno == EINTR {}
+    // Exited (the low 7 bits 0) with status 0.
+    return status & 0x7f == 0 && (status >> 8) & 0xff == 0
 }
 
 /// Runs a program with `input` on its standard input, and returns its exit status and output;

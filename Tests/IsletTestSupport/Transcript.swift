@@ -57,12 +57,11 @@ final class Transcript: Sendable {
         state.withLock { $0.exit = termination }
     }
 
-    /// Reads `pipes` (standard output, then standard error if apart) until `ended` is written
+    /// Reads `pipes` (standard output, then standard error if apart) until `endedFd` is written
     /// to, once the program has ended; then takes what the pipes hold and publishes the ending,
     /// without waiting for the pipes to close (what else holds them may never close them).
-    func record(_ pipes: [Pipe], until ended: Pipe) {
-        var open = pipes.enumerated().map { (fd: $0.element.fileHandleForReading.fileDescriptor, stream: Stream(rawValue: $0.offset)!) }
-        let endedFd = ended.fileHandleForReading.fileDescriptor
+    func record(_ pipes: [Int32], until endedFd: Int32) {
+        var open = pipes.enumerated().map { (fd: $0.element, stream: Stream(rawValue: $0.offset)!) }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         while true {
             var polled = (open.map(\.fd) + [endedFd]).map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
