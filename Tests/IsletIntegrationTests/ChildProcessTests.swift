@@ -20,7 +20,8 @@ struct ChildProcessTests {
         kill(crashing.server.pid, SIGABRT)
 
         let ended = await #expect(throws: ChildProcess.Ended.self) { try await waiting.value }
-        #expect(ContinuousClock.now - killed < .seconds(10))
+        // At its end, not at the wait's limit (the hang floor, 2 minutes).
+        #expect(ContinuousClock.now - killed < .seconds(60))
         #expect(ended?.termination == .signal(SIGABRT))
         let message = ended?.description ?? ""
         #expect(message.contains("islet serve was killed by signal 6"), "\(message)")

@@ -620,6 +620,8 @@ extension Array {
 
 /// Polls `condition` every 50 ms until it gives a value, failing after `seconds`.
 func eventually<T>(_ what: String, within seconds: Double = 30, _ condition: () async throws -> T?) async throws -> T {
+    // A hang detector, as `within`: never shorter than its floor, however loaded the machine.
+    let seconds = max(seconds, hangFloor)
     let deadline = Date().addingTimeInterval(seconds)
     while true {
         if let value = try await condition() { return value }

@@ -238,7 +238,7 @@ final class WebSocketTap: Sendable {
         let headers = key.map { key in extra + [.authorization: "Bearer \(key)"] } ?? extra
         for attempt in 1...3 {
             do {
-                return try await within(10) {
+                return try await within(10, exactly: true) {
                     try await WebSocketClient.connect(
                         url: "ws://127.0.0.1:\(port)/v1/events/ws?\(query)",
                         configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws-test")

@@ -27,7 +27,9 @@ public struct FormBody: Sendable, Equatable {
     public init(_ bytes: some Collection<UInt8>) throws(Failure) {
         if let index = bytes.firstIndex(where: { !(0x21...0x7E).contains($0) }) {
             let offset = bytes.distance(from: bytes.startIndex, to: index)
-            throw Failure(message: "The body is not form-encoded: byte \(offset) is 0x\(Self.hex(bytes[index])), which form encoding writes as %\(Self.hex(bytes[index])) (a space as +).")
+            let byte = bytes[index]
+            let written = byte == UInt8(ascii: " ") ? "+ (or %20)" : "%\(Self.hex(byte))"
+            throw Failure(message: "The body is not form-encoded: byte \(offset) is 0x\(Self.hex(byte)), which form encoding writes as \(written).")
         }
         pairs = []
         for field in bytes.split(separator: UInt8(ascii: "&"), omittingEmptySubsequences: true) {

@@ -175,7 +175,9 @@ struct FCMRoutes {
     }
 
     static func json(_ value: JSONValue, status: Int) -> Response {
-        let data = (try? JSONEncoder().encode(value)) ?? Data()
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let data = (try? encoder.encode(value)) ?? Data()
         return Response(
             status: HTTPResponse.Status(code: status), headers: [.contentType: "application/json; charset=UTF-8"],
             body: ResponseBody(byteBuffer: ByteBuffer(bytes: data))
