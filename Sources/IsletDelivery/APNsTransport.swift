@@ -32,6 +32,8 @@ public final class APNsTransport: DeliveryTransport, Service {
     let accessTokens: AccessTokens
     let serviceAccounts = ServiceAccounts()
     let timeout: TimeAmount
+    /// How long opening a connection may take (TCP; its TLS handshake is the request's).
+    private let connectTimeout: TimeAmount
     private let connections: Int
     private let logger: Logger
 
@@ -49,9 +51,11 @@ public final class APNsTransport: DeliveryTransport, Service {
 
     /// - Parameters:
     ///   - timeout: How long one request may take, from sending to the whole answer.
+    ///   - connectTimeout: How long opening a connection may take.
     ///   - connections: HTTP/2 connections per host and trusted authority (`delivery.connections`).
-    public init(timeout: TimeAmount = .seconds(30), connections: Int = 1, logger: Logger) {
+    public init(timeout: TimeAmount = .seconds(30), connectTimeout: TimeAmount = .seconds(10), connections: Int = 1, logger: Logger) {
         self.timeout = timeout
+        self.connectTimeout = connectTimeout
         accessTokens = AccessTokens(timeout: timeout)
         self.connections = max(1, connections)
         self.logger = logger
@@ -175,7 +179,7 @@ public final class APNsTransport: DeliveryTransport, Service {
         }
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
-        configuration.timeout = .init(connect: .seconds(10), read: timeout)
+        configuration.timeout = .init(connect: connectTimeout, read: timeout)
         let created = (0..<connections).map { _ in Connection(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)) }
         let (pool, spare) = clients.withLock { clients -> ([Connection], [Connection]) in
             if let existing = clients[key] { return (existing, created) }

@@ -39,7 +39,8 @@ public final class PostgresStore: Store {
     private let node = UUID().uuidString.lowercased()
 
     /// How long a change or a read waits for a connection when the database cannot be reached,
-    /// before it is answered `unavailable`.
+    /// before it is answered `unavailable`, when the address gives no `connect_timeout` (which
+    /// then bounds this wait too: the operator's word on how long the database may take).
     static let connectionWait: Duration = .seconds(5)
     /// How long it waits while the database is known to be failing (the last write found it
     /// gone): a node answers 503 at once in an outage, and a busy but healthy one is given time.
@@ -66,9 +67,12 @@ public final class PostgresStore: Store {
 
     /// This node's writer lanes.
     private let lanes: Int
+    /// How long a change or a read waits for a connection (`connectionWait`, or the address's `connect_timeout`).
+    private let connectionWait: Duration
 
     private init(address: PostgresAddress, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger) throws(IsletError) {
         var configuration = try address.clientConfiguration(poolSize: Self.poolSize, connectTimeout: Self.connectionWait)
+        connectionWait = address.connectTimeout ?? Self.connectionWait
         // An acknowledged change is on the server's disk (the default; said, not assumed).
         configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
         lanes = Self.lanes(poolSize: configuration.options.maximumConnections)
@@ -99,7 +103,7 @@ public final class PostgresStore: Store {
         // On a connection of its own: the pool runs only inside `run()`, with the store.
         let last: Int64
         do {
-            let connection = try await address.connect(connectTimeout: connectionWait, logger: logger)
+            let connection = try await address.connect(connectTimeout: Self.connectionWait, logger: logger)
             // Closed before it is let go of, on either path (postgres-nio asserts it).
             do {
                 // Under the events lock, exclusively: every transaction that drew an id before
@@ -218,7 +222,7 @@ public final class PostgresStore: Store {
     /// answered `unavailable` while it goes on to commit. Whichever comes first, the connection
     /// or the end of the wait, decides, and the other then does nothing.
     func withConnection<T: Sendable>(_ body: @escaping @Sendable (PostgresConnection) async throws -> T) async throws -> T {
-        let wait = health.current == nil ? Self.connectionWait : Self.failingConnectionWait
+        let wait = health.current == nil ? connectionWait : Self.failingConnectionWait
         let unavailable = PostgresUnavailable(reason: "PostgreSQL at \(address) did not give a connection within \(wait)")
         let lease = LeaseRace()
         return try await withThrowingTaskGroup(of: T?.self) { group in

@@ -19,9 +19,9 @@ struct PostgresTLSTests {
     /// stands for the path of the authority that signed the server's certificate.
     static func database(host: String, _ parameters: String...) async throws -> String {
         let server = try server.get()
-        let name = try await server.newDatabase().split(separator: "/").last ?? ""
+        let name = PostgresServer.databaseName(of: try await server.newDatabase())
         let authority = try #require(server.authority)
-        let query = parameters.filter { !$0.isEmpty }.map { $0.replacingOccurrences(of: "=CA", with: "=\(authority)") }
+        let query = (parameters + ["connect_timeout=60"]).filter { !$0.isEmpty }.map { $0.replacingOccurrences(of: "=CA", with: "=\(authority)") }
         return "postgres://\(server.user)@\(host):\(server.port)/\(name)?" + query.joined(separator: "&")
     }
 
@@ -33,7 +33,7 @@ struct PostgresTLSTests {
     }
 
     /// The server takes no plain connection, so every connection that works below is TLS.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangDetector)
     func aPlainConnectionIsRefusedWithPostgreSQLsReason() async throws {
         let error = await Self.refusal(try await Self.database(host: "127.0.0.1", "sslmode=disable"))
         #expect(error?.reason == .unavailable)
@@ -43,7 +43,7 @@ struct PostgresTLSTests {
     /// Each mode that asks for TLS reaches the server and the store works: a change (its events
     /// read back through the tail, which LISTENs on a pooled connection) and a read. Every
     /// session the node opened is encrypted and carries the address's `application_name`.
-    @Test(.timeLimit(.minutes(2)), arguments: [
+    @Test(.hangDetector, arguments: [
         ("127.0.0.1", ""),
         ("127.0.0.1", "sslmode=require"),
         ("127.0.0.1", "sslmode=require&sslrootcert=CA"),
@@ -66,7 +66,7 @@ struct PostgresTLSTests {
     }
 
     /// `verify-full` checks that the certificate names the host: it names localhost, not 127.0.0.1.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangDetector)
     func verifyFullRefusesACertificateThatDoesNotNameTheHost() async throws {
         let error = await Self.refusal(try await Self.database(host: "127.0.0.1", "sslmode=verify-full", "sslrootcert=CA"))
         #expect(error?.reason == .unavailable)
@@ -75,7 +75,7 @@ struct PostgresTLSTests {
 
     /// A certificate another authority signed is refused by every mode given that authority —
     /// `require` too, as libpq's `require` checks the chain when it has an sslrootcert.
-    @Test(.timeLimit(.minutes(3)), arguments: ["sslmode=verify-full", "sslmode=verify-ca", "sslmode=require"])
+    @Test(.hangDetector, arguments: ["sslmode=verify-full", "sslmode=verify-ca", "sslmode=require"])
     func aCertificateFromAnotherAuthorityIsRefused(mode: String) async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-other-ca-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -87,12 +87,12 @@ struct PostgresTLSTests {
 
     /// `require` refuses a server without TLS (the shared server, which has none), where the
     /// default `prefer` connects without it.
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangDetector)
     func requireRefusesAServerWithoutTLS() async throws {
         let plain = try await PostgresServer.newDatabase()
-        let error = await Self.refusal(plain + "?sslmode=require")
+        let error = await Self.refusal(plain + "&sslmode=require")
         #expect(error?.reason == .unavailable)
         #expect(error?.message.contains("does not offer TLS") == true, "\(String(describing: error))")
-        #expect(try await PostgresProbe.version(of: PostgresAddress(plain + "?sslmode=prefer")).hasPrefix("PostgreSQL "))
+        #expect(try await PostgresProbe.version(of: PostgresAddress(plain + "&sslmode=prefer")).hasPrefix("PostgreSQL "))
     }
 }

@@ -11,7 +11,7 @@ import Testing
 /// messages to `islet serve` B, which plays Google (its push port answers `/token` and
 /// `messages:send`) and an Android phone. The test plays the Android app: it reads the phone's
 /// registration token on B and reports it to A, as an app reports its FCM token to its backend.
-@Suite("Delivery to Android phones, A to B", .serialized, .timeLimit(.minutes(4)))
+@Suite("Delivery to Android phones, A to B", .serialized, .hangDetector)
 struct AndroidDeliveryLoopTests {
     static let bundleId = "com.example.ride"
     static let phone = "pixel-1"

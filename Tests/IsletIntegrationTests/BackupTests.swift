@@ -11,7 +11,7 @@ import Testing
 /// began, though the node is killed with SIGKILL right after; the same for PostgreSQL's tools.
 @Suite("Backups")
 struct BackupTests {
-    @Test(.timeLimit(.minutes(3)))
+    @Test(.hangDetector)
     func aBackupTakenUnderLoadRestoresEveryChangeAcknowledgedBeforeIt() async throws {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {
@@ -61,7 +61,7 @@ struct BackupTests {
     /// docs/operations.md's PostgreSQL backup, as written there: `pg_dump --format=custom
     /// --serializable-deferrable` while the node writes, the node killed right after, then
     /// `createdb` and `pg_restore`, and a node started on the restored database.
-    @Test(.enabled(if: PostgresServer.available), .timeLimit(.minutes(3)))
+    @Test(.enabled(if: PostgresServer.available), .hangDetector)
     func aPostgreSQLDumpTakenUnderLoadRestoresEveryChangeAcknowledgedBeforeIt() async throws {
         let http = HTTPClient(eventLoopGroupProvider: .singleton)
         do {

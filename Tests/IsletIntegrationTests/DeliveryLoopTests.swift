@@ -12,7 +12,7 @@ import Testing
 /// sends over HTTP/2 to `islet serve` B's APNs endpoint; B plays Apple and the phone; the
 /// example phone app (`phone-app`: ActivityKit's API on IsletKit) runs against B and reports
 /// its tokens to A.
-@Suite("Delivery to real iPhones, A to B", .serialized, .timeLimit(.minutes(4)))
+@Suite("Delivery to real iPhones, A to B", .serialized, .hangDetector)
 struct DeliveryLoopTests {
     static let bundleId = "com.example.delivery"
     static let phone = "phone-1"

@@ -11,7 +11,7 @@ struct LongActivityLoopTests {
     /// B ends an activity 60 s after it starts, as an iPhone does after 8 hours; A renews 20 s
     /// ahead. The phone shows the activity without a gap for more than three of its lifetimes,
     /// and the backend uses the first id throughout.
-    @Test(.timeLimit(.minutes(6)))
+    @Test(.hangDetector)
     func aRenewingActivityOutlastsThreeOfThePhonesLifetimesWithoutAGap() async throws {
         let lifetime = ["ISLET_LIFECYCLE_MAX_ACTIVE_DURATION": "60s", "ISLET_LIFECYCLE_RENEWAL_LEAD": "20s"]
         try await DeliveryLoopTests().withLoop(a: lifetime, b: lifetime) { loop in
@@ -61,7 +61,7 @@ struct LongActivityLoopTests {
     /// hour: every alert goes at 10, routine updates go at 5 once a quarter of the budget is
     /// left, the phone never drops one for its budget, and the status endpoint says where the
     /// budget stands.
-    @Test(.timeLimit(.minutes(4)))
+    @Test(.hangDetector)
     func fortyRoutineUpdatesAndThreeAlertsStayWithinThePhonesBudget() async throws {
         let budget = ["ISLET_LIFECYCLE_PUSH_BUDGET_PER_HOUR": "12"]
         try await DeliveryLoopTests().withLoop(a: budget, b: budget) { loop in

@@ -9,7 +9,7 @@ import Testing
 /// Debian's Prometheus scrapes two real nodes with the configuration and alert rules of
 /// Examples/prometheus (docs/operations.md, "Metrics"): A sends to B's APNs endpoint, as in
 /// `DeliveryLoopTests`; the test asks Prometheus's HTTP API what it scraped and which alerts fire.
-@Suite("A real Prometheus scrapes two nodes", .serialized, .timeLimit(.minutes(4)))
+@Suite("A real Prometheus scrapes two nodes", .serialized, .hangDetector)
 struct PrometheusTests {
     static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/prometheus").standardized
 

@@ -9,7 +9,7 @@ import Testing
 /// `opentelemetry-proto` decodes them); node A takes the REST update and sends nothing
 /// (`delivery.enabled: false`), node A2 sends it to B, which plays Apple. The update's trace runs
 /// from A's request through its commit to A2's request to Apple and Apple's answer.
-@Suite("Traces across nodes", .serialized, .timeLimit(.minutes(4)))
+@Suite("Traces across nodes", .serialized, .hangDetector)
 struct TracingTests {
     static let receiver = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Providers/otlp_receiver.py")
 

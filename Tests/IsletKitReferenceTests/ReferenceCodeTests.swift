@@ -6,7 +6,7 @@ import IsletTestSupport
 import Testing
 
 /// Reference 002's `LiveActivityHelper`, unchanged but for its imports, driving a live server.
-@Suite("IsletKit against a live server", .serialized, .timeLimit(.minutes(1)))
+@Suite("IsletKit against a live server", .serialized, .hangDetector)
 struct ReferenceCodeTests {
     @Test func theArticlesHelperStartsUpdatesAndEndsABuild() async throws {
         try await withLiveServer { url, adminKey in

@@ -31,8 +31,13 @@ struct TransportAnswerTests {
         )
     }
 
-    func send(to credential: StoredCredential, timeout: TimeAmount = .seconds(10)) async -> TransportAnswer {
-        let transport = APNsTransport(timeout: timeout, connections: 2, logger: Logger(label: "test"))
+    /// Sends one push; the timeouts only keep a hang from lasting, but where a test gives its own.
+    /// (A connection that is never made is tried again until `connectTimeout`, which the
+    /// transport's shutdown then waits for: the tests of such servers keep it short.)
+    func send(
+        to credential: StoredCredential, timeout: TimeAmount = .seconds(120), connectTimeout: TimeAmount = .seconds(120)
+    ) async -> TransportAnswer {
+        let transport = APNsTransport(timeout: timeout, connectTimeout: connectTimeout, connections: 2, logger: Logger(label: "test"))
         let answer = await transport.send(OutboundRequest(
             credential: credential, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
             payload: #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, priority: 5, expiration: nil,
@@ -85,7 +90,7 @@ struct TransportAnswerTests {
             let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
             var stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
             stored.privateKey = key.pemRepresentation
-            let transport = APNsTransport(timeout: .seconds(120), connections: 2, logger: Logger(label: "test"))
+            let transport = APNsTransport(timeout: .seconds(120), connectTimeout: .seconds(120), connections: 2, logger: Logger(label: "test"))
             var (accepted, lost) = (0, 0)
             for step in 1...200 {
                 let answer = await transport.send(OutboundRequest(
@@ -118,14 +123,14 @@ struct TransportAnswerTests {
     @Test func aServerWhoseCertificateIsNotTrustedIsATLSFailure() async throws {
         try await withIslet { islet in
             // The system's authorities, which never signed the endpoint's development CA.
-            let answer = await send(to: credential(url: "https://localhost:\(islet.apnsPort!)", authority: nil))
+            let answer = await send(to: credential(url: "https://localhost:\(islet.apnsPort!)", authority: nil), connectTimeout: .seconds(10))
             #expect(failure(answer) == .tls, "\(answer)")
         }
     }
 
     @Test func aPortNobodyListensOnIsNoConnection() async throws {
         let port = try Listener.unusedPort()
-        let answer = await send(to: credential(url: "https://127.0.0.1:\(port)", authority: nil))
+        let answer = await send(to: credential(url: "https://127.0.0.1:\(port)", authority: nil), connectTimeout: .seconds(10))
         #expect(failure(answer) == .connect, "\(answer)")
     }
 
@@ -133,7 +138,7 @@ struct TransportAnswerTests {
         // Connections complete in the kernel's backlog; nothing ever reads or writes on them.
         let listener = try Listener()
         defer { listener.close() }
-        let answer = await send(to: credential(url: "https://127.0.0.1:\(listener.port)", authority: nil), timeout: .seconds(1))
+        let answer = await send(to: credential(url: "https://127.0.0.1:\(listener.port)", authority: nil), timeout: .seconds(1), connectTimeout: .seconds(10))
         #expect(failure(answer) == .timedOut, "\(answer)")
     }
 }

@@ -15,7 +15,7 @@ import Testing
 /// API into expected.json). The current server opens it, migrates it, and answers the same reads
 /// with every member of every old answer still there and equal. The server's clock is set before
 /// anything the scenario made, so no deadline, retry or lease moves the data while it is read.
-@Suite("Upgrades from every earlier schema version", .serialized, .timeLimit(.minutes(5)))
+@Suite("Upgrades from every earlier schema version", .serialized, .hangDetector)
 struct UpgradeTests {
     static let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
         .appendingPathComponent("../Upgrades/Fixtures").standardized

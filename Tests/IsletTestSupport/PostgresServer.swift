@@ -43,7 +43,9 @@ public final class PostgresServer: Sendable {
     public func newDatabase() async throws -> String {
         let name = "test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
         try await execute("CREATE DATABASE \(name)")
-        return "postgres://\(user)@127.0.0.1:\(port)/\(name)"
+        // A loaded machine's PostgreSQL may take seconds to give a connection: the test's word
+        // on how long it may (`connect_timeout` bounds a change's wait for one too).
+        return "postgres://\(user)@127.0.0.1:\(port)/\(name)?connect_timeout=60"
     }
 
     /// The address a store is given: `postgres://islet@127.0.0.1:<port>/postgres`.
@@ -152,16 +154,21 @@ public final class PostgresServer: Sendable {
 
     /// Runs SQL (statements, no psql commands) on one of the shared server's databases (an
     /// address `newDatabase` gave), failing on the first error.
+    /// The database an address `newDatabase` gave names: its path, without the query.
+    public static func databaseName(of address: String) -> String {
+        String(address.split(separator: "?", maxSplits: 1)[0].split(separator: "/").last ?? "")
+    }
+
     public static func execute(_ sql: String, in database: String) async throws {
         let server = try shared.get()
-        let name = String(database.split(separator: "/").last ?? "")
+        let name = databaseName(of: database)
         _ = try await offThePool { Result { try server.psql(sql, database: name) } }.get()
     }
 
     /// The rows a query answers on one of this server's databases (an address `newDatabase`
     /// gave, or a database's name), one line each, columns separated by `|`.
     public func rows(_ sql: String, in database: String) throws -> [String] {
-        let name = String(database.split(separator: "/").last ?? "")
+        let name = Self.databaseName(of: database)
         return try psql(sql, database: name, options: ["-t", "-A"]).split(separator: "\n").map(String.init)
     }
 

@@ -1,3 +1,5 @@
+import Testing
+
 /// Fails instead of hanging when something that should happen does not, within `seconds` of
 /// real time. A guard against a broken build, never a way to wait for a rule.
 ///
@@ -31,4 +33,12 @@ public let hangFloor: Double = 120
 public struct TimedOut: Error, CustomStringConvertible {
     public var seconds: Double
     public var description: String { "Nothing happened within \(seconds) s." }
+}
+
+extension Trait where Self == TimeLimitTrait {
+    /// A test's time limit: a hang detector, never a speed check. Ten minutes, which a test that
+    /// works does not reach even with both cores kept busy beside the suite (a test of the real
+    /// programs takes up to four times as long then); one that hangs fails instead of holding
+    /// the run.
+    public static var hangDetector: Self { .timeLimit(.minutes(10)) }
 }
