@@ -211,7 +211,7 @@ struct ClusterTests {
         defer { server.stop() }
         try await withHTTPClient { http in
             // The first node's APNs endpoint too: a push it cannot store is Apple's 503, not a 500.
-            let cluster = try await Cluster(2, database: try await server.newDatabase(), environment: ["ISLET_APNS_ENABLED": "true"])
+            let cluster = try await Cluster(2, database: try await server.newDatabase(connectTimeout: nil), environment: ["ISLET_APNS_ENABLED": "true"])
             defer { print(cluster.errors.prefix(40).joined(separator: "\n")) }
             let admin = cluster.client(0, key: Self.adminKey, http: http)
             let app = try await admin.createApp(bundleId: "com.example.rides")

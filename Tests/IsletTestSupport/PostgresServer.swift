@@ -35,17 +35,20 @@ public final class PostgresServer: Sendable {
     public static let shared = Result { try PostgresServer() }
 
     /// A new, empty database on the shared server; returns its address.
-    public static func newDatabase() async throws -> String {
-        try await shared.get().newDatabase()
+    public static func newDatabase(connectTimeout: Int? = 60) async throws -> String {
+        try await shared.get().newDatabase(connectTimeout: connectTimeout)
     }
 
     /// A new, empty database on this server; returns its address.
-    public func newDatabase() async throws -> String {
+    ///
+    /// - Parameter connectTimeout: Its `connect_timeout`, in seconds: a loaded machine's PostgreSQL
+    ///   may take seconds to give a connection, and it bounds a change's wait for one too. `nil`
+    ///   for the store's own default (5 s), which a test of an outage keeps: what it checks is
+    ///   how soon a change is refused while the database is gone.
+    public func newDatabase(connectTimeout: Int? = 60) async throws -> String {
         let name = "test_\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
         try await execute("CREATE DATABASE \(name)")
-        // A loaded machine's PostgreSQL may take seconds to give a connection: the test's word
-        // on how long it may (`connect_timeout` bounds a change's wait for one too).
-        return "postgres://\(user)@127.0.0.1:\(port)/\(name)?connect_timeout=60"
+        return "postgres://\(user)@127.0.0.1:\(port)/\(name)" + (connectTimeout.map { "?connect_timeout=\($0)" } ?? "")
     }
 
     /// The address a store is given: `postgres://islet@127.0.0.1:<port>/postgres`.
