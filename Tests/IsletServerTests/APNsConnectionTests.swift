@@ -104,7 +104,10 @@ struct APNsConnectionTests {
                 #expect(closed)
                 // Both deadlines are 3 s; a loaded machine took 7 s. Without them it stays open.
                 #expect(ContinuousClock.now - started < .seconds(30))
-                #expect(Set(frames.filter { $0.status == 403 }.map(\.stream)) == Set(streams))
+                // Each is answered 403 (HEADERS are not flow-controlled), unless its deadline came
+                // first — on a loaded machine, the server may reach a stream only after 3 s — and
+                // every one is reset.
+                #expect(Set(frames.filter { $0.status == 403 }.map(\.stream)).isSubset(of: Set(streams)))
                 let resets = frames.filter { $0.type == RawFrame.rstStream }
                 #expect(Set(resets.map(\.stream)) == Set(streams))
                 #expect(resets.allSatisfy { $0.errorCode == 8 })  // CANCEL

@@ -70,13 +70,12 @@ struct APNsFailureTests {
                 // The same token again is fine.
                 #expect(try await provider.push(token, Provider.update(#"{"step":2}"#), jwt: first).status == 200)
                 // A new connection starts with whatever token it brings.
-                let fresh = try islet.apnsHTTPClient()
-                let other = APNsClient(server: "https://localhost:\(islet.apnsPort!)", http: fresh)
-                let onFresh = try await other.push(
-                    token: token, topic: provider.bundleId, payload: Data(Provider.update(#"{"step":3}"#).utf8),
-                    providerToken: try await provider.jwt()
-                )
-                try await fresh.shutdown()
+                let jwt = try await provider.jwt()
+                let onFresh = try await islet.apnsHTTPClient().shuttingDown { fresh in
+                    try await APNsClient(server: "https://localhost:\(islet.apnsPort!)", http: fresh).push(
+                        token: token, topic: provider.bundleId, payload: Data(Provider.update(#"{"step":3}"#).utf8), providerToken: jwt
+                    )
+                }
                 #expect(onFresh.status == 200)
                 // Twenty minutes after the first, the first connection may change its token.
                 islet.clock.advance(by: 600)

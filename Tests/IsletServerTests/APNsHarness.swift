@@ -83,3 +83,19 @@ extension Harness {
         }
     }
 }
+
+extension HTTPClient {
+    /// Runs `body` with this client, then shuts it down, whether `body` throws or not: a client
+    /// let go of unshut traps in its deinit (async-http-client's check in debug builds), and takes
+    /// the whole test process with it — a request that failed on a loaded machine did so once.
+    func shuttingDown<T>(after body: (HTTPClient) async throws -> T) async throws -> T {
+        do {
+            let value = try await body(self)
+            try await shutdown()
+            return value
+        } catch {
+            try? await shutdown()
+            throw error
+        }
+    }
+}

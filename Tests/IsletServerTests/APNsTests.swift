@@ -566,10 +566,10 @@ struct APNsTests {
             tls.trustRoots = .file(islet.islet.authorityPath!)
             var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
             configuration.httpVersion = .http1Only
-            let http = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-            let apns = APNsClient(server: "https://localhost:\(islet.apnsPort!)", http: http)
-            let response = try await apns.send(.POST, "/3/device/abc", headers: [], body: Data("{}".utf8), providerToken: nil)
-            try await http.shutdown()
+            let response = try await HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration).shuttingDown { http in
+                try await APNsClient(server: "https://localhost:\(islet.apnsPort!)", http: http)
+                    .send(.POST, "/3/device/abc", headers: [], body: Data("{}".utf8), providerToken: nil)
+            }
             #expect(response.status == 505)
             #expect(response.reason == "HTTP2Required")
         }
