@@ -168,7 +168,6 @@ let package = Package(
                 "IsletCore",
                 "IsletRender",
                 "IsletEngine",
-                "IsletDelivery",
                 "IsletAPNs",
                 "IsletFCM",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -282,6 +281,7 @@ let package = Package(
                 "IsletKit",
                 "IsletServer",
                 "IsletStore",
+                "IsletDelivery",
                 "IsletClient",
                 "IsletCore",
                 "IsletTestSupport",
@@ -295,6 +295,8 @@ let package = Package(
             dependencies: [
                 "IsletCore",
                 "IsletAPNs",
+                // What sends deliveries to Apple and Google, handed to the server as the store is.
+                "IsletDelivery",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "IsletServer",
                 "IsletStore",

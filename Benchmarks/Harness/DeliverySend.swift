@@ -10,7 +10,7 @@ import Logging
 import NIOSSL
 
 /// `islet-bench delivery-send`: how many APNs requests a second Islet's sender makes over one
-/// HTTP/2 connection — `APNsTransport`, the piece Islet's outbox sends through, with its
+/// HTTP/2 connection — `PushServiceTransport`, the piece Islet's outbox sends through, with its
 /// provider token signed once and reused — side by side against a sink that answers 200 at once
 /// (`islet-bench sink`: the most the sender can do here) and against Islet's own APNs endpoint.
 struct DeliverySend: AsyncParsableCommand {
@@ -41,7 +41,7 @@ struct DeliverySend: AsyncParsableCommand {
         let provider = try await Provider.register(on: apple, bundleId: Self.bundleId, strict: false)
         let pushTokens = try await Provider.pushTokens(tokens, port: apple.port, key: provider.appKey)
         print(
-            "delivery-send: APNsTransport (AsyncHTTPClient, HTTP/2 over TLS, one JWT reused), \(concurrency) requests in flight,"
+            "delivery-send: PushServiceTransport (AsyncHTTPClient, HTTP/2 over TLS, one JWT reused), \(concurrency) requests in flight,"
                 + " POST /3/device/<token> apns-priority 5 with a 100-byte update; \(Int(seconds)) s measured per target after 2 s warm-up"
         )
         for (server, ca, targets) in [
@@ -63,7 +63,7 @@ struct DeliverySend: AsyncParsableCommand {
     private func measure(_ server: ServerUnderTest, credential: StoredCredential, tokens: [String]) async throws -> String {
         var logger = Logger(label: "islet-bench")
         logger.logLevel = .error
-        let transport = APNsTransport(logger: logger)
+        let transport = PushServiceTransport(logger: logger)
         let clock = ContinuousClock()
         let start = clock.now.advanced(by: .seconds(2))
         let end = start.advanced(by: .seconds(seconds))

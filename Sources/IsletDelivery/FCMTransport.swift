@@ -12,7 +12,7 @@ import Synchronization
 // the same clients as APNs's requests: one per host and trusted authority, HTTP/2 when the
 // server offers it.
 
-extension APNsTransport {
+extension PushServiceTransport {
     /// FCM's own host.
     static let fcmServer = "https://fcm.googleapis.com"
 
@@ -173,7 +173,7 @@ final class AccessTokens: Sendable {
             response = try await client.execute(request, timeout: timeout)
             data = Data(buffer: try await response.body.collect(upTo: 64 << 10))
         } catch {
-            throw AccessTokenFailure(failure: APNsTransport.failure(error))
+            throw AccessTokenFailure(failure: PushServiceTransport.failure(error))
         }
         struct Grant: Decodable {
             var access_token: String?

@@ -60,9 +60,9 @@ extension SQLReading {
         )
     }
 
-    public func unfinishedDeliveries(orderKey: String) throws -> [Delivery] {
+    public func unfinishedDeliveries(in order: Delivery.Order) throws -> [Delivery] {
         try session.rows(
-            "SELECT * FROM delivery WHERE orderKey = $1 AND state IN \(unfinished) ORDER BY id\(try session.rowsLock())", [orderKey],
+            "SELECT * FROM delivery WHERE orderKey = $1 AND state IN \(unfinished) ORDER BY id\(try session.rowsLock())", [order.key],
             SQLRows.delivery
         )
     }

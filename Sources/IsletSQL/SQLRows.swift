@@ -119,12 +119,18 @@ public enum SQLRows {
         )
     }
 
+    /// A delivery; one whose order, event or state this version does not know reads as failed,
+    /// so no sender takes it.
     public static func delivery(_ row: any SQLRow) throws -> Delivery {
-        Delivery(
-            id: try row["id"], orderKey: try row["orderKey"], activityId: try row["activityId"], bundleId: try row["bundleId"],
-            deviceId: try row["deviceId"], channelId: try row["channelId"], event: try row["event"], payload: try row["payload"],
+        let activityId: ActivityID? = try row["activityId"]
+        let order = Delivery.Order(key: try row["orderKey"])
+        let event = Delivery.Event(rawValue: try row["event"])
+        let state = order == nil || event == nil ? nil : Delivery.State(rawValue: try row["state"])
+        return Delivery(
+            id: try row["id"], order: order ?? .activity(activityId ?? ""), activityId: activityId, bundleId: try row["bundleId"],
+            deviceId: try row["deviceId"], channelId: try row["channelId"], event: event ?? .update, payload: try row["payload"],
             alert: try row["alert"], expiration: try row.optionalDate("expiration"),
-            state: Delivery.State(rawValue: try row["state"]) ?? .failed, attempts: try row["attempts"],
+            state: state ?? .failed, attempts: try row["attempts"],
             nextAttemptAt: try row.date("nextAttemptAt"), leaseUntil: try row.optionalDate("leaseUntil"),
             createdAt: try row.date("createdAt"), finishedAt: try row.optionalDate("finishedAt"), apnsId: try row["apnsId"],
             traceparent: try row["traceparent"]

@@ -334,7 +334,7 @@ extension SQLWriting {
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
             """,
             [
-                delivery.orderKey, delivery.activityId, delivery.bundleId, delivery.deviceId, delivery.channelId, delivery.event,
+                delivery.order.key, delivery.activityId, delivery.bundleId, delivery.deviceId, delivery.channelId, delivery.event.rawValue,
                 delivery.payload, delivery.alert, delivery.expiration?.timeIntervalSince1970, delivery.state.rawValue,
                 delivery.attempts, delivery.nextAttemptAt.timeIntervalSince1970, delivery.leaseUntil?.timeIntervalSince1970,
                 delivery.createdAt.timeIntervalSince1970, delivery.finishedAt?.timeIntervalSince1970, delivery.apnsId,

@@ -4,7 +4,6 @@ import HummingbirdCore
 import HummingbirdWebSocket
 import IsletAPNs
 import IsletCore
-import IsletDelivery
 import IsletEngine
 import IsletRender
 import Logging
@@ -87,10 +86,12 @@ public struct Islet: Sendable {
     ///   - logger: Where logs go.
     ///   - openStore: Opens the store in the data directory: the composition root's choice (the
     ///     `islet` command opens SQLite), so the server never names a store.
+    ///   - openTransport: Makes what sends deliveries to Apple and Google: the composition root's
+    ///     choice too (the `islet` command hands IsletDelivery's `PushServiceTransport`).
     ///   - onListening: Called with each listener and its bound port once it listens.
     public init(
         configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger, openStore: StoreOpener,
-        onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
+        openTransport: TransportOpener, onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
     ) async throws {
         let logger = logger.guarded()
         let settings = configuration.store
@@ -129,10 +130,10 @@ public struct Islet: Sendable {
         let engine = Engine(
             store: store, settings: engineSettings, clock: clock, metrics: metrics,
             draw: { layout, scope, now in renderer.render(layout, scope: scope, now: now) },
-            transport: APNsTransport(
+            transport: openTransport(TransportOptions(
                 timeout: .milliseconds(Int64(engineSettings.delivery.requestTimeout * 1000)), connections: engineSettings.delivery.connections,
                 logger: logger
-            ), logger: logger
+            )), logger: logger
         )
 
         let (adminKey, adminKeyPath) = try AdminKey.resolve(configuration: configuration)

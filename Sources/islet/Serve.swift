@@ -1,6 +1,7 @@
 import ArgumentParser
 import Configuration
 import Foundation
+import IsletDelivery
 import IsletEngine
 import IsletPostgres
 import IsletServer
@@ -72,7 +73,7 @@ struct Serve: AsyncParsableCommand {
         let banner = Banner(announcement: Self.announcement(for: configuration))
         let islet: Islet
         do {
-            islet = try await Islet(configuration: configuration, logger: logger, openStore: Self.openStore) { endpoint, port in
+            islet = try await Islet(configuration: configuration, logger: logger, openStore: Self.openStore, openTransport: PushServiceTransport.open) { endpoint, port in
                 await banner.listening(endpoint, port: port)
             }
         } catch {

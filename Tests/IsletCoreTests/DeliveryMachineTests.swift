@@ -51,7 +51,7 @@ struct DeliveryMachineTests {
     /// A delivery being sent: claimed at `t0` for its first attempt.
     func sending(expiration: Date? = nil, activity: ActivityID? = "A1") -> Delivery {
         var delivery = Delivery(
-            id: 7, orderKey: "activity:A1", activityId: activity, bundleId: "com.example.bike", deviceId: "phone", event: "update",
+            id: 7, order: .activity("A1"), activityId: activity, bundleId: "com.example.bike", deviceId: "phone", event: .update,
             payload: "{}", alert: false, expiration: expiration ?? t0.addingTimeInterval(8 * 3600), nextAttemptAt: t0, createdAt: t0
         )
         delivery.claim(at: t0, lease: 60)

@@ -349,8 +349,8 @@ struct UseCaseTests {
             let token = String(repeating: "0a", count: 32)
             @Sendable func delivery(of activity: ActivityID, created: TimeInterval, finished: TimeInterval?, state: Delivery.State) -> Delivery {
                 Delivery(
-                    orderKey: "activity:\(activity)", activityId: activity, bundleId: "com.example.bike", deviceId: .defaultDevice,
-                    event: "update", payload: "{}", alert: false, expiration: nil, state: state, nextAttemptAt: at(created),
+                    order: .activity(activity), activityId: activity, bundleId: "com.example.bike", deviceId: .defaultDevice,
+                    event: .update, payload: "{}", alert: false, expiration: nil, state: state, nextAttemptAt: at(created),
                     createdAt: at(created), finishedAt: finished.map(at)
                 )
             }

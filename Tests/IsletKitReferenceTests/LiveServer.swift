@@ -1,5 +1,6 @@
 import Foundation
 import IsletClient
+import IsletDelivery
 import IsletKit
 import IsletTestSupport
 import IsletServer
@@ -33,7 +34,7 @@ final class LiveServer: Sendable {
         var logger = Logger(label: "islet-kit-test")
         logger.logLevel = .warning
         let (ports, listening) = AsyncStream<Int>.makeStream()
-        let islet = try await Islet(configuration: configuration, logger: logger, openStore: { try SQLiteStore($0) }) { endpoint, port in
+        let islet = try await Islet(configuration: configuration, logger: logger, openStore: { try SQLiteStore($0) }, openTransport: PushServiceTransport.open) { endpoint, port in
             if endpoint == .http { listening.yield(port) }
         }
         let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))

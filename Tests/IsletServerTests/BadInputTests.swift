@@ -2,6 +2,7 @@ import Foundation
 import GRDB
 import NIOHTTP1
 import IsletCore
+import IsletDelivery
 import IsletServer
 import IsletStore
 import Logging
@@ -345,7 +346,10 @@ struct BadInputTests {
             var configuration = islet.islet.configuration
             configuration.server.port = 0
             await #expect(throws: IsletError.self) {
-                _ = try await Islet(configuration: configuration, logger: Logger(label: "second"), openStore: { try SQLiteStore($0) })
+                _ = try await Islet(
+                    configuration: configuration, logger: Logger(label: "second"), openStore: { try SQLiteStore($0) },
+                    openTransport: PushServiceTransport.open
+                )
             }
         }
     }

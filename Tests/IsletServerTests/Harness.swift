@@ -4,6 +4,7 @@ import NIOHTTP1
 import ServiceLifecycle
 import IsletClient
 import IsletCore
+import IsletDelivery
 import IsletEngine
 import IsletServer
 import IsletStore
@@ -120,7 +121,8 @@ func withIslet<T: Sendable>(
     let clock = ManualClock(now: t0)
     let (ports, listening) = AsyncStream<(Endpoint, Int)>.makeStream()
     let islet = try await Islet(
-        configuration: configuration, clock: serverClock ?? clock, logger: logger, openStore: openStore
+        configuration: configuration, clock: serverClock ?? clock, logger: logger, openStore: openStore,
+        openTransport: PushServiceTransport.open
     ) { endpoint, port in
         listening.yield((endpoint, port))
     }

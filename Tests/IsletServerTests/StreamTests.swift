@@ -223,33 +223,39 @@ final class WebSocketTap: Sendable {
         task.cancel()
     }
 
-    /// Connects and returns how the server closed the connection.
-    ///
-    /// Each attempt is bounded and a stuck one is tried again. About one connection in 400,
-    /// HummingbirdWSClient (swift-websocket 1.6) never finishes a connection the server refuses
-    /// right after the upgrade: `ss` then shows the client socket in CLOSE-WAIT with nothing left
-    /// to read (it took the 101, the close frame and the server's FIN, all sent in one burst) and
-    /// the server in FIN-WAIT-2, waiting for a close reply that never comes. The client's upgrade
-    /// path loses a close frame and EOF that arrive with the 101 (compare apple/swift-nio#2742).
-    /// The server side is sound: 9,000 refusals read with a raw socket all ended cleanly.
-    static func closeFrame(
-        port: Int, key: String?, query: String, headers extra: HTTPFields = [:]
-    ) async throws -> WebSocketCloseFrame? {
-        let headers = key.map { key in extra + [.authorization: "Bearer \(key)"] } ?? extra
-        for attempt in 1...3 {
-            do {
-                return try await within(10, exactly: true) {
-                    try await WebSocketClient.connect(
-                        url: "ws://127.0.0.1:\(port)/v1/events/ws?\(query)",
-                        configuration: .init(additionalHeaders: headers), logger: Logger(label: "ws-test")
-                    ) { inbound, _, _ in
-                        for try await _ in inbound {}
-                    }
-                }
-            } catch is TimedOut where attempt < 3 {
-                continue
-            }
-        }
-        return nil
+    /// How the server closed a WebSocket it refused right after the upgrade.
+    struct Refusal {
+        var closeCode: WebSocketErrorCode
+        var reason: String?
+    }
+
+    /// Upgrades over a raw socket and returns the close frame the server sent, read to the
+    /// server's end of the connection. Not HummingbirdWSClient: about one connection in 400 on an
+    /// idle machine, and often enough with both cores busy that three in a row ended a loaded
+    /// run, it never finishes a connection the server refuses right after the upgrade — `ss` then shows the client socket in CLOSE-WAIT
+    /// with nothing left to read (it took the 101, the close frame and the server's FIN, all in
+    /// one burst) and the server in FIN-WAIT-2. The client's upgrade path loses a close frame and
+    /// EOF that arrive with the 101 (compare apple/swift-nio#2742); the server side is sound.
+    static func closeFrame(port: Int, key: String?, query: String) async throws -> Refusal? {
+        var head = "GET /v1/events/ws?\(query) HTTP/1.1\r\nHost: 127.0.0.1:\(port)\r\n"
+        head += "Upgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
+        if let key { head += "Authorization: Bearer \(key)\r\n" }
+        let socket = try RawSocket(port: port)
+        socket.send(Array((head + "\r\n").utf8))
+        // Read until the close frame is whole (or the server has closed).
+        let read = await offThePool { socket.read(seconds: Int(hangFloor)) { Self.refusal(in: $0) != nil } }.bytes
+        return Self.refusal(in: read)
+    }
+
+    /// The close frame that follows a `101`, once it has arrived whole.
+    private static func refusal(in read: [UInt8]) -> Refusal? {
+        guard let headEnd = read.firstRange(of: Array("\r\n\r\n".utf8))?.upperBound,
+            String(decoding: read[..<headEnd], as: UTF8.self).hasPrefix("HTTP/1.1 101"),
+            read.count >= headEnd + 4, read[headEnd] == 0x88
+        else { return nil }
+        let length = Int(read[headEnd + 1] & 0x7F)
+        guard read.count >= headEnd + 2 + length else { return nil }
+        let code = Int(read[headEnd + 2]) << 8 | Int(read[headEnd + 3])
+        return Refusal(closeCode: WebSocketErrorCode(codeNumber: code), reason: String(decoding: read[(headEnd + 4)..<(headEnd + 2 + length)], as: UTF8.self))
     }
 }

@@ -37,7 +37,7 @@ struct TransportAnswerTests {
     func send(
         to credential: StoredCredential, timeout: TimeAmount = .seconds(120), connectTimeout: TimeAmount = .seconds(120)
     ) async -> TransportAnswer {
-        let transport = APNsTransport(timeout: timeout, connectTimeout: connectTimeout, connections: 2, logger: Logger(label: "test"))
+        let transport = PushServiceTransport(timeout: timeout, connectTimeout: connectTimeout, connections: 2, logger: Logger(label: "test"))
         let answer = await transport.send(OutboundRequest(
             credential: credential, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
             payload: #"{"aps":{"event":"update","timestamp":1,"content-state":{}}}"#, priority: 5, expiration: nil,
@@ -90,7 +90,7 @@ struct TransportAnswerTests {
             let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
             var stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
             stored.privateKey = key.pemRepresentation
-            let transport = APNsTransport(timeout: .seconds(120), connectTimeout: .seconds(120), connections: 2, logger: Logger(label: "test"))
+            let transport = PushServiceTransport(timeout: .seconds(120), connectTimeout: .seconds(120), connections: 2, logger: Logger(label: "test"))
             var (accepted, lost) = (0, 0)
             for step in 1...200 {
                 let answer = await transport.send(OutboundRequest(
@@ -116,8 +116,8 @@ struct TransportAnswerTests {
     /// machine, one of the 200 requests above was neither accepted nor a lost connection but a
     /// "TLS failure" (issue 41). It is a lost connection, sent again like one.
     @Test func aConnectionCutWithoutCloseNotifyIsALostConnection() {
-        #expect(APNsTransport.failure(NIOSSLError.uncleanShutdown).kind == .connectionLost)
-        #expect(APNsTransport.failure(NIOSSLError.handshakeFailed(.sslError([]))).kind == .tls)
+        #expect(PushServiceTransport.failure(NIOSSLError.uncleanShutdown).kind == .connectionLost)
+        #expect(PushServiceTransport.failure(NIOSSLError.handshakeFailed(.sslError([]))).kind == .tls)
     }
 
     @Test func aServerWhoseCertificateIsNotTrustedIsATLSFailure() async throws {

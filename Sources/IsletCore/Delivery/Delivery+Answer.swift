@@ -132,7 +132,7 @@ extension Delivery {
         case .accepted:
             finish(.delivered, at: now)
             // An end spends nothing: a phone always lets an activity end.
-            let spends = attempt.priority == 10 && activityId != nil && event != "end" && attempt.target.spendsBudget
+            let spends = attempt.priority == 10 && activityId != nil && event != .end && attempt.target.spendsBudget
             return [.save] + (spends ? [.spendBudget] : []) + [.log(.delivered, note: refreshed(attempt)), .nextInOrder]
         case .failed(let failure):
             return handle(failure, of: attempt, at: now, maximumBackoff: maximumBackoff, jitter: jitter, waiting: attempt.environment.rawValue)

@@ -23,17 +23,49 @@ public struct Delivery: Hashable, Sendable {
         public var isFinished: Bool { [.delivered, .failed, .coalesced, .dropped].contains(self) }
     }
 
+    /// What a delivery tells the phone: `aps.event` (`data.islet.event` on Android).
+    public enum Event: String, Hashable, Sendable {
+        case start, update, end
+    }
+
+    /// What orders deliveries: one at a time per order, oldest first.
+    public enum Order: Hashable, Sendable {
+        /// An activity's changes; a renewed activity's end goes in its successor's order.
+        case activity(ActivityID)
+        /// A broadcast channel's.
+        case channel(String)
+
+        /// As stored: `activity:<id>` or `channel:<id>`.
+        public var key: String {
+            switch self {
+            case .activity(let id): "activity:\(id)"
+            case .channel(let id): "channel:\(id)"
+            }
+        }
+
+        /// The order a stored key names; `nil` for a key of no known kind.
+        public init?(key: String) {
+            guard let colon = key.firstIndex(of: ":") else { return nil }
+            let id = String(key[key.index(after: colon)...])
+            switch key[..<colon] {
+            case "activity": self = .activity(id)
+            case "channel": self = .channel(id)
+            default: return nil
+            }
+        }
+    }
+
     /// Its number, in outbox order.
     public var id: Int64
-    /// What orders it: the activity (`activity:<id>`), or the channel (`channel:<id>`) for a broadcast.
-    public var orderKey: String
+    /// What orders it: its activity (its successor's, for a renewed activity's end), or a
+    /// broadcast's channel.
+    public var order: Order
     public var activityId: ActivityID?
     public var bundleId: BundleID
     public var deviceId: DeviceID?
     /// The broadcast channel, for a broadcast.
     public var channelId: String?
-    /// `start`, `update` or `end`.
-    public var event: String
+    public var event: Event
     /// The APNs payload, JSON, as it is sent.
     public var payload: String
     /// Whether it carries an alert (it then goes first within the budget).
@@ -56,13 +88,13 @@ public struct Delivery: Hashable, Sendable {
     public var traceparent: String?
 
     public init(
-        id: Int64 = 0, orderKey: String, activityId: ActivityID?, bundleId: BundleID, deviceId: DeviceID?, channelId: String? = nil,
-        event: String, payload: String, alert: Bool, expiration: Date?, state: State = .pending, attempts: Int = 0,
+        id: Int64 = 0, order: Order, activityId: ActivityID?, bundleId: BundleID, deviceId: DeviceID?, channelId: String? = nil,
+        event: Event, payload: String, alert: Bool, expiration: Date?, state: State = .pending, attempts: Int = 0,
         nextAttemptAt: Date, leaseUntil: Date? = nil, createdAt: Date, finishedAt: Date? = nil,
         apnsId: String = UUID().uuidString.lowercased(), traceparent: String? = nil
     ) {
         self.id = id
-        self.orderKey = orderKey
+        self.order = order
         self.activityId = activityId
         self.bundleId = bundleId
         self.deviceId = deviceId

@@ -117,7 +117,7 @@ struct DeliverySender: Service {
         ) { span in
             let answer = await transport.send(delivery.request)
             span.attributes["islet.delivery.id"] = Int(delivery.delivery.id)
-            span.attributes["islet.delivery.event"] = delivery.delivery.event
+            span.attributes["islet.delivery.event"] = delivery.delivery.event.rawValue
             span.attributes["islet.delivery.attempt"] = delivery.delivery.attempts + 1
             span.attributes["islet.delivery.priority"] = delivery.priority
             if !delivery.isFCM { span.attributes["apns.id"] = answer.apnsId ?? delivery.delivery.apnsId }

@@ -1,5 +1,6 @@
 import Foundation
 import IsletCore
+import Logging
 
 /// One APNs request as the sender makes it: where, with which credential, what.
 public struct OutboundRequest: Sendable {
@@ -143,9 +144,10 @@ public struct TransportAnswer: Sendable, Hashable {
     }
 }
 
-/// Sends APNs requests: HTTP/2 to Apple (or any APNs-compatible host), provider tokens signed,
-/// reused and refreshed. The engine decides what to send and what an answer means; the
-/// transport only sends (IsletDelivery's `APNsTransport` does it over async-http-client).
+/// Sends deliveries' requests: HTTP/2 to Apple (or any APNs-compatible host) and to FCM, provider
+/// and access tokens fetched, reused and refreshed. The engine decides what to send and what an
+/// answer means; the transport only sends (IsletDelivery's `PushServiceTransport` does it over
+/// async-http-client).
 public protocol DeliveryTransport: Sendable {
     /// Sends one request and returns the answer; never throws: a failure to send is an answer
     /// with no status.
@@ -163,6 +165,25 @@ public protocol DeliveryTransport: Sendable {
     /// Checks that an FCM credential can be sent with: its addresses, the authority it trusts.
     func check(_ credential: StoredFCMCredential) async throws(IsletError)
 }
+
+/// What a server's transport is made with: from `delivery.*` and the server's logger.
+public struct TransportOptions: Sendable {
+    /// The longest one request may take (`DeliverySettings.requestTimeout`).
+    public var timeout: Duration
+    /// HTTP/2 connections per host and trusted authority (`delivery.connections`).
+    public var connections: Int
+    public var logger: Logger
+
+    public init(timeout: Duration, connections: Int, logger: Logger) {
+        self.timeout = timeout
+        self.connections = connections
+        self.logger = logger
+    }
+}
+
+/// Makes the transport a server sends with: the composition root's choice (the `islet` command
+/// hands IsletDelivery's), as `StoreOpener` is for the store.
+public typealias TransportOpener = @Sendable (TransportOptions) -> any DeliveryTransport
 
 extension DeliveryTransport {
     /// A transport that speaks APNs only: nothing goes to FCM.

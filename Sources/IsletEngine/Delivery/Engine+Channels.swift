@@ -134,26 +134,26 @@ extension Engine {
 extension Transaction {
     /// The one request a broadcast makes to Apple, in the outbox with the channel's order.
     func deliverBroadcast(_ change: Activity.PushedChange, on channel: BroadcastChannel) throws {
-        let event: String
+        let event: Delivery.Event
         let payload: JSONValue
         var alert = false
         switch change {
         case .update(let update):
-            event = "update"
+            event = .update
             payload = Payloads.update(update.content, timestamp: update.timestamp ?? now, alert: update.alert)
             alert = update.alert != nil
         case .end(let end):
-            event = "end"
+            event = .end
             let dismissal = Deliveries.dismissalDate(end.dismissalPolicy, now: now, decided: nil)
             payload = Payloads.end(end.content ?? ActivityContent(state: [:]), timestamp: end.timestamp ?? now, dismissal: dismissal)
         }
         let delivery = Delivery(
-            orderKey: Delivery.orderKey(channel: channel.id), activityId: nil, bundleId: channel.bundleId, deviceId: nil,
+            order: .channel(channel.id), activityId: nil, bundleId: channel.bundleId, deviceId: nil,
             channelId: channel.id, event: event, payload: try Payloads.text(payload, limit: Payloads.maximumBroadcastSize), alert: alert,
             expiration: now.addingTimeInterval(Deliveries.lifetime), nextAttemptAt: now, createdAt: now, traceparent: TraceParent.current()
         )
         let id = try insertDelivery(delivery)
-        try reportBroadcast(DeliveryReport(delivery: id, event: event, outcome: .queued, target: "channel \(channel.id)"), channel: channel.id, bundleId: channel.bundleId)
+        try reportBroadcast(DeliveryReport(delivery: id, event: event.rawValue, outcome: .queued, target: "channel \(channel.id)"), channel: channel.id, bundleId: channel.bundleId)
         effects.deliveriesReady = true
     }
 

@@ -177,7 +177,7 @@ extension Engine {
             delivery.sendAgain(at: tx.now)
             try tx.updateDelivery(delivery)
             try Self.log(
-                DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .queued, attempt: delivery.attempts, note: "sent again: asked by \(asker)"),
+                DeliveryReport(delivery: delivery.id, event: delivery.event.rawValue, outcome: .queued, attempt: delivery.attempts, note: "sent again: asked by \(asker)"),
                 of: delivery, in: tx
             )
             tx.effects.deliveriesReady = true

@@ -124,23 +124,17 @@ extension Engine {
         // phone never go at 10 on one unit left.
         var planned = inFlight
         for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
-            if delivery.hasExpired(at: tx.now) {
-                try finish(&delivery, as: .failed, report: DeliveryReport(
-                    delivery: delivery.id, event: delivery.event, outcome: .failed, attempt: delivery.attempts,
-                    note: "expired before it could be delivered: a Live Activity lives eight hours at most"
-                ), in: tx)
-                continue
-            }
-            switch try resolve(delivery, rules: rules, planned: planned, in: tx) {
-            case .held(let why):
+            switch try DeliveryContext.load(delivery, rules: rules, planned: planned, in: tx).route() {
+            case .hold(let why):
                 delivery.hold()
                 try tx.updateDelivery(delivery)
-                try log(DeliveryReport(delivery: delivery.id, event: delivery.event, outcome: .held, note: why), of: delivery, in: tx)
-            case .failed(let why):
+                try log(DeliveryReport(delivery: delivery.id, event: delivery.event.rawValue, outcome: .held, note: why.note), of: delivery, in: tx)
+            case .fail(let why):
                 try finish(&delivery, as: .failed, report: DeliveryReport(
-                    delivery: delivery.id, event: delivery.event, outcome: .failed, note: why
+                    delivery: delivery.id, event: delivery.event.rawValue, outcome: .failed, attempt: why == .expired ? delivery.attempts : 0,
+                    note: why.note
                 ), in: tx)
-            case .ready(let request, let reason, let environment, let target):
+            case .send(let request, let priority, let environment, let target):
                 if case .fcm(let message) = request, let wait = pacing.take(message.token, at: tx.now) {
                     try pace(&delivery, wait: wait, in: tx)
                     continue
@@ -148,7 +142,7 @@ extension Engine {
                 delivery.claim(at: tx.now, lease: lease)
                 try tx.updateDelivery(delivery)
                 let taken = ClaimedDelivery(
-                    delivery: delivery, request: request, priorityReason: reason, environment: environment, attemptTarget: target
+                    delivery: delivery, request: request, priorityReason: priority.reason, environment: environment, attemptTarget: target
                 )
                 if let key = taken.budget { planned[key, default: 0] += 1 }
                 claimed.append(taken)
@@ -164,128 +158,9 @@ extension Engine {
         delivery.release(dueAt: due)
         try tx.updateDelivery(delivery)
         try log(DeliveryReport(
-            delivery: delivery.id, event: delivery.event, outcome: .queued, nextAttemptAt: due,
+            delivery: delivery.id, event: delivery.event.rawValue, outcome: .queued, nextAttemptAt: due,
             note: "paced: FCM takes 240 messages a minute and 5,000 an hour to one phone (the sender keeps to 200 and 4,500); this one waits \(DurationText.text(wait))"
         ), of: delivery, in: tx)
-    }
-
-    private enum Resolution {
-        case ready(Outbound, reason: String, APNsEnvironment, target: Delivery.Attempt.Target)
-        case held(String)
-        case failed(String)
-    }
-
-    /// Where a delivery goes and how: its token, its credential, its priority.
-    private static func resolve(
-        _ delivery: Delivery, rules: LifecycleRules, planned: [PhoneBudget.Key: Int], in tx: any Transaction
-    ) throws -> Resolution {
-        if let channelId = delivery.channelId, delivery.activityId == nil {
-            return try resolveBroadcast(delivery, channelId: channelId, in: tx)
-        }
-        guard let activityId = delivery.activityId, let phone = try tx.phoneActivity(activityId) else {
-            return .failed("the activity is no longer delivered to a phone")
-        }
-        if phone.platform == .android {
-            return try resolveAndroid(delivery, phone: phone, in: tx)
-        }
-        let token: PhoneToken
-        if delivery.event == "start" {
-            let activity = try tx.loadActivity(activityId, owner: nil)
-            guard let found = try tx.pushToStartToken(deviceId: phone.deviceId, bundleId: phone.bundleId, attributesType: activity.attributesType) else {
-                return .failed("the phone has no push-to-start token for \(activity.attributesType) any more")
-            }
-            token = found
-        } else {
-            guard phone.state == .active else { return .failed("Apple retired this activity's token on the phone") }
-            // A renewed activity's end, in its successor's order, waits until the phone shows
-            // the successor (its update token comes when it does): the phone never shows neither.
-            if delivery.orderKey != Delivery.orderKey(activity: activityId), delivery.event == "end",
-                let successor = delivery.orderKey.split(separator: ":", maxSplits: 1).last.map(String.init),
-                try tx.updateToken(activityId: successor) == nil
-            {
-                return .held("renewed: this card leaves once the phone shows its successor \(successor) (its update token comes when it does)")
-            }
-            guard let found = try tx.updateToken(activityId: activityId) else {
-                return .held("no update token yet: the app sends it with PUT /v1/activities/\(activityId)/push-token")
-            }
-            token = found
-        }
-        let credential: StoredCredential
-        switch try usableCredential(bundleId: phone.bundleId, environment: token.environment, in: tx) {
-        case .success(let found): credential = found
-        case .failure(let held): return .held(held.why)
-        }
-        let (sends, budget) = try PhoneBudget.standing(deviceId: phone.deviceId, bundleId: phone.bundleId, rules: rules, now: tx.now, in: tx)
-        let out = planned[PhoneBudget.Key(deviceId: phone.deviceId, bundleId: phone.bundleId)] ?? 0
-        let (priority, reason) = Deliveries.priority(event: delivery.event, alert: delivery.alert, spent: sends.count + out, budget: budget)
-        let request = OutboundRequest(
-            credential: credential, target: .device(token: token.token), bundleId: phone.bundleId, payload: delivery.payload,
-            priority: priority, expiration: delivery.expiration, apnsId: delivery.apnsId
-        )
-        let target: Delivery.Attempt.Target = token.kind == .update ? .updateToken(token.token) : .pushToStartToken(token.token)
-        return .ready(.apns(request), reason: reason, token.environment, target: target)
-    }
-
-    /// A delivery to an Android phone goes to its registration token for the app, with the
-    /// app's service account, as a high-priority FCM message (docs/android.md).
-    private static func resolveAndroid(_ delivery: Delivery, phone: PhoneActivity, in tx: any Transaction) throws -> Resolution {
-        guard phone.state == .active else { return .failed("FCM retired this phone's registration token") }
-        guard let token = try tx.phoneFCMToken(deviceId: phone.deviceId, bundleId: phone.bundleId) else {
-            return .held("no registration token: the app sends one with PUT /v1/devices/\(phone.deviceId)/fcm-token")
-        }
-        if try tx.app(delivery.bundleId)?.deliveryPaused == true {
-            return .held("delivery is paused for \(delivery.bundleId): resume it with PATCH /v1/apps/\(delivery.bundleId) {\"deliveryPaused\": false}")
-        }
-        guard let credential = try tx.fcmCredential(bundleId: phone.bundleId) else {
-            return .held("no FCM credential: PUT /v1/apps/\(phone.bundleId)/fcm")
-        }
-        if let failure = credential.credential.failure {
-            return .held("the FCM credential cannot be used — \(failure): register it again with PUT /v1/apps/\(phone.bundleId)/fcm")
-        }
-        let ttl = delivery.expiration.map { $0.timeIntervalSince(tx.now) } ?? Deliveries.lifetime
-        let request = FCMRequest(credential: credential, token: token.token, islet: delivery.payload, activityId: phone.activityId, ttl: ttl)
-        return .ready(.fcm(request), reason: "FCM priority HIGH: Android has no Live Activity budget", .production, target: .registrationToken(token.token))
-    }
-
-    /// Why a delivery waits for its credential.
-    private struct Held: Error {
-        var why: String
-    }
-
-    /// The app's credential for an environment, unless there is none or Apple refused it.
-    private static func usableCredential(
-        bundleId: BundleID, environment: APNsEnvironment, in tx: any Transaction
-    ) throws -> Result<StoredCredential, Held> {
-        if try tx.app(bundleId)?.deliveryPaused == true {
-            return .failure(Held(why: "delivery is paused for \(bundleId): resume it with PATCH /v1/apps/\(bundleId) {\"deliveryPaused\": false}"))
-        }
-        guard let credential = try tx.deliveryCredentials(bundleId: bundleId).first(where: { $0.credential.environment == environment }) else {
-            return .failure(Held(why: "no credentials for \(environment.rawValue): PUT /v1/apps/\(bundleId)/delivery"))
-        }
-        if let failure = credential.credential.failure {
-            return .failure(Held(why: "the credential cannot be used — \(failure): register it again with PUT /v1/apps/\(bundleId)/delivery"))
-        }
-        return .success(credential)
-    }
-
-    /// A broadcast goes to the channel, with the credential of the environment it was made in,
-    /// at priority 10: it spends no activity's budget.
-    private static func resolveBroadcast(_ delivery: Delivery, channelId: String, in tx: any Transaction) throws -> Resolution {
-        guard let channel = try tx.channel(channelId, bundleId: delivery.bundleId), let environment = channel.environment else {
-            return .failed("channel \(channelId) was deleted")
-        }
-        let credential: StoredCredential
-        switch try usableCredential(bundleId: delivery.bundleId, environment: environment, in: tx) {
-        case .success(let found): credential = found
-        case .failure(let held): return .held(held.why)
-        }
-        // A channel that stores nothing takes only apns-expiration 0 (deliver now, store nothing).
-        let expiration = channel.storagePolicy == 0 ? Date(timeIntervalSince1970: 0) : delivery.expiration
-        let request = OutboundRequest(
-            credential: credential, target: .channel(channelId), bundleId: delivery.bundleId, payload: delivery.payload, priority: 10,
-            expiration: expiration, apnsId: delivery.apnsId
-        )
-        return .ready(.apns(request), reason: "a broadcast: 10, it spends no activity's budget", environment, target: .channel(channelId))
     }
 
     /// Writes down what Apple answered, and performs what the delivery's state machine makes
@@ -325,7 +200,7 @@ extension Engine {
                 try tx.updateDelivery(delivery)
             case .log(let outcome, let note):
                 try log(DeliveryReport(
-                    delivery: delivery.id, event: delivery.event, outcome: outcome, attempt: delivery.attempts,
+                    delivery: delivery.id, event: delivery.event.rawValue, outcome: outcome, attempt: delivery.attempts,
                     target: claimed.attemptTarget.shown, environment: claimed.environment, priority: claimed.priority,
                     priorityReason: claimed.priorityReason, apnsId: claimed.isFCM ? nil : answer.apnsId ?? delivery.apnsId, status: answer.status,
                     reason: answer.reason, latencyMs: Double(answer.latency.components.seconds) * 1000 + Double(answer.latency.components.attoseconds) / 1e15,

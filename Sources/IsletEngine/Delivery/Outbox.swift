@@ -2,13 +2,6 @@ import Foundation
 import Synchronization
 import IsletCore
 
-extension Delivery {
-    /// What orders an activity's deliveries: one at a time, oldest first.
-    static func orderKey(activity id: ActivityID) -> String { "activity:\(id)" }
-    /// What orders a broadcast channel's deliveries.
-    static func orderKey(channel id: String) -> String { "channel:\(id)" }
-}
-
 /// An activity delivered to a real phone: which phone, in which environment, and what the
 /// phone's side of it has come to.
 public struct PhoneActivity: Hashable, Sendable {

@@ -46,7 +46,7 @@ extension Transaction {
             channelId: channelId
         ))
         let payload = try Payloads.text(Payloads.start(activity, alert: alert))
-        try queue(event: "start", payload: payload, alert: true, of: activity, after: activity.scheduledStart, notes: notes)
+        try queue(event: .start, payload: payload, alert: true, of: activity, after: activity.scheduledStart, notes: notes)
     }
 
     /// The delivery a start on an Android phone makes: one FCM message whose `data.islet` says
@@ -55,9 +55,9 @@ extension Transaction {
         try putPhoneActivity(PhoneActivity(
             activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, environment: .production, platform: .android
         ))
-        let islet = try androidIslet(event: "start", of: activity, content: activity.content, timestamp: now, alert: alert)
+        let islet = try androidIslet(event: .start, of: activity, content: activity.content, timestamp: now, alert: alert)
         try queue(
-            event: "start", payload: islet, alert: true, of: activity, after: activity.scheduledStart,
+            event: .start, payload: islet, alert: true, of: activity, after: activity.scheduledStart,
             notes: ["to Android phone \(token.shortened) through FCM"]
         )
     }
@@ -65,12 +65,12 @@ extension Transaction {
     /// `data.islet` for a change of an activity on an Android phone, with the notification its
     /// type draws; refused when FCM could not take it.
     private func androidIslet(
-        event: String, of activity: Activity, content: ActivityContent, timestamp: Date, dismissal: Date? = nil, alert: Alert? = nil
+        event: Delivery.Event, of activity: Activity, content: ActivityContent, timestamp: Date, dismissal: Date? = nil, alert: Alert? = nil
     ) throws -> String {
         let layout = try self.layout(bundleId: activity.bundleId, attributesType: activity.attributesType)
         let notification = AndroidPayloads.notification(of: activity, content: content, layout: layout, now: now)
         return try AndroidPayloads.text(AndroidPayloads.islet(
-            event: event, activity: activity, content: content, timestamp: timestamp, dismissal: dismissal, alert: alert,
+            event: event.rawValue, activity: activity, content: content, timestamp: timestamp, dismissal: dismissal, alert: alert,
             notification: notification
         ))
     }
@@ -87,7 +87,7 @@ extension Transaction {
         else { return }
         let text: String
         switch (phone.platform, change.event) {
-        case (.ios, "update"):
+        case (.ios, .update):
             text = try Payloads.text(Payloads.update(change.content, timestamp: change.timestamp, alert: change.alert))
         case (.ios, _):
             text = try Payloads.text(Payloads.end(change.content, timestamp: change.timestamp, dismissal: change.dismissal))
@@ -109,7 +109,7 @@ extension Transaction {
             )
         }
         try queue(
-            event: change.event, payload: text, alert: alert, of: activity, orderKey: successor.map(Delivery.orderKey(activity:)),
+            event: change.event, payload: text, alert: alert, of: activity, order: successor.map(Delivery.Order.activity),
             notes: successor.map { ["after \($0)'s start: renewed"] } ?? []
         )
     }
@@ -117,31 +117,31 @@ extension Transaction {
     /// Writes a delivery for an activity and says so in its log; an update waiting before it is
     /// coalesced into it.
     private func queue(
-        event: String, payload: String, alert: Bool, of activity: Activity, after start: Date? = nil,
-        finished: Delivery.State? = nil, orderKey: String? = nil, notes: [String]
+        event: Delivery.Event, payload: String, alert: Bool, of activity: Activity, after start: Date? = nil,
+        finished: Delivery.State? = nil, order: Delivery.Order? = nil, notes: [String]
     ) throws {
-        let orderKey = orderKey ?? Delivery.orderKey(activity: activity.id)
+        let order = order ?? .activity(activity.id)
         var delivery = Delivery(
-            orderKey: orderKey, activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, event: event,
+            order: order, activityId: activity.id, bundleId: activity.bundleId, deviceId: activity.deviceId, event: event,
             payload: payload, alert: alert, expiration: (start ?? now).addingTimeInterval(Deliveries.lifetime),
             state: finished ?? .pending, nextAttemptAt: max(start ?? now, now), createdAt: now, finishedAt: finished.map { _ in now },
             traceparent: TraceParent.current()
         )
         delivery.id = try insertDelivery(delivery)
         try report(DeliveryReport(
-            delivery: delivery.id, event: event, outcome: finished == nil ? .queued : .dropped,
+            delivery: delivery.id, event: event.rawValue, outcome: finished == nil ? .queued : .dropped,
             note: notes.isEmpty ? nil : notes.joined(separator: "; ")
         ), of: activity)
         guard finished == nil else { return }
-        if event != "start" {
+        if event != .start {
             // An alert is never coalesced away: the person is to hear it (and it goes at priority 10).
-            for var earlier in try unfinishedDeliveries(orderKey: orderKey) where earlier.id < delivery.id && earlier.event == "update"
+            for var earlier in try unfinishedDeliveries(in: order) where earlier.id < delivery.id && earlier.event == .update
                 && !earlier.alert && [.pending, .held].contains(earlier.state)
             {
                 earlier.finish(.coalesced, at: now)
                 try updateDelivery(earlier)
                 try report(DeliveryReport(
-                    delivery: earlier.id, event: earlier.event, outcome: .coalesced, coalescedInto: delivery.id,
+                    delivery: earlier.id, event: earlier.event.rawValue, outcome: .coalesced, coalescedInto: delivery.id,
                     note: "not sent: #\(delivery.id) carries a newer state"
                 ), of: activity)
             }
@@ -159,7 +159,7 @@ extension Transaction {
 /// timestamp, its alert), or an end (the activity's content at its last update's time, and the
 /// dismissal date its policy decided; now for a person's dismissal).
 private struct SentChange {
-    var event: String
+    var event: Delivery.Event
     var content: ActivityContent
     var timestamp: Date
     var dismissal: Date?
@@ -169,12 +169,12 @@ private struct SentChange {
         switch input {
         case .update(let update):
             guard let applied = transition.appliedContent else { return nil }
-            (event, content, timestamp, alert) = ("update", applied.content, applied.timestamp, update.alert)
+            (event, content, timestamp, alert) = (.update, applied.content, applied.timestamp, update.alert)
         case .end(let end):
-            (event, content, timestamp) = ("end", activity.content, activity.lastUpdateTimestamp ?? now)
+            (event, content, timestamp) = (.end, activity.content, activity.lastUpdateTimestamp ?? now)
             dismissal = Deliveries.dismissalDate(end.dismissalPolicy, now: now, decided: activity.dismissAt ?? activity.dismissedAt)
         case .userDismissal:
-            (event, content, timestamp, dismissal) = ("end", activity.content, activity.lastUpdateTimestamp ?? now, now)
+            (event, content, timestamp, dismissal) = (.end, activity.content, activity.lastUpdateTimestamp ?? now, now)
         default:
             return nil
         }
@@ -202,28 +202,6 @@ enum Deliveries {
         case .default: nil
         case .immediate: now
         case .after(let date): decided ?? date
-        }
-    }
-
-    /// The priority of a delivery, and why, against the activity's budget of priority-10
-    /// requests per hour: starts and ends 10; an alert 10 while the budget lasts; any other
-    /// update 10 while more than a quarter of it is left (the rest is kept for alerts), 5 beyond.
-    static func priority(event: String, alert: Bool, spent: Int, budget: Int) -> (priority: Int, reason: String) {
-        let left = max(0, budget - spent)
-        let standing = "\(left) of \(budget) left this hour"
-        switch event {
-        case "start":
-            return (10, "a start (push-to-start has its own budget on the phone)")
-        case "end":
-            return (10, "an end: a phone always lets an activity end, and it spends no budget; \(standing)")
-        default:
-            if alert {
-                return left > 0 ? (10, "an alert; \(standing)") : (5, "an alert, after a budget of \(budget) an hour was spent")
-            }
-            let kept = (budget + 3) / 4
-            return left > kept
-                ? (10, "within the budget; \(standing)")
-                : (5, left > 0 ? "the last \(left) of \(budget) this hour are kept for alerts" : "a budget of \(budget) an hour spent")
         }
     }
 }

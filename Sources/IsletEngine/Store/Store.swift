@@ -175,7 +175,7 @@ public protocol StoreReading {
     /// One delivery.
     func delivery(_ id: Int64) throws -> Delivery?
     /// The unfinished deliveries (pending, being sent, held) of one order key, oldest first.
-    func unfinishedDeliveries(orderKey: String) throws -> [Delivery]
+    func unfinishedDeliveries(in order: Delivery.Order) throws -> [Delivery]
     /// The deliveries whose turn and time have come: the oldest unfinished one of each order
     /// key, when pending and due at `date` or when its lease has run out; earliest due first.
     func dueDeliveries(at date: Date, limit: Int) throws -> [Delivery]

@@ -37,7 +37,7 @@ enum StatusReading {
         of activity: Activity, log: [(time: Date, report: DeliveryReport)], rules: LifecycleRules, now: Date, in store: any StoreReading
     ) throws -> ActivityStatus.Phone? {
         guard let record = try store.phoneActivity(activity.id) else { return nil }
-        let waiting = try store.unfinishedDeliveries(orderKey: Delivery.orderKey(activity: activity.id))
+        let waiting = try store.unfinishedDeliveries(in: .activity(activity.id))
         var budget: ActivityStatus.Budget?
         if record.platform == .ios {
             let (sends, perHour) = try PhoneBudget.standing(deviceId: record.deviceId, bundleId: record.bundleId, rules: rules, now: now, in: store)

@@ -13,8 +13,10 @@ import NIOSSL
 import ServiceLifecycle
 import Synchronization
 
-/// Sends the engine's deliveries to Apple's APNs — or to any APNs-compatible host — over HTTP/2
-/// (async-http-client), with provider tokens signed once and reused.
+/// Sends the engine's deliveries to the push services — Apple's APNs (or any APNs-compatible
+/// host) and Google's FCM (`FCMTransport.swift`) — over HTTP/2 (async-http-client), with provider
+/// tokens and access tokens fetched once and reused. The `islet` command hands it to the server
+/// (`PushServiceTransport.open`), as it does the store: the server never names it.
 ///
 /// Requests go over `connections` HTTP/2 connections per host and trusted authority (one
 /// async-http-client each, whose connection carries as many streams as the server allows), each
@@ -26,7 +28,7 @@ import Synchronization
 /// between 20 and 60), never sooner — Apple answers `TooManyProviderTokenUpdates` to a provider
 /// that changes its token too often — except once, when Apple refuses the token: then it is
 /// signed again and the request sent once more.
-public final class APNsTransport: DeliveryTransport, Service {
+public final class PushServiceTransport: DeliveryTransport, Service {
     private let clients = Mutex<[ClientKey: [Connection]]>([:])
     private let tokens = ProviderTokens()
     let accessTokens: AccessTokens
@@ -59,6 +61,13 @@ public final class APNsTransport: DeliveryTransport, Service {
         accessTokens = AccessTokens(timeout: timeout)
         self.connections = max(1, connections)
         self.logger = logger
+    }
+
+    /// The transport a server sends with (`TransportOpener`).
+    @Sendable public static func open(_ options: TransportOptions) -> any DeliveryTransport {
+        PushServiceTransport(
+            timeout: TimeAmount(options.timeout), connections: options.connections, logger: options.logger
+        )
     }
 
     public func send(_ request: OutboundRequest) async -> TransportAnswer {
