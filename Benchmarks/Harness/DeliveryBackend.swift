@@ -9,14 +9,15 @@ import NIOHTTP1
 struct DeliveryBackend {
     var apple: ServerUnderTest
     var backend: ServerUnderTest
-    /// The activities, one per phone (`d0`, `d1`…).
+    /// The activities, on the phones `d0`, `d1`… (one each unless fewer devices were asked for).
     var ids: [String]
     /// The app key's header on A.
     var auth: [(String, String)]
 
     /// Starts both and sets them up; the caller stops them.
     static func start(
-        systems: Systems, store: StoreChoice, phones: Int, sink: Bool, bundleId: String, environment: [String: String] = [:]
+        systems: Systems, store: StoreChoice, phones: Int, devices: Int? = nil, sink: Bool, bundleId: String,
+        environment: [String: String] = [:]
     ) async throws -> DeliveryBackend {
         // B plays Apple: the app, its key, and an activity with a push token per phone — or a
         // sink that takes any token, with a key of A's own.
@@ -46,7 +47,10 @@ struct DeliveryBackend {
             throw error
         }
         do {
-            let (ids, auth) = try await setUp(backend, phones: phones, bundleId: bundleId, provider: provider, tokens: tokens, ca: appleCA, port: applePort)
+            let (ids, auth) = try await setUp(
+                backend, activities: phones, devices: devices ?? phones, bundleId: bundleId, provider: provider, tokens: tokens, ca: appleCA,
+                port: applePort
+            )
             return DeliveryBackend(apple: apple, backend: backend, ids: ids, auth: auth)
         } catch {
             backend.stop()
@@ -55,11 +59,10 @@ struct DeliveryBackend {
         }
     }
 
-    /// A: the app, its credentials sending to Apple, and a phone per activity.
+    /// A: the app, its credentials sending to Apple, and the activities spread over `devices` phones.
     private static func setUp(
-        _ backend: ServerUnderTest, phones: Int, bundleId: String, provider: Provider, tokens: [String], ca appleCA: URL, port applePort: Int
+        _ backend: ServerUnderTest, activities phones: Int, devices: Int, bundleId: String, provider: Provider, tokens: [String], ca appleCA: URL, port applePort: Int
     ) async throws -> ([String], [(String, String)]) {
-        // A is the backend: the app, its credentials sending to B, and a phone per activity.
         let admin = try backend.adminKey
         let setup = try await HTTPConnection.connect(port: backend.port)
         let appKey = try await IsletSetup.app(on: setup, admin: admin, bundleId: bundleId)
@@ -73,19 +76,20 @@ struct DeliveryBackend {
         )
         guard status == 200 else { throw HarnessError("registering the credentials: \(status) \(String(buffer: answer))") }
         await setup.close()
-        try await IsletSetup.devices(phones, port: backend.port, admin: admin)
-        let ids = try await IsletSetup.activities(phones, port: backend.port, key: appKey) { "d\($0)" }
+        try await IsletSetup.devices(devices, port: backend.port, admin: admin)
+        let ids = try await IsletSetup.activities(phones, port: backend.port, key: appKey) { "d\($0 % devices)" }
         let auth = [("Authorization", "Bearer \(appKey)")]
-        _ = try await IsletSetup.inLanes(phones, port: backend.port) { connection, index in
-            // The phone's push-to-start token says its environment; the update token is B's.
+        @Sendable func register(_ body: String, at uri: String, on connection: HTTPConnection) async throws {
+            let (status, answer) = try await connection.send(.PUT, uri, headers: auth, body: ByteBuffer(string: body))
+            guard status == 200 else { throw HarnessError("registering a token: \(status) \(String(buffer: answer))") }
+        }
+        // Each phone's push-to-start token says its environment; then each activity's update token, B's.
+        _ = try await IsletSetup.inLanes(devices, port: backend.port) { connection, index in
             let pushToStart = (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined()
-            for (uri, body) in [
-                ("/v1/devices/d\(index)/push-to-start-tokens/Bench", #"{"token":"\#(pushToStart)","environment":"development"}"#),
-                ("/v1/activities/\(ids[index])/push-token", #"{"token":"\#(tokens[index])","device":"d\#(index)"}"#),
-            ] {
-                let (status, answer) = try await connection.send(.PUT, uri, headers: auth, body: ByteBuffer(string: body))
-                guard status == 200 else { throw HarnessError("registering a token: \(status) \(String(buffer: answer))") }
-            }
+            try await register(#"{"token":"\#(pushToStart)","environment":"development"}"#, at: "/v1/devices/d\(index)/push-to-start-tokens/Bench", on: connection)
+        }
+        _ = try await IsletSetup.inLanes(phones, port: backend.port) { connection, index in
+            try await register(#"{"token":"\#(tokens[index])","device":"d\#(index % devices)"}"#, at: "/v1/activities/\(ids[index])/push-token", on: connection)
         }
         return (ids, auth)
     }

@@ -19,6 +19,9 @@ struct DeliveryLatency: AsyncParsableCommand {
     @Option(help: "Phones: activities on A, each on a device of its own with an update token of B's.")
     var phones = 1000
 
+    @Option(help: "Devices on A the activities are spread over, round-robin (default: one per activity): --devices 1 puts every activity of the app on one phone, sharing its budget.")
+    var devices: Int?
+
     @Option(help: "Updates per second, over all the phones (each phone gets rate / phones a second).")
     var rate = 1000.0
 
@@ -39,12 +42,15 @@ struct DeliveryLatency: AsyncParsableCommand {
     private static let bundleId = "com.bench.delivery"
 
     func run() async throws {
-        let loop = try await DeliveryBackend.start(systems: systems, store: store, phones: phones, sink: sink, bundleId: Self.bundleId)
+        if let devices, !(1...phones).contains(devices) { throw ValidationError("--devices is between 1 and --phones (\(phones)).") }
+        let loop = try await DeliveryBackend.start(
+            systems: systems, store: store, phones: phones, devices: devices ?? phones, sink: sink, bundleId: Self.bundleId
+        )
         let (apple, backend, ids, auth) = (loop.apple, loop.backend, loop.ids, loop.auth)
         defer { apple.stop() }
         defer { backend.stop() }
         print(
-            "delivery: \(grouped(Double(phones))) phones on A (\(backend.name), durability \(store.durability)), each activity's update token"
+            "delivery: \(grouped(Double(phones))) \(devices.map { "activities on \($0) phone\($0 == 1 ? "" : "s")" } ?? "phones") on A (\(backend.name), durability \(store.durability)), each activity's update token"
                 + (sink ? " a token for \(apple.name)" : " one of B's (\(apple.name), strict pushes: a 200 was applied)") + "; \(grouped(rate)) updates/s over \(connections) connections"
                 + " for \(Int(warmUp)) s warm-up + \(Int(seconds)) s measured; latency = A's delivery log, queued (the commit) to Apple's 200 recorded"
         )

@@ -85,7 +85,7 @@ enum SystemName: String, CaseIterable, Sendable {
     case isletPostgres2x1ms = "islet-postgres-2-1ms"
     case isletPostgresBefore = "islet-postgres-before", isletPostgres2Before = "islet-postgres-2-before"
     case isletPostgres1msBefore = "islet-postgres-1ms-before", isletPostgres2x1msBefore = "islet-postgres-2-1ms-before"
-    case isletFullBefore = "islet-full-before"
+    case isletFullBefore = "islet-full-before", isletNormalBefore = "islet-normal-before"
 
     /// Whether it has subscribers (the ceiling only answers updates).
     var hasSubscribers: Bool { self != .ceiling }
@@ -101,7 +101,7 @@ enum SystemName: String, CaseIterable, Sendable {
 
     /// Whether it runs the binary `--islet-before` names.
     var isBefore: Bool {
-        [.isletPostgresBefore, .isletPostgres2Before, .isletPostgres1msBefore, .isletPostgres2x1msBefore, .isletFullBefore].contains(self)
+        [.isletPostgresBefore, .isletPostgres2Before, .isletPostgres1msBefore, .isletPostgres2x1msBefore, .isletFullBefore, .isletNormalBefore].contains(self)
     }
 
     /// The peers' comparison: Islet on SQLite, the ceiling and the peers.
@@ -129,6 +129,7 @@ enum SystemName: String, CaseIterable, Sendable {
             try await IsletClusterTarget.start(try systems.before(), nodes: 2, fleet: fleet, transport: transport, latency: .microseconds(500))
         case .isletPostgres2Before: try await IsletClusterTarget.start(try systems.before(), nodes: 2, fleet: fleet, transport: transport)
         case .isletFullBefore: try await IsletTarget.start(try systems.before(), durability: "full", fleet: fleet, transport: transport)
+        case .isletNormalBefore: try await IsletTarget.start(try systems.before(), durability: "normal", fleet: fleet, transport: transport)
         }
     }
 

@@ -72,18 +72,34 @@ final class GroupCommit: Sendable {
         }
     }
 
-    /// Runs batches until `stop()`, then those still waiting, and returns.
+    /// Runs batches until `stop()`, then those still waiting, and returns. The writer is a thread
+    /// of its own, not a task: it waits for changes, runs each batch's transaction synchronously
+    /// (GRDB's writer, without an async hop to its queue and back), and hands the commit to the
+    /// log with the batch's callers, whom the fan-out answers once the commit is published —
+    /// one hand-off in, one per batch out (docs/engine.md §8).
     func run() async {
-        while let batch = await queue.nextBatch() {
+        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+            let thread = Thread { [self] in
+                runBatches()
+                done.resume()
+            }
+            thread.name = "islet.writer"
+            // As a worker of Dispatch's has (a transaction decodes and encodes deep JSON).
+            thread.stackSize = 8 << 20
+            thread.start()
+        }
+    }
+
+    private func runBatches() {
+        while let batch = queue.nextBatchOnThread() {
             do {
-                let commit = try await pool.write { db in
+                let commit = try pool.write { db in
                     var commit = Commit()
                     for job in batch { job.run(db, &commit) }
                     return commit
                 }
                 committed()
-                let number = log.append(commit)
-                for job in batch { job.finish(.success(number)) }
+                log.append(commit) { number in for job in batch { job.finish(.success(number)) } }
             } catch {
                 // Some failures (a full disk, an I/O error) make SQLite roll the whole transaction
                 // back, and the commit then fails as "aborted": every change in the batch is

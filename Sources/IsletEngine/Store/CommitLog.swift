@@ -130,21 +130,30 @@ public final class CommitLog: Sendable {
     public init() {}
 
     /// Appends a committed transaction and returns its number. Never waits.
+    ///
+    /// - Parameter published: Called with the commit's number once the reader has taken the
+    ///   commit (the fan-out has published it), on the log's queue: how a store answers its
+    ///   callers without a second hand-off. With no reader yet, at once.
     @discardableResult
-    public func append(_ commit: Commit) -> UInt64 {
+    public func append(_ commit: Commit, then published: (@Sendable (UInt64) -> Void)? = nil) -> UInt64 {
         var commit = commit
-        return state.withLock { state in
+        let (number, unread) = state.withLock { state -> (UInt64, Bool) in
             commit.number = state.next
             state.next += 1
             // Dispatched under the lock: the queue receives commits in number order.
-            if let reader = state.reader {
-                let commit = commit
-                queue.async { reader(commit) }
-            } else {
+            guard let reader = state.reader else {
                 state.pending.append(commit)
+                return (commit.number, true)
             }
-            return commit.number
+            let commit = commit
+            queue.async {
+                reader(commit)
+                published?(commit.number)
+            }
+            return (commit.number, false)
         }
+        if unread { published?(number) }
+        return number
     }
 
     /// Hands every commit, from the first not yet read, to `reader`, in order, on the log's queue.

@@ -1,13 +1,16 @@
+import Dispatch
 import IsletCore
 import Synchronization
 
 /// Changes waiting for a store's writer, taken a batch at a time: what group commit is built on
-/// (SQLite's `GroupCommit`, PostgreSQL's writer lanes). A writer that finds it empty sleeps
-/// until a change comes or the queue stops.
+/// (SQLite's `GroupCommit`, a thread of its own; PostgreSQL's writer lanes, tasks). A writer that
+/// finds it empty sleeps until a change comes or the queue stops.
 public final class WriteQueue<Job: Sendable>: Sendable {
     private struct State {
         var jobs: [Job] = []
         var writers: [CheckedContinuation<Void, Never>] = []
+        /// A writer thread waits (`nextBatchOnThread`).
+        var threadWaiting = false
         var stopped = false
         var batches = 0
     }
@@ -15,6 +18,7 @@ public final class WriteQueue<Job: Sendable>: Sendable {
     /// Changes per batch, at most: keeps one transaction (and the callers it holds) short.
     public let maximumBatch: Int
     private let state = Mutex(State())
+    private let threadWake = DispatchSemaphore(value: 0)
 
     public init(maximumBatch: Int) {
         self.maximumBatch = maximumBatch
@@ -28,6 +32,10 @@ public final class WriteQueue<Job: Sendable>: Sendable {
         let (accepted, writer) = state.withLock { state -> (Bool, CheckedContinuation<Void, Never>?) in
             guard !state.stopped else { return (false, nil) }
             state.jobs.append(job)
+            if state.threadWaiting {
+                state.threadWaiting = false
+                threadWake.signal()
+            }
             return (true, state.writers.isEmpty ? nil : state.writers.removeFirst())
         }
         writer?.resume()
@@ -47,10 +55,33 @@ public final class WriteQueue<Job: Sendable>: Sendable {
     public func stop() {
         let writers = state.withLock { state in
             state.stopped = true
+            if state.threadWaiting {
+                state.threadWaiting = false
+                threadWake.signal()
+            }
             defer { state.writers = [] }
             return state.writers
         }
         for writer in writers { writer.resume() }
+    }
+
+    /// `nextBatch` for a writer with a thread of its own: blocks the thread until a change comes.
+    public func nextBatchOnThread() -> [Job]? {
+        while true {
+            let batch = state.withLock { state -> [Job]?? in
+                if !state.jobs.isEmpty {
+                    let batch = Array(state.jobs.prefix(maximumBatch))
+                    state.jobs.removeFirst(batch.count)
+                    state.batches += 1
+                    return .some(batch)
+                }
+                if state.stopped { return .some(nil) }
+                state.threadWaiting = true
+                return .none
+            }
+            if let batch { return batch }
+            threadWake.wait()
+        }
     }
 
     /// The changes waiting (up to `maximumBatch`), waiting for one; `nil` once stopped and drained.
