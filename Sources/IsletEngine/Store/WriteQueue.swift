@@ -69,15 +69,9 @@ public final class WriteQueue<Job: Sendable>: Sendable {
     public func nextBatchOnThread() -> [Job]? {
         while true {
             let batch = state.withLock { state -> [Job]?? in
-                if !state.jobs.isEmpty {
-                    let batch = Array(state.jobs.prefix(maximumBatch))
-                    state.jobs.removeFirst(batch.count)
-                    state.batches += 1
-                    return .some(batch)
-                }
-                if state.stopped { return .some(nil) }
-                state.threadWaiting = true
-                return .none
+                let batch = Self.take(&state, upTo: maximumBatch)
+                if batch == nil { state.threadWaiting = true }
+                return batch
             }
             if let batch { return batch }
             threadWake.wait()
@@ -87,16 +81,7 @@ public final class WriteQueue<Job: Sendable>: Sendable {
     /// The changes waiting (up to `maximumBatch`), waiting for one; `nil` once stopped and drained.
     public func nextBatch() async -> [Job]? {
         while true {
-            let batch = state.withLock { state -> [Job]?? in
-                if !state.jobs.isEmpty {
-                    let batch = Array(state.jobs.prefix(maximumBatch))
-                    state.jobs.removeFirst(batch.count)
-                    state.batches += 1
-                    return .some(batch)
-                }
-                return state.stopped ? .some(nil) : .none
-            }
-            if let batch { return batch }
+            if let batch = state.withLock({ Self.take(&$0, upTo: maximumBatch) }) { return batch }
             await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
                 let ready = state.withLock { state -> Bool in
                     if !state.jobs.isEmpty || state.stopped { return true }
@@ -106,6 +91,15 @@ public final class WriteQueue<Job: Sendable>: Sendable {
                 if ready { continuation.resume() }
             }
         }
+    }
+
+    /// The next batch, or `.some(nil)` once stopped and drained; `nil` when a writer must wait.
+    private static func take(_ state: inout State, upTo maximumBatch: Int) -> [Job]?? {
+        guard !state.jobs.isEmpty else { return state.stopped ? .some(nil) : .none }
+        let batch = Array(state.jobs.prefix(maximumBatch))
+        state.jobs.removeFirst(batch.count)
+        state.batches += 1
+        return .some(batch)
     }
 }
 
