@@ -286,9 +286,14 @@ struct Provider {
     }
 
     /// Starts `count` activities with `pushType: "token"`; returns their push tokens.
-    static func pushTokens(_ count: Int, port: Int, key: String) async throws -> [String] {
-        let body = #"{"attributesType":"Bench","attributes":{},"pushType":"token","content":{"state":{"speed":0,"seq":0}}}"#
-        return try await IsletSetup.inLanes(count, port: port) { connection, _ in
+    ///
+    /// - Parameter device: The device each activity is on (by index); the server's default device if `nil`.
+    static func pushTokens(
+        _ count: Int, port: Int, key: String, device: (@Sendable (Int) -> String)? = nil
+    ) async throws -> [String] {
+        try await IsletSetup.inLanes(count, port: port) { connection, index in
+            let on = device.map { #""device":"\#($0(index))","# } ?? ""
+            let body = #"{\#(on)"attributesType":"Bench","attributes":{},"pushType":"token","content":{"state":{"speed":0,"seq":0}}}"#
             let (status, answer) = try await connection.send(
                 .POST, "/v1/activities", headers: [("Authorization", "Bearer \(key)")], body: ByteBuffer(string: body)
             )

@@ -36,7 +36,11 @@ struct DeliveryBackend {
         } else {
             apple = try await systems.startIslet(durability: store.durability, apns: true, name: "B, playing Apple")
             provider = try await Provider.register(on: apple, bundleId: bundleId, strict: true)
-            tokens = try await Provider.pushTokens(phones, port: apple.port, key: provider.appKey)
+            // B's phones are A's: each activity on the device its twin is on, so that B counts
+            // each phone's priority-10 budget as A plans it.
+            let devices = devices ?? phones
+            try await IsletSetup.devices(devices, port: apple.port, admin: try apple.adminKey)
+            tokens = try await Provider.pushTokens(phones, port: apple.port, key: provider.appKey) { "d\($0 % devices)" }
             (appleCA, applePort) = (apple.directory.appendingPathComponent("data/tls/ca.pem"), apple.apnsPort!)
         }
         let backend: ServerUnderTest
