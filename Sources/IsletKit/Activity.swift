@@ -249,6 +249,11 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
             try apply(try await connection.client.update(id, body))
         } catch {
             connection.logger.warning("The update was not applied", metadata: ["id": "\(id)", "error": "\(error)"])
+            // Refused because the activity moved on (ended, dismissed) before this process heard
+            // of it on the stream: the server's view is read, so `activityState` says so now.
+            if case ClientError.refused(409, _) = error, let current = try? await connection.client.activity(id) {
+                try? apply(current)
+            }
         }
     }
 
