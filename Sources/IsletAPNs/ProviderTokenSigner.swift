@@ -68,6 +68,17 @@ public final class ReusedProviderToken: Sendable {
         self.signer = signer
     }
 
+    /// The current token if one is signed and still current at `now`, without waiting: a
+    /// sender's batch uses it, and asks `token(now:replacing:)` only when there is none.
+    public func signedToken(now: Date = Date()) -> String? {
+        current.withLock { current in
+            guard let held = current, let token = held.token, held.issuedAt.timeIntervalSince(now) <= Self.allowedLead,
+                now.timeIntervalSince(held.issuedAt) < Self.refreshAge
+            else { return nil }
+            return token
+        }
+    }
+
     /// The current token; a new one when it is `refreshAge` old, or when it is `refused` (the
     /// token Apple just refused).
     public func token(now: Date = Date(), replacing refused: String? = nil) async throws -> String {

@@ -7,6 +7,7 @@ import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOHPACK
 import NIOHTTP2
 import NIOPosix
 import NIOSSL
@@ -14,22 +15,26 @@ import ServiceLifecycle
 import Synchronization
 
 /// Sends the engine's deliveries to the push services — Apple's APNs (or any APNs-compatible
-/// host) and Google's FCM (`FCMTransport.swift`) — over HTTP/2 (async-http-client), with provider
-/// tokens and access tokens fetched once and reused. The `islet` command hands it to the server
+/// host) and Google's FCM (`FCMTransport.swift`) — over HTTP/2, with provider tokens and access
+/// tokens fetched once and reused. The `islet` command hands it to the server
 /// (`PushServiceTransport.open`), as it does the store: the server never names it.
 ///
-/// Requests go over `connections` HTTP/2 connections per host and trusted authority (one
-/// async-http-client each, whose connection carries as many streams as the server allows), each
-/// request on the one with the fewest in flight, so the work spreads over the event loops. A
-/// request whose connection is lost under it (a `GOAWAY`, a reset) is sent once more at once,
-/// on another: a delivery is one request in flight for its activity, so its order holds.
+/// APNs requests go over `connections` HTTP/2 connections per host and trusted authority
+/// (`PushConnection`, on swift-nio-http2), each batch on the one with the fewest in flight, so
+/// the work spreads over the event loops. A sender's batch (`send(_:answered:)`) crosses to a
+/// connection's event loop once, is written there in one pass and one flush, and its answers
+/// come back from that loop: no task per request. A request whose connection is lost under it
+/// (a `GOAWAY`, a reset) is sent once more at once, on another: a delivery is one request in
+/// flight for its activity, so its order holds. FCM's requests and its access tokens go through
+/// async-http-client.
 ///
 /// A provider token is signed again after `ReusedProviderToken.refreshAge` (50 minutes: Apple wants
 /// between 20 and 60), never sooner — Apple answers `TooManyProviderTokenUpdates` to a provider
 /// that changes its token too often — except once, when Apple refuses the token: then it is
 /// signed again and the request sent once more.
 public final class PushServiceTransport: DeliveryTransport, Service {
-    private let clients = Mutex<[ClientKey: [Connection]]>([:])
+    private let clients = Mutex<[ClientKey: HTTPClient]>([:])
+    private let pools = Mutex<[PoolKey: [PushConnection]]>([:])
     private let tokens = ProviderTokens()
     let accessTokens: AccessTokens
     let serviceAccounts = ServiceAccounts()
@@ -39,15 +44,13 @@ public final class PushServiceTransport: DeliveryTransport, Service {
     private let connections: Int
     private let logger: Logger
 
-    /// One HTTP/2 connection's client, and the requests on it now.
-    private final class Connection: Sendable {
-        let client: HTTPClient
-        let inFlight = Atomic<Int>(0)
-
-        init(_ client: HTTPClient) { self.client = client }
+    private struct ClientKey: Hashable {
+        var caCertificate: String?
     }
 
-    private struct ClientKey: Hashable {
+    /// A push server and the authority it is trusted by.
+    private struct PoolKey: Hashable {
+        var server: String
         var caCertificate: String?
     }
 
@@ -72,7 +75,55 @@ public final class PushServiceTransport: DeliveryTransport, Service {
 
     public func send(_ request: OutboundRequest) async -> TransportAnswer {
         let started = ContinuousClock.now
-        var (answer, jwt, used) = await attempt(request, replacing: nil)
+        return await settle(request, after: await attempt(request, replacing: nil), started: started)
+    }
+
+    /// A sender's batch: each APNs request whose provider token is signed already is written at
+    /// once on its connection, with the others of its connection; the rest (a token to sign, an
+    /// answer that calls for another attempt, FCM's) go on as `send` does, a task each.
+    public func send(_ requests: [Outbound], answered: @escaping @Sendable (Int, TransportAnswer) -> Void) {
+        let started = ContinuousClock.now
+        var batches: [ObjectIdentifier: (connection: PushConnection, items: [(index: Int, request: OutboundRequest, jwt: String)])] = [:]
+        for (index, outbound) in requests.enumerated() {
+            guard case .apns(let request) = outbound, let jwt = tokens.signedToken(for: request.credential),
+                let route = try? Route(request.credential.credential), let connection = try? connection(to: route.server(for: request.target), route: route)
+            else {
+                Task { answered(index, await send(outbound)) }
+                continue
+            }
+            batches[ObjectIdentifier(connection), default: (connection, [])].items.append((index, request, jwt))
+        }
+        for (connection, items) in batches.values {
+            let futures = connection.send(items.map { Self.exchange($0.request, jwt: $0.jwt) }, timeout: timeout)
+            for (item, future) in zip(items, futures) {
+                future.whenComplete { result in
+                    let answer = Self.answer(result)
+                    guard !Self.callsForAnotherAttempt(answer) else {
+                        Task { answered(item.index, await self.settle(item.request, after: (answer, item.jwt, connection), started: started)) }
+                        return
+                    }
+                    var done = answer
+                    done.latency = ContinuousClock.now - started
+                    answered(item.index, done)
+                }
+            }
+        }
+    }
+
+    /// Whether an answer is sent again: its connection was lost under it, or Apple refused the
+    /// provider token.
+    private static func callsForAnotherAttempt(_ answer: TransportAnswer) -> Bool {
+        if answer.failure?.kind == .connectionLost { return true }
+        if case .refused(let refusal) = answer.answer, [.expiredProviderToken, .invalidProviderToken].contains(refusal.reason) { return true }
+        return false
+    }
+
+    /// What follows a first attempt: once more on another connection if it was lost; once more
+    /// with a new provider token if Apple refused the one it carried.
+    private func settle(
+        _ request: OutboundRequest, after first: (TransportAnswer, String?, PushConnection?), started: ContinuousClock.Instant
+    ) async -> TransportAnswer {
+        var (answer, jwt, used) = first
         if answer.failure?.kind == .connectionLost {
             // Lost under the request: once more, at once, on another connection.
             (answer, jwt, used) = await attempt(request, replacing: nil, avoiding: used)
@@ -89,23 +140,26 @@ public final class PushServiceTransport: DeliveryTransport, Service {
     /// is `refused`), on the least busy connection but `avoiding`; returns the answer, the token
     /// it carried and the connection it went on.
     private func attempt(
-        _ request: OutboundRequest, replacing refused: String?, avoiding: Connection? = nil
-    ) async -> (TransportAnswer, String?, Connection?) {
-        let route: Route
+        _ request: OutboundRequest, replacing refused: String?, avoiding: PushConnection? = nil
+    ) async -> (TransportAnswer, String?, PushConnection?) {
         let jwt: String
-        let connection: Connection
+        let connection: PushConnection
         do {
-            route = try Route(request.credential.credential)
+            let route = try Route(request.credential.credential)
             jwt = try await tokens.token(for: request.credential, replacing: refused)
-            connection = try self.connection(for: route, avoiding: avoiding)
+            connection = try self.connection(to: route.server(for: request.target), route: route, avoiding: avoiding)
         } catch {
             // Nothing was sent, and nothing can be until the credential is registered again.
             let why = (error as? IsletError)?.message ?? "its key cannot sign a provider token (\(error))"
             return (TransportAnswer(.failed(TransportFailure(.unusableCredential, why)), latency: .zero), nil, nil)
         }
-        connection.inFlight.add(1, ordering: .relaxed)
-        defer { connection.inFlight.subtract(1, ordering: .relaxed) }
-        return (await exchange(request, route: route, jwt: jwt, client: connection.client), jwt, connection)
+        let answer: Result<PushExchangeResponse, any Error>
+        do {
+            answer = .success(try await connection.send([Self.exchange(request, jwt: jwt)], timeout: timeout)[0].get())
+        } catch {
+            answer = .failure(error)
+        }
+        return (Self.answer(answer), jwt, connection)
     }
 
     /// Checks that a credential can be sent with (`DeliveryCredentialCheck`), and that the TLS
@@ -115,73 +169,68 @@ public final class PushServiceTransport: DeliveryTransport, Service {
         _ = try Route(credential.credential).authorities()
     }
 
-    private func exchange(_ request: OutboundRequest, route: Route, jwt: String, client: HTTPClient) async -> TransportAnswer {
-        var http: HTTPClientRequest
+    /// The request's stream: APNs's path and headers for its target.
+    private static func exchange(_ request: OutboundRequest, jwt: String) -> PushExchangeRequest {
+        var headers = HPACKHeaders()
+        let path: String
+        var method = "POST"
         switch request.target {
         case .device(let token):
-            http = HTTPClientRequest(url: route.pushServer + "/3/device/" + token)
-            http.headers.add(name: "apns-topic", value: request.bundleId + ".push-type.liveactivity")
-            http.headers.add(name: "apns-id", value: request.apnsId)
+            path = "/3/device/" + token
+            headers.add(name: "apns-topic", value: request.bundleId + ".push-type.liveactivity")
+            headers.add(name: "apns-id", value: request.apnsId)
         case .channel(let channelId):
-            http = HTTPClientRequest(url: route.pushServer + "/4/broadcasts/apps/" + request.bundleId)
-            http.headers.add(name: "apns-channel-id", value: channelId)
-            http.headers.add(name: "apns-request-id", value: request.apnsId)
+            path = "/4/broadcasts/apps/" + request.bundleId
+            headers.add(name: "apns-channel-id", value: channelId)
+            headers.add(name: "apns-request-id", value: request.apnsId)
         case .createChannel, .deleteChannel:
-            http = HTTPClientRequest(url: route.channelManagementServer + "/1/apps/" + request.bundleId + "/channels")
-            http.headers.add(name: "apns-request-id", value: request.apnsId)
+            path = "/1/apps/" + request.bundleId + "/channels"
+            headers.add(name: "apns-request-id", value: request.apnsId)
         }
-        http.method = .POST
-        http.headers.add(name: "authorization", value: "bearer \(jwt)")
+        headers.add(name: "authorization", value: "bearer " + jwt, indexing: .neverIndexed)
         switch request.target {
         case .device, .channel:
-            http.headers.add(name: "apns-push-type", value: "liveactivity")
-            http.headers.add(name: "apns-priority", value: "\(request.priority)")
-            http.headers.add(name: "apns-expiration", value: "\(Self.unixSeconds(request.expiration ?? Date()))")
+            headers.add(name: "apns-push-type", value: "liveactivity")
+            headers.add(name: "apns-priority", value: String(request.priority))
+            headers.add(name: "apns-expiration", value: String(Self.unixSeconds(request.expiration ?? Date())))
         case .createChannel:
             break
         case .deleteChannel(let channelId):
-            http.method = .DELETE
-            http.headers.add(name: "apns-channel-id", value: channelId)
+            method = "DELETE"
+            headers.add(name: "apns-channel-id", value: channelId)
         }
+        var body: ByteBuffer?
         if !request.payload.isEmpty {
-            http.headers.add(name: "content-type", value: "application/json")
-            http.body = .bytes(ByteBuffer(string: request.payload))
+            headers.add(name: "content-type", value: "application/json")
+            body = ByteBuffer(string: request.payload)
         }
-        do {
-            let response = try await client.execute(http, timeout: timeout)
-            let body = try await response.body.collect(upTo: 64 << 10)
+        return PushExchangeRequest(method: method, path: path, headers: headers, body: body)
+    }
+
+    /// What the server answered, as the state machine reads it, or why nothing came.
+    private static func answer(_ result: Result<PushExchangeResponse, any Error>) -> TransportAnswer {
+        switch result {
+        case .success(let response):
             struct Refusal: Decodable {
                 var reason: String?
                 var timestamp: Int64?
             }
-            let refusal = body.readableBytes > 0 ? try? JSONDecoder().decode(Refusal.self, from: Data(buffer: body)) : nil
+            let refusal = response.body.readableBytes > 0 ? try? JSONDecoder().decode(Refusal.self, from: Data(buffer: response.body)) : nil
             return TransportAnswer(
-                APNsAnswer(status: Int(response.status.code), reason: refusal?.reason, timestamp: refusal?.timestamp),
+                APNsAnswer(status: response.status, reason: refusal?.reason, timestamp: refusal?.timestamp),
                 apnsId: response.headers.first(name: "apns-id") ?? response.headers.first(name: "apns-request-id"),
                 channelId: response.headers.first(name: "apns-channel-id"), latency: .zero
             )
-        } catch {
+        case .failure(let error):
             return TransportAnswer(.failed(Self.failure(error)), latency: .zero)
         }
     }
 
-    /// The client for a request to a host with its trusted authority (FCM's requests: `FCMTransport.swift`).
+    /// The client for a request to a host with its trusted authority (FCM's requests and its
+    /// access tokens: `FCMTransport.swift`); async-http-client pools its connections.
     func client(for route: Route) throws(IsletError) -> HTTPClient {
-        try connection(for: route, avoiding: nil).client
-    }
-
-    /// The connection for a request to a host with its trusted authority: of its `connections`,
-    /// made on first use, the one with the fewest requests in flight but `avoiding`.
-    private func connection(for route: Route, avoiding: Connection?) throws(IsletError) -> Connection {
         let key = ClientKey(caCertificate: route.caCertificate)
-        var pool = clients.withLock { $0[key] } ?? []
-        if pool.isEmpty { pool = try makePool(key, route: route) }
-        let candidates = pool.count > 1 ? pool.filter { $0 !== avoiding } : pool
-        return candidates.min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
-    }
-
-    /// Makes a pool's clients, unless another request made them first.
-    private func makePool(_ key: ClientKey, route: Route) throws(IsletError) -> [Connection] {
+        if let client = clients.withLock({ $0[key] }) { return client }
         var tls = TLSConfiguration.makeClientConfiguration()
         if let authorities = try route.authorities() {
             tls.trustRoots = .certificates(authorities)
@@ -189,14 +238,56 @@ public final class PushServiceTransport: DeliveryTransport, Service {
         var configuration = HTTPClient.Configuration(tlsConfiguration: tls)
         configuration.httpVersion = .automatic
         configuration.timeout = .init(connect: connectTimeout, read: timeout)
-        let created = (0..<connections).map { _ in Connection(HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)) }
-        let (pool, spare) = clients.withLock { clients -> ([Connection], [Connection]) in
+        let created = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        let (client, spare) = clients.withLock { clients -> (HTTPClient, HTTPClient?) in
             if let existing = clients[key] { return (existing, created) }
             clients[key] = created
-            return (created, [])
+            return (created, nil)
         }
-        if !spare.isEmpty { Task { for connection in spare { try? await connection.client.shutdown() } } }
-        return pool
+        if let spare { Task { try? await spare.shutdown() } }
+        return client
+    }
+
+    /// The connection for a request to `server` (`https://host[:port]`) trusting the route's
+    /// authority: of its `connections`, made on first use, the one with the fewest requests in
+    /// flight but `avoiding`.
+    private func connection(to server: String, route: Route, avoiding: PushConnection? = nil) throws(IsletError) -> PushConnection {
+        let key = PoolKey(server: server, caCertificate: route.caCertificate)
+        var pool = pools.withLock { $0[key] } ?? []
+        if pool.isEmpty { pool = try makePool(key, route: route) }
+        let candidates = pool.count > 1 ? pool.filter { $0 !== avoiding } : pool
+        return candidates.min { $0.inFlight.load(ordering: .relaxed) < $1.inFlight.load(ordering: .relaxed) }!
+    }
+
+    /// Makes a pool's connections (none is opened until a request needs it), unless another
+    /// request made them first.
+    private func makePool(_ key: PoolKey, route: Route) throws(IsletError) -> [PushConnection] {
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.applicationProtocols = ["h2"]
+        if let authorities = try route.authorities() {
+            tls.trustRoots = .certificates(authorities)
+        }
+        let context: NIOSSLContext
+        do {
+            context = try NIOSSLContext(configuration: tls)
+        } catch {
+            throw IsletError(.invalidRequest, "the TLS library cannot use this credential's authority (\(error))")
+        }
+        let address = try PushServerAddress(key.server)
+        let host = address.host.hasPrefix("[") ? String(address.host.dropFirst().dropLast()) : address.host
+        let authority = address.port.map { "\(address.host):\($0)" } ?? address.host
+        let loops = MultiThreadedEventLoopGroup.singleton
+        let created = (0..<connections).map { _ in
+            PushConnection(
+                host: host, port: address.port ?? 443, authority: authority, tls: context, connectTimeout: connectTimeout,
+                handshakeTimeout: timeout, on: loops.next()
+            )
+        }
+        return pools.withLock { pools in
+            if let existing = pools[key] { return existing }
+            pools[key] = created
+            return created
+        }
     }
 
     /// A date as `apns-expiration`'s whole Unix seconds; a date an earlier version stored beyond
@@ -209,6 +300,13 @@ public final class PushServiceTransport: DeliveryTransport, Service {
 
     /// Why a request got no answer, as the state machine tells failures apart.
     static func failure(_ error: any Error) -> TransportFailure {
+        if let error = error as? PushConnectionError {
+            switch error {
+            case .timedOut: return TransportFailure(.timedOut, error.description)
+            case .connectionLost: return TransportFailure(.connectionLost, error.description)
+            case .badAnswer: return TransportFailure(.other, error.description)
+            }
+        }
         if let error = error as? HTTPClientError {
             switch error {
             // A server that takes the connection and then says nothing has timed out, in the
@@ -244,8 +342,11 @@ public final class PushServiceTransport: DeliveryTransport, Service {
 
     /// Closes every connection.
     public func shutdown() async {
-        for connection in clients.withLock({ clients in defer { clients = [:] }; return clients.values.flatMap { $0 } }) {
-            try? await connection.client.shutdown()
+        for connection in pools.withLock({ pools in defer { pools = [:] }; return pools.values.flatMap { $0 } }) {
+            await connection.shutdown()
+        }
+        for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
+            try? await client.shutdown()
         }
     }
 }
@@ -275,6 +376,14 @@ struct Route {
             (pushServer, channelManagementServer) = ("https://\(credential.environment.host)", credential.environment.channelManagement)
         }
         caCertificate = credential.caCertificate
+    }
+
+    /// The server a request to `target` goes to.
+    func server(for target: OutboundRequest.Target) -> String {
+        switch target {
+        case .device, .channel: pushServer
+        case .createChannel, .deleteChannel: channelManagementServer
+        }
     }
 
     /// The certificates in `caCertificate`, as the TLS library reads them; `nil` to trust the
@@ -314,5 +423,12 @@ final class ProviderTokens: Sendable {
             }
         }
         return try await reused.token(replacing: refused)
+    }
+
+    /// The credential's current token if one is signed and current, without waiting.
+    func signedToken(for stored: StoredCredential) -> String? {
+        let credential = stored.credential
+        let key = "\(credential.teamId) \(credential.keyId) \(stored.privateKey.hashValue)"
+        return tokens.withLock { $0[key] }?.signedToken()
     }
 }

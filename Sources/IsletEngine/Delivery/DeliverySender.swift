@@ -61,71 +61,80 @@ struct DeliverySender: Service {
         // a claim reads what is due, and fewer, larger claims cost less per delivery.
         let batch = max(1, settings.concurrency / 4)
         await cancelWhenGracefulShutdown {
-            await withDiscardingTaskGroup { group in
-                while !Task.isCancelled {
-                    let answered = round.takeAnswers()
-                    let busy = round.inFlight
-                    let room = settings.concurrency - busy
-                    let limit = room >= batch || busy == 0 ? room : 0
-                    guard !answered.isEmpty || limit > 0 else {
-                        // An answer wakes the loop.
-                        await engine.deliveryWake.sleep(until: nil, on: engine.clock)
-                        continue
+            while !Task.isCancelled {
+                let answered = round.takeAnswers()
+                let busy = round.inFlight
+                let room = settings.concurrency - busy
+                let limit = room >= batch || busy == 0 ? room : 0
+                guard !answered.isEmpty || limit > 0 else {
+                    // An answer wakes the loop.
+                    await engine.deliveryWake.sleep(until: nil, on: engine.clock)
+                    continue
+                }
+                var claimed: [ClaimedDelivery] = []
+                var next: Date?
+                do {
+                    let settled = try await engine.settleDeliveries(
+                        answered, claim: limit, lease: settings.lease, maximumBackoff: settings.maximumBackoff
+                    )
+                    (claimed, next) = (settled.claimed, settled.nextAttempt)
+                } catch is CancellationError {
+                    return
+                } catch {
+                    // One answer that cannot be written must not lose the others: each alone.
+                    await Self.recordOneByOne(answered, engine: engine, settings: settings, logger: logger)
+                    logger.error("The delivery sender failed; retrying in 1s", metadata: ["error": "\(error)"])
+                    next = engine.clock.now().addingTimeInterval(1)
+                }
+                if !claimed.isEmpty {
+                    // The whole batch to the transport at once; each answer frees its place and
+                    // wakes the loop.
+                    round.sent(claimed.count)
+                    let sent = claimed
+                    let spans = sent.map(Self.span)
+                    transport.send(sent.map(\.request)) { index, answer in
+                        Self.end(spans[index], of: sent[index], with: answer)
+                        round.answered(AnsweredDelivery(claimed: sent[index], answer: answer))
+                        engine.deliveryWake.notify(deadline: .distantPast)
                     }
-                    var claimed: [ClaimedDelivery] = []
-                    var next: Date?
-                    do {
-                        let settled = try await engine.settleDeliveries(
-                            answered, claim: limit, lease: settings.lease, maximumBackoff: settings.maximumBackoff
-                        )
-                        (claimed, next) = (settled.claimed, settled.nextAttempt)
-                    } catch is CancellationError {
-                        return
-                    } catch {
-                        // One answer that cannot be written must not lose the others: each alone.
-                        await Self.recordOneByOne(answered, engine: engine, settings: settings, logger: logger)
-                        logger.error("The delivery sender failed; retrying in 1s", metadata: ["error": "\(error)"])
-                        next = engine.clock.now().addingTimeInterval(1)
-                    }
-                    for delivery in claimed {
-                        round.sent()
-                        group.addTask {
-                            let answer = await Self.send(delivery, over: transport)
-                            // Stopping mid-request: the lease gives it back, nothing is written.
-                            guard !Task.isCancelled else { return round.dropped() }
-                            round.answered(AnsweredDelivery(claimed: delivery, answer: answer))
-                            engine.deliveryWake.notify(deadline: .distantPast)
-                        }
-                    }
-                    if limit > 0 && claimed.count < limit {
-                        // Nothing more due: on a shared store, other nodes' deliveries are found
-                        // by looking again; a commit or an answer wakes it sooner.
-                        await engine.deliveryWake.sleep(until: engine.wakeTime(next), on: engine.clock)
-                    }
+                }
+                if limit > 0 && claimed.count < limit {
+                    // Nothing more due: on a shared store, other nodes' deliveries are found
+                    // by looking again; a commit or an answer wakes it sooner.
+                    await engine.deliveryWake.sleep(until: engine.wakeTime(next), on: engine.clock)
                 }
             }
         }
-        // Answers that came back as it stopped are written down, not left to their leases.
-        await Self.recordOneByOne(round.takeAnswers(), engine: engine, settings: settings, logger: logger)
+        // Answers that came back as it stopped are written down, not left to their leases; what
+        // is still out is not waited for (its lease gives it back).
+        await Self.recordOneByOne(round.close(), engine: engine, settings: settings, logger: logger)
     }
 
-    /// Sends one delivery's request, in a span of the trace of the change that wrote it (its
-    /// `traceparent`; docs/operations.md §1) with what Apple or FCM answered.
+    /// A span for a delivery's request, in the trace of the change that wrote it (its
+    /// `traceparent`; docs/operations.md §1), ended with what Apple or FCM answered (`end`).
+    static func span(_ delivery: ClaimedDelivery) -> any Span {
+        Tracing.startSpan(delivery.isFCM ? "fcm.send" : "apns.send", context: TraceParent.context(delivery.delivery.traceparent), ofKind: .client)
+    }
+
+    /// Ends a delivery's span with its answer.
+    static func end(_ span: any Span, of delivery: ClaimedDelivery, with answer: TransportAnswer) {
+        span.attributes["islet.delivery.id"] = Int(delivery.delivery.id)
+        span.attributes["islet.delivery.event"] = delivery.delivery.event.rawValue
+        span.attributes["islet.delivery.attempt"] = delivery.delivery.attempts + 1
+        span.attributes["islet.delivery.priority"] = delivery.priority
+        if !delivery.isFCM { span.attributes["apns.id"] = answer.apnsId ?? delivery.delivery.apnsId }
+        if let status = answer.status { span.attributes["http.response.status_code"] = status }
+        if let reason = answer.reason { span.attributes[delivery.isFCM ? "fcm.error" : "apns.reason"] = reason }
+        if answer.status != 200 { span.setStatus(SpanStatus(code: .error, message: answer.reason)) }
+        span.end()
+    }
+
+    /// Sends one delivery's request, in its span (`span`).
     static func send(_ delivery: ClaimedDelivery, over transport: any DeliveryTransport) async -> TransportAnswer {
-        await withSpan(
-            delivery.isFCM ? "fcm.send" : "apns.send", context: TraceParent.context(delivery.delivery.traceparent), ofKind: .client
-        ) { span in
-            let answer = await transport.send(delivery.request)
-            span.attributes["islet.delivery.id"] = Int(delivery.delivery.id)
-            span.attributes["islet.delivery.event"] = delivery.delivery.event.rawValue
-            span.attributes["islet.delivery.attempt"] = delivery.delivery.attempts + 1
-            span.attributes["islet.delivery.priority"] = delivery.priority
-            if !delivery.isFCM { span.attributes["apns.id"] = answer.apnsId ?? delivery.delivery.apnsId }
-            if let status = answer.status { span.attributes["http.response.status_code"] = status }
-            if let reason = answer.reason { span.attributes[delivery.isFCM ? "fcm.error" : "apns.reason"] = reason }
-            if answer.status != 200 { span.setStatus(SpanStatus(code: .error, message: answer.reason)) }
-            return answer
-        }
+        let span = span(delivery)
+        let answer = await transport.send(delivery.request)
+        end(span, of: delivery, with: answer)
+        return answer
     }
 
     /// Writes answers down one transaction each, logging those that cannot be.
@@ -167,6 +176,7 @@ private final class Round: Sendable {
     private struct State {
         var inFlight = 0
         var answers: [AnsweredDelivery] = []
+        var closed = false
     }
 
     private let state = Mutex(State())
@@ -174,23 +184,30 @@ private final class Round: Sendable {
     /// Requests sent and not answered yet.
     var inFlight: Int { state.withLock { $0.inFlight } }
 
-    /// One more request on its way.
-    func sent() { state.withLock { $0.inFlight += 1 } }
+    /// More requests on their way.
+    func sent(_ count: Int) { state.withLock { $0.inFlight += count } }
 
-    /// Its answer came back: its place is free, the answer waits for the next round.
+    /// An answer came back: its place is free, the answer waits for the next round (unless the
+    /// sender has stopped: then its lease gives the delivery back).
     func answered(_ answer: AnsweredDelivery) {
         state.withLock { state in
             state.inFlight -= 1
-            state.answers.append(answer)
+            if !state.closed { state.answers.append(answer) }
         }
     }
-
-    /// It ended without an answer to write (the sender is stopping).
-    func dropped() { state.withLock { $0.inFlight -= 1 } }
 
     /// The answers waiting, taken.
     func takeAnswers() -> [AnsweredDelivery] {
         state.withLock { state in
+            defer { state.answers = [] }
+            return state.answers
+        }
+    }
+
+    /// The sender stops: the answers waiting, taken; those that come later are dropped.
+    func close() -> [AnsweredDelivery] {
+        state.withLock { state in
+            state.closed = true
             defer { state.answers = [] }
             return state.answers
         }

@@ -164,6 +164,10 @@ public protocol DeliveryTransport: Sendable {
 
     /// Checks that an FCM credential can be sent with: its addresses, the authority it trusts.
     func check(_ credential: StoredFCMCredential) async throws(IsletError)
+
+    /// Sends a sender's batch at once, and calls `answered` with each request's place in
+    /// `requests` and its answer as it comes, once each, from any thread; never throws.
+    func send(_ requests: [Outbound], answered: @escaping @Sendable (Int, TransportAnswer) -> Void)
 }
 
 /// What a server's transport is made with: from `delivery.*` and the server's logger.
@@ -193,8 +197,15 @@ extension DeliveryTransport {
 
     public func check(_ credential: StoredFCMCredential) async throws(IsletError) {}
 
+    /// A sender's batch, a task per request: a transport that can write a batch at once does.
+    public func send(_ requests: [Outbound], answered: @escaping @Sendable (Int, TransportAnswer) -> Void) {
+        for (index, request) in requests.enumerated() {
+            Task { answered(index, await send(request)) }
+        }
+    }
+
     /// Sends a delivery's request where it goes.
-    func send(_ outbound: Outbound) async -> TransportAnswer {
+    public func send(_ outbound: Outbound) async -> TransportAnswer {
         switch outbound {
         case .apns(let request): await send(request)
         case .fcm(let request): await send(request)
