@@ -6,6 +6,7 @@ import IsletClient
 import IsletCore
 import IsletTestSupport
 import NIOCore
+import Synchronization
 import Testing
 
 /// The loop of docs/delivery.md, with the real programs: `islet serve` A is the backend and
@@ -242,6 +243,59 @@ struct DeliveryLoopTests {
                 }
                 let seen = try await loop.statusesOnB(onB.id)
                 #expect(Self.inOrder(seen, ["confirmed"] + (1...40).map { "step \($0)" }), "out of order on B: \(seen)")
+            }
+        }
+    }
+
+    /// Issue 42: A killed with SIGKILL under full load — a client per activity updating as fast as A
+    /// answers, the sender's rounds and B's answers in flight — loses no acknowledged change:
+    /// after its restart every activity's last state reaches B, in order, and no delivery is
+    /// written down as delivered twice. A change the kill cut before its answer is sent again
+    /// by its client, so B may see one state twice in a row, never out of order.
+    @Test func aBackendKilledUnderFullLoadLosesNoAcknowledgedChange() async throws {
+        try await withLoop { loop in
+            var activities: [(a: Activity, b: Activity)] = []
+            // Five: the most a phone has live for one app.
+            for order in 1...5 { activities.append(try await loop.startActivity(order: "\(order)")) }
+            // The clients keep A's address: the restarted A listens on the same port.
+            let app = IsletClient(server: loop.a.url, key: loop.keyOnA, http: loop.http)
+            let steps = 100
+            final class Count: Sendable { let value = Atomic<Int>(0) }
+            let acknowledged = Count()
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (onA, _) in activities {
+                    group.addTask {
+                        for step in 1...steps {
+                            // Until acknowledged: while A is down, the request fails and is made again.
+                            var attempts = 0
+                            while true {
+                                do {
+                                    _ = try await app.update(onA.id, ContentUpdate(content: ActivityContent(state: ["status": .string("step \(step)")])))
+                                    acknowledged.value.add(1, ordering: .relaxed)
+                                    break
+                                } catch {
+                                    attempts += 1
+                                    if attempts > 1_200 { throw error }
+                                    try await Task.sleep(for: .milliseconds(50))
+                                }
+                            }
+                        }
+                    }
+                }
+                // Half-way through, under the load, A dies.
+                _ = try await eventually("half the updates acknowledged") {
+                    acknowledged.value.load(ordering: .relaxed) >= activities.count * steps / 2 ? true : nil
+                }
+                try await loop.restart(\.a)
+                try await group.waitForAll()
+            }
+            for (onA, onB) in activities {
+                try await loop.waitOnB(onB.id, status: "step \(steps)", within: 120)
+                var seen: [String] = []
+                for status in try await loop.statusesOnB(onB.id) where seen.last != status { seen.append(status) }
+                #expect(Self.inOrder(seen, ["confirmed"] + (1...steps).map { "step \($0)" }), "out of order on B: \(seen)")
+                let delivered = try await loop.appOnA.deliveries(onA.id).filter { $0.report.outcome == .delivered }.map(\.report.delivery)
+                #expect(Set(delivered).count == delivered.count, "a delivery written down as delivered twice: \(delivered)")
             }
         }
     }
