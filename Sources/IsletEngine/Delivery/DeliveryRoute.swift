@@ -275,27 +275,30 @@ extension DeliveryContext.App {
 
 extension DeliveryContext {
     /// Reads what the delivery's route depends on, once: its phone, its token, its app's pause
-    /// and credentials, and — for an iPhone — the phone's budget, counting `planned` (the
-    /// priority-10 requests out and planned this round for each phone and app).
+    /// and credentials (from `apps`, read once a round), and — for an iPhone — the phone's
+    /// budget, counting `planned` (the priority-10 requests out and planned this round for each
+    /// phone and app).
     static func load(
-        _ delivery: Delivery, rules: LifecycleRules, planned: [PhoneBudget.Key: Int], in tx: any Transaction
+        _ delivery: Delivery, rules: LifecycleRules, planned: [PhoneBudget.Key: Int], apps: inout Apps, in tx: any Transaction
     ) throws -> DeliveryContext {
-        DeliveryContext(delivery: delivery, now: tx.now, destination: try destination(of: delivery, rules: rules, planned: planned, in: tx))
+        DeliveryContext(
+            delivery: delivery, now: tx.now, destination: try destination(of: delivery, rules: rules, planned: planned, apps: &apps, in: tx)
+        )
     }
 
     private static func destination(
-        of delivery: Delivery, rules: LifecycleRules, planned: [PhoneBudget.Key: Int], in tx: any Transaction
+        of delivery: Delivery, rules: LifecycleRules, planned: [PhoneBudget.Key: Int], apps: inout Apps, in tx: any Transaction
     ) throws -> Destination {
         if let channelId = delivery.channelId, delivery.activityId == nil {
             guard let channel = try tx.channel(channelId, bundleId: delivery.bundleId) else { return .broadcast(nil) }
-            return .broadcast(Broadcast(channel: channel, app: try app(delivery.bundleId, fcm: false, in: tx)))
+            return .broadcast(Broadcast(channel: channel, app: try apps.app(delivery.bundleId, fcm: false, in: tx)))
         }
         guard let activityId = delivery.activityId, let phone = try tx.phoneActivity(activityId) else { return .noPhone }
         if phone.platform == .android {
             let token = try tx.phoneFCMToken(deviceId: phone.deviceId, bundleId: phone.bundleId)
-            return .android(Android(phone: phone, token: token, app: try app(phone.bundleId, fcm: true, in: tx)))
+            return .android(Android(phone: phone, token: token, app: try apps.app(phone.bundleId, fcm: true, in: tx)))
         }
-        var iPhone = IPhone(phone: phone, app: try app(phone.bundleId, fcm: false, in: tx), spent: 0, budget: 0)
+        var iPhone = IPhone(phone: phone, app: try apps.app(phone.bundleId, fcm: false, in: tx), spent: 0, budget: 0)
         switch (delivery.event, delivery.order) {
         case (.start, _):
             let type = try tx.loadActivity(activityId, owner: nil).attributesType
@@ -313,11 +316,29 @@ extension DeliveryContext {
         return .iPhone(iPhone)
     }
 
-    private static func app(_ bundleId: BundleID, fcm: Bool, in tx: any Transaction) throws -> App {
-        App(
-            bundleId: bundleId, paused: try tx.app(bundleId)?.deliveryPaused == true,
-            credentials: fcm ? [] : try tx.deliveryCredentials(bundleId: bundleId),
-            fcmCredential: fcm ? try tx.fcmCredential(bundleId: bundleId) : nil
-        )
+    /// The apps a claim's deliveries go for, each read once in the claim's transaction (which
+    /// changes no app): a round of many deliveries of one app reads its row and credentials once.
+    struct Apps {
+        private struct Key: Hashable {
+            var bundleId: BundleID
+            var fcm: Bool
+        }
+
+        private var read: [Key: App] = [:]
+
+        init() {}
+
+        /// The app's side of sending; for FCM, its service account, else its APNs credentials.
+        mutating func app(_ bundleId: BundleID, fcm: Bool, in tx: any Transaction) throws -> App {
+            let key = Key(bundleId: bundleId, fcm: fcm)
+            if let known = read[key] { return known }
+            let app = App(
+                bundleId: bundleId, paused: try tx.app(bundleId)?.deliveryPaused == true,
+                credentials: fcm ? [] : try tx.deliveryCredentials(bundleId: bundleId),
+                fcmCredential: fcm ? try tx.fcmCredential(bundleId: bundleId) : nil
+            )
+            read[key] = app
+            return app
+        }
     }
 }

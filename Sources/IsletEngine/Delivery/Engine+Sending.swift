@@ -123,8 +123,9 @@ extension Engine {
         // Those out, and those this round plans at 10: several activities of one app on one
         // phone never go at 10 on one unit left.
         var planned = inFlight
+        var apps = DeliveryContext.Apps()
         for var delivery in try tx.dueDeliveries(at: tx.now, limit: limit) {
-            switch try DeliveryContext.load(delivery, rules: rules, planned: planned, in: tx).route() {
+            switch try DeliveryContext.load(delivery, rules: rules, planned: planned, apps: &apps, in: tx).route() {
             case .hold(let why):
                 delivery.hold()
                 try tx.updateDelivery(delivery)
