@@ -62,7 +62,7 @@ final class PushConnection: Sendable {
     private let authority: String
     private let tls: NIOSSLContext
     private let connectTimeout: TimeAmount
-    private let handshakeTimeout: TimeAmount
+    private let requestTimeout: TimeAmount
     private let state: NIOLoopBoundBox<State>
 
     private enum State {
@@ -75,13 +75,14 @@ final class PushConnection: Sendable {
     }
 
     /// - Parameters:
-    ///   - handshakeTimeout: How long the TLS handshake may take once connected.
+    ///   - requestTimeout: The longest a request may take; also how long the TLS handshake may
+    ///     take once connected.
     init(
-        host: String, port: Int, authority: String, tls: NIOSSLContext, connectTimeout: TimeAmount, handshakeTimeout: TimeAmount,
+        host: String, port: Int, authority: String, tls: NIOSSLContext, connectTimeout: TimeAmount, requestTimeout: TimeAmount,
         on eventLoop: any EventLoop
     ) {
         (self.host, self.port, self.authority, self.tls) = (host, port, authority, tls)
-        (self.connectTimeout, self.handshakeTimeout) = (connectTimeout, handshakeTimeout)
+        (self.connectTimeout, self.requestTimeout) = (connectTimeout, requestTimeout)
         self.eventLoop = eventLoop
         state = NIOLoopBoundBox.makeBoxSendingValue(.idle, as: State.self, eventLoop: eventLoop)
     }
@@ -150,7 +151,7 @@ final class PushConnection: Sendable {
                 case .success(let channel):
                     guard case .connecting(nil, let waiting) = self.state.value else { return channel.close(promise: nil) }
                     self.state.value = .connecting(channel, waiting: waiting)
-                    let handshake = self.handshakeTimeout
+                    let handshake = self.requestTimeout
                     channel.eventLoop.scheduleTask(in: handshake) {
                         if case .connecting(let current, _) = self.state.value, current === channel { channel.close(promise: nil) }
                     }
@@ -182,9 +183,11 @@ final class PushConnection: Sendable {
         }
     }
 
-    /// `channel` said `GOAWAY`: it takes no new streams.
+    /// `channel` said `GOAWAY`: it takes no new streams, and is closed once every request on it
+    /// has had its whole time (`requestTimeout`), if the server has not closed it first.
     fileprivate func goingAway(_ channel: any Channel) {
         if case .ready(let current, _, _) = state.value, current === channel { state.value = .idle }
+        channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
     }
 
     /// `channel` closed, after `error` if one was caught.

@@ -280,7 +280,7 @@ public final class PushServiceTransport: DeliveryTransport, Service {
         let created = (0..<connections).map { _ in
             PushConnection(
                 host: host, port: address.port ?? 443, authority: authority, tls: context, connectTimeout: connectTimeout,
-                handshakeTimeout: timeout, on: loops.next()
+                requestTimeout: timeout, on: loops.next()
             )
         }
         return pools.withLock { pools in
