@@ -208,6 +208,18 @@ final class PushConnection: Sendable {
         for exchange in waiting { exchange.fail(error) }
     }
 
+    /// Whether a connection is made or being made (for tests: it is made again when needed).
+    func isOpen() async -> Bool {
+        let open = eventLoop.submit {
+            switch self.state.value {
+            case .ready(let channel, _, _): channel.isActive
+            case .connecting: true
+            case .idle, .shutDown: false
+            }
+        }
+        return (try? await open.get()) ?? false
+    }
+
     /// Closes the connection; what is in flight fails, and what comes later.
     func shutdown() async {
         let closing: EventLoopFuture<Void> = eventLoop.flatSubmit {

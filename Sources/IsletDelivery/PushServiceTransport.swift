@@ -340,6 +340,13 @@ public final class PushServiceTransport: DeliveryTransport, Service {
         await shutdown()
     }
 
+    /// The APNs connections open now, over every host (for tests).
+    func openConnections() async -> Int {
+        var open = 0
+        for connection in pools.withLock({ $0.values.flatMap { $0 } }) where await connection.isOpen() { open += 1 }
+        return open
+    }
+
     /// Closes every connection.
     public func shutdown() async {
         for connection in pools.withLock({ pools in defer { pools = [:] }; return pools.values.flatMap { $0 } }) {

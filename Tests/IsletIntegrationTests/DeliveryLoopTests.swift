@@ -672,20 +672,3 @@ extension Array {
     }
 }
 
-/// Polls `condition` every 50 ms until it gives a value, failing after `seconds`.
-func eventually<T>(_ what: String, within seconds: Double = 30, _ condition: () async throws -> T?) async throws -> T {
-    // A hang detector, as `within`: never shorter than its floor, however loaded the machine.
-    let seconds = max(seconds, hangFloor)
-    let deadline = Date().addingTimeInterval(seconds)
-    while true {
-        if let value = try await condition() { return value }
-        guard Date() < deadline else { throw NotWithin(what: what, seconds: seconds) }
-        try await Task.sleep(for: .milliseconds(50))
-    }
-}
-
-struct NotWithin: Error, CustomStringConvertible {
-    let what: String
-    let seconds: Double
-    var description: String { "\(what): not within \(Int(seconds)) s" }
-}

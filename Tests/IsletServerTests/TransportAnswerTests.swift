@@ -4,6 +4,7 @@ import IsletCore
 @testable import IsletDelivery
 import IsletEngine
 import IsletServer
+import IsletTestSupport
 import Logging
 import NIOCore
 import NIOSSL
@@ -108,6 +109,28 @@ struct TransportAnswerTests {
             #expect(accepted + lost == 200)
             // 150 expected (σ ≈ 6) with the second try, 100 (σ ≈ 7) without.
             #expect(accepted > 125, "\(accepted) of 200 accepted")
+        }
+    }
+
+    /// A server that ends an idle connection (Islet's endpoint says `GOAWAY` IdleTimeout and
+    /// closes it, as Apple does after a while) costs the next request nothing: the connection is
+    /// made again, and the request is answered, not lost.
+    @Test func aConnectionTheServerEndsWhenIdleIsMadeAgainForTheNextRequest() async throws {
+        try await withIslet({ $0.apns.idleTimeout = 0.3 }) { islet in
+            let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
+            let stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
+            let transport = PushServiceTransport(timeout: .seconds(120), connectTimeout: .seconds(120), connections: 1, logger: Logger(label: "test"))
+            for round in 1...3 {
+                let answer = await transport.send(OutboundRequest(
+                    credential: stored, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
+                    payload: #"{"aps":{"event":"update","timestamp":\#(round),"content-state":{}}}"#, priority: 5, expiration: nil,
+                    apnsId: UUID().uuidString.lowercased()
+                ))
+                // The endpoint does not know this key: refused, which is an answer.
+                #expect(answer.answer == .refused(APNsRefusal(.invalidProviderToken)), "round \(round): \(answer)")
+                _ = try await eventually("the endpoint ends the idle connection") { await transport.openConnections() == 0 ? true : nil }
+            }
+            await transport.shutdown()
         }
     }
 

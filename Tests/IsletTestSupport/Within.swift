@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 
 /// Fails instead of hanging when something that should happen does not, within `seconds` of
@@ -41,4 +42,22 @@ extension Trait where Self == TimeLimitTrait {
     /// programs takes up to four times as long then); one that hangs fails instead of holding
     /// the run.
     public static var hangDetector: Self { .timeLimit(.minutes(10)) }
+}
+
+/// Polls `condition` every 50 ms until it gives a value, failing after `seconds`.
+public func eventually<T>(_ what: String, within seconds: Double = 30, _ condition: () async throws -> T?) async throws -> T {
+    // A hang detector, as `within`: never shorter than its floor, however loaded the machine.
+    let seconds = max(seconds, hangFloor)
+    let deadline = Date().addingTimeInterval(seconds)
+    while true {
+        if let value = try await condition() { return value }
+        guard Date() < deadline else { throw NotWithin(what: what, seconds: seconds) }
+        try await Task.sleep(for: .milliseconds(50))
+    }
+}
+
+public struct NotWithin: Error, CustomStringConvertible {
+    public let what: String
+    public let seconds: Double
+    public var description: String { "\(what): not within \(Int(seconds)) s" }
 }
