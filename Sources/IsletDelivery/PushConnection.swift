@@ -56,6 +56,8 @@ final class PushConnection: Sendable {
     let eventLoop: any EventLoop
     /// Requests sent and not answered yet.
     let inFlight = Atomic<Int>(0)
+    /// Connections made so far (for tests).
+    let connectionsMade = Atomic<Int>(0)
     private let host: String
     private let port: Int
     /// `:authority`: the host, and the port unless it is 443.
@@ -63,7 +65,12 @@ final class PushConnection: Sendable {
     private let tls: NIOSSLContext
     private let connectTimeout: TimeAmount
     private let requestTimeout: TimeAmount
+    /// Streams a connection opens before the next batch goes on a new one (HTTP/2's stream ids
+    /// are 31 bits, a client's the odd ones: about a billion a connection).
+    private let streamsPerConnection: Int
     private let state: NIOLoopBoundBox<State>
+    /// Connections that said `GOAWAY` or were replaced, finishing their requests.
+    private let draining: NIOLoopBoundBox<[ObjectIdentifier: any Channel]>
 
     private enum State {
         /// No connection: the next batch makes one.
@@ -79,12 +86,14 @@ final class PushConnection: Sendable {
     ///     take once connected.
     init(
         host: String, port: Int, authority: String, tls: NIOSSLContext, connectTimeout: TimeAmount, requestTimeout: TimeAmount,
-        on eventLoop: any EventLoop
+        streamsPerConnection: Int = 1 << 29, on eventLoop: any EventLoop
     ) {
+        self.streamsPerConnection = max(1, streamsPerConnection)
         (self.host, self.port, self.authority, self.tls) = (host, port, authority, tls)
         (self.connectTimeout, self.requestTimeout) = (connectTimeout, requestTimeout)
         self.eventLoop = eventLoop
         state = NIOLoopBoundBox.makeBoxSendingValue(.idle, as: State.self, eventLoop: eventLoop)
+        draining = NIOLoopBoundBox.makeBoxSendingValue([:], eventLoop: eventLoop)
     }
 
     /// Sends `requests` at once; each future is its answer, or why there is none, within `timeout`.
@@ -106,8 +115,12 @@ final class PushConnection: Sendable {
 
     private func start(_ exchanges: [PushExchange]) {
         switch state.value {
-        case .ready(let channel, let multiplexer, let cork) where channel.isActive:
+        case .ready(let channel, let multiplexer, let cork) where channel.isActive && cork.streams < streamsPerConnection:
+            cork.streams += exchanges.count
             open(exchanges, on: multiplexer, cork: cork)
+            // Stream ids run out after about a billion (2³¹ over two): long before, the next batch
+            // goes on a new connection, and this one finishes what it has.
+            if cork.streams >= streamsPerConnection { goingAway(channel) }
         case .connecting(let channel, let waiting):
             state.value = .connecting(channel, waiting: waiting + exchanges)
         case .shutDown:
@@ -133,6 +146,7 @@ final class PushConnection: Sendable {
 
     private func connect(_ exchanges: [PushExchange]) {
         state.value = .connecting(nil, waiting: exchanges)
+        connectionsMade.add(1, ordering: .relaxed)
         let (tls, host) = (self.tls, self.host)
         // An address is not a server name (SNI): the certificate is then checked against it.
         let serverName = host.isIPAddress ? nil : host
@@ -175,6 +189,7 @@ final class PushConnection: Sendable {
                 mode: .client, connectionConfiguration: .init(), streamConfiguration: .init(), position: .before(watcher)
             ) { stream in stream.close() }  // a server push: refused
             state.value = .ready(channel, multiplexer, cork)
+            cork.streams = waiting.count
             open(waiting, on: multiplexer, cork: cork)
         } catch {
             state.value = .idle
@@ -187,6 +202,10 @@ final class PushConnection: Sendable {
     /// has had its whole time (`requestTimeout`), if the server has not closed it first.
     fileprivate func goingAway(_ channel: any Channel) {
         if case .ready(let current, _, _) = state.value, current === channel { state.value = .idle }
+        let id = ObjectIdentifier(channel)
+        guard draining.value[id] == nil else { return }
+        draining.value[id] = channel
+        channel.closeFuture.whenComplete { _ in self.draining.value[id] = nil }
         channel.eventLoop.scheduleTask(in: requestTimeout) { channel.close(promise: nil) }
     }
 
@@ -232,9 +251,9 @@ final class PushConnection: Sendable {
             case .idle, .shutDown: channel = nil
             }
             self.state.value = .shutDown
-            guard let channel else { return self.eventLoop.makeSucceededVoidFuture() }
-            channel.close(promise: nil)
-            return channel.closeFuture
+            let closing = (channel.map { [$0] } ?? []) + self.draining.value.values
+            for channel in closing { channel.close(promise: nil) }
+            return EventLoopFuture.andAllComplete(closing.map(\.closeFuture), on: self.eventLoop)
         }
         try? await closing.get()
     }
@@ -359,9 +378,12 @@ private final class PushExchange: ChannelInboundHandler, RemovableChannelHandler
 }
 
 /// Holds a connection's flushes while a batch is written, so that the batch's TLS records go
-/// to the socket in one write.
+/// to the socket in one write; and counts the connection's streams.
 private final class FlushCork: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = Any
+
+    /// Streams opened on the connection so far.
+    var streams = 0
 
     private var context: ChannelHandlerContext?
     private var corked = false

@@ -42,6 +42,8 @@ public final class PushServiceTransport: DeliveryTransport, Service {
     /// How long opening a connection may take (TCP; its TLS handshake is the request's).
     private let connectTimeout: TimeAmount
     private let connections: Int
+    /// Streams a connection opens before it is replaced (`PushConnection`; tests lower it).
+    private let streamsPerConnection: Int
     private let logger: Logger
 
     private struct ClientKey: Hashable {
@@ -58,7 +60,12 @@ public final class PushServiceTransport: DeliveryTransport, Service {
     ///   - timeout: How long one request may take, from sending to the whole answer.
     ///   - connectTimeout: How long opening a connection may take.
     ///   - connections: HTTP/2 connections per host and trusted authority (`delivery.connections`).
-    public init(timeout: TimeAmount = .seconds(30), connectTimeout: TimeAmount = .seconds(10), connections: Int = 1, logger: Logger) {
+    public convenience init(timeout: TimeAmount = .seconds(30), connectTimeout: TimeAmount = .seconds(10), connections: Int = 1, logger: Logger) {
+        self.init(timeout: timeout, connectTimeout: connectTimeout, connections: connections, streamsPerConnection: 1 << 29, logger: logger)
+    }
+
+    init(timeout: TimeAmount, connectTimeout: TimeAmount, connections: Int, streamsPerConnection: Int, logger: Logger) {
+        self.streamsPerConnection = streamsPerConnection
         self.timeout = timeout
         self.connectTimeout = connectTimeout
         accessTokens = AccessTokens(timeout: timeout)
@@ -280,7 +287,7 @@ public final class PushServiceTransport: DeliveryTransport, Service {
         let created = (0..<connections).map { _ in
             PushConnection(
                 host: host, port: address.port ?? 443, authority: authority, tls: context, connectTimeout: connectTimeout,
-                requestTimeout: timeout, on: loops.next()
+                requestTimeout: timeout, streamsPerConnection: streamsPerConnection, on: loops.next()
             )
         }
         return pools.withLock { pools in
@@ -338,6 +345,11 @@ public final class PushServiceTransport: DeliveryTransport, Service {
     public func run() async throws {
         try? await gracefulShutdown()
         await shutdown()
+    }
+
+    /// The connections made so far, over every host (for tests).
+    func connectionsMade() -> Int {
+        pools.withLock { $0.values.flatMap { $0 } }.reduce(0) { $0 + $1.connectionsMade.load(ordering: .relaxed) }
     }
 
     /// The APNs connections open now, over every host (for tests).

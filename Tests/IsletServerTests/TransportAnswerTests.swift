@@ -134,6 +134,31 @@ struct TransportAnswerTests {
         }
     }
 
+    /// HTTP/2's stream ids run out after about a billion requests on a connection (a client's
+    /// are the odd ones of 31 bits): a sender that ran for weeks would then have trapped. A
+    /// connection is replaced after `streamsPerConnection` streams, and requests go on.
+    @Test func aConnectionIsReplacedBeforeItsStreamIdsRunOut() async throws {
+        try await withIslet { islet in
+            let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
+            let stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
+            let transport = PushServiceTransport(
+                timeout: .seconds(120), connectTimeout: .seconds(120), connections: 1, streamsPerConnection: 2, logger: Logger(label: "test")
+            )
+            for round in 1...5 {
+                // Refused (the endpoint does not know the key), signed again, refused again: two streams.
+                let answer = await transport.send(OutboundRequest(
+                    credential: stored, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
+                    payload: #"{"aps":{"event":"update","timestamp":\#(round),"content-state":{}}}"#, priority: 5, expiration: nil,
+                    apnsId: UUID().uuidString.lowercased()
+                ))
+                #expect(answer.answer == .refused(APNsRefusal(.invalidProviderToken)), "round \(round): \(answer)")
+            }
+            // Ten streams, two a connection.
+            #expect(transport.connectionsMade() >= 5, "\(transport.connectionsMade()) connections made")
+            await transport.shutdown()
+        }
+    }
+
     /// A connection closed under a request without TLS's close_notify surfaces, now and then,
     /// as the TLS handler's `uncleanShutdown` rather than as the connection's close: on a loaded
     /// machine, one of the 200 requests above was neither accepted nor a lost connection but a
