@@ -48,6 +48,15 @@ struct TransportAnswerTests {
         return answer
     }
 
+    /// Sends update number `round` over a transport the test keeps.
+    func push(_ round: Int, over transport: PushServiceTransport, to credential: StoredCredential) async -> TransportAnswer {
+        await transport.send(OutboundRequest(
+            credential: credential, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
+            payload: #"{"aps":{"event":"update","timestamp":\#(round),"content-state":{}}}"#, priority: 5, expiration: nil,
+            apnsId: UUID().uuidString.lowercased()
+        ))
+    }
+
     func failure(_ answer: TransportAnswer) -> TransportFailure.Kind? {
         if case .failed(let failure) = answer.answer { return failure.kind }
         return nil
@@ -121,11 +130,7 @@ struct TransportAnswerTests {
             let stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
             let transport = PushServiceTransport(timeout: .seconds(120), connectTimeout: .seconds(120), connections: 1, logger: Logger(label: "test"))
             for round in 1...3 {
-                let answer = await transport.send(OutboundRequest(
-                    credential: stored, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
-                    payload: #"{"aps":{"event":"update","timestamp":\#(round),"content-state":{}}}"#, priority: 5, expiration: nil,
-                    apnsId: UUID().uuidString.lowercased()
-                ))
+                let answer = await push(round, over: transport, to: stored)
                 // The endpoint does not know this key: refused, which is an answer.
                 #expect(answer.answer == .refused(APNsRefusal(.invalidProviderToken)), "round \(round): \(answer)")
                 _ = try await eventually("the endpoint ends the idle connection") { await transport.openConnections() == 0 ? true : nil }
@@ -146,11 +151,7 @@ struct TransportAnswerTests {
             )
             for round in 1...5 {
                 // Refused (the endpoint does not know the key), signed again, refused again: two streams.
-                let answer = await transport.send(OutboundRequest(
-                    credential: stored, target: .device(token: String(repeating: "ab", count: 32)), bundleId: bundleId,
-                    payload: #"{"aps":{"event":"update","timestamp":\#(round),"content-state":{}}}"#, priority: 5, expiration: nil,
-                    apnsId: UUID().uuidString.lowercased()
-                ))
+                let answer = await push(round, over: transport, to: stored)
                 #expect(answer.answer == .refused(APNsRefusal(.invalidProviderToken)), "round \(round): \(answer)")
             }
             // Ten streams, two a connection.
