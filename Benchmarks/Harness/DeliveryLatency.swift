@@ -1,6 +1,7 @@
 import ArgumentParser
 import Crypto
 import Foundation
+import IsletTestSupport
 import NIOCore
 import NIOHTTP1
 
@@ -39,18 +40,24 @@ struct DeliveryLatency: AsyncParsableCommand {
     @Flag(help: "Apple is a sink that answers 200 at once (islet-bench sink) instead of Islet B: A's sending alone, against the ceiling `apns` measures.")
     var sink = false
 
+    @Flag(help: "A on a new database of a PostgreSQL server the harness starts (Debian's postgresql), not SQLite; A's CPU then leaves out PostgreSQL's.")
+    var postgres = false
+
     private static let bundleId = "com.bench.delivery"
 
     func run() async throws {
         if let devices, !(1...phones).contains(devices) { throw ValidationError("--devices is between 1 and --phones (\(phones)).") }
+        let environment = postgres
+            ? ["ISLET_STORE": try await PostgresServer.newDatabase(), "ISLET_SERVER_ADMIN_KEY": IsletClusterTarget.adminKey] : [:]
         let loop = try await DeliveryBackend.start(
-            systems: systems, store: store, phones: phones, devices: devices ?? phones, sink: sink, bundleId: Self.bundleId
+            systems: systems, store: store, phones: phones, devices: devices ?? phones, sink: sink, bundleId: Self.bundleId,
+            environment: environment
         )
         let (apple, backend, ids, auth) = (loop.apple, loop.backend, loop.ids, loop.auth)
         defer { apple.stop() }
         defer { backend.stop() }
         print(
-            "delivery: \(grouped(Double(phones))) \(devices.map { "activities on \($0) phone\($0 == 1 ? "" : "s")" } ?? "phones") on A (\(backend.name), durability \(store.durability)), each activity's update token"
+            "delivery: \(grouped(Double(phones))) \(devices.map { "activities on \($0) phone\($0 == 1 ? "" : "s")" } ?? "phones") on A (\(backend.name), \(postgres ? "on PostgreSQL" : "durability \(store.durability)")), each activity's update token"
                 + (sink ? " a token for \(apple.name)" : " one of B's (\(apple.name), strict pushes: a 200 was applied)") + "; \(grouped(rate)) updates/s over \(connections) connections"
                 + " for \(Int(warmUp)) s warm-up + \(Int(seconds)) s measured; latency = A's delivery log, queued (the commit) to Apple's 200 recorded"
         )

@@ -13,6 +13,8 @@ final class ServerUnderTest: @unchecked Sendable {
     private let output = Pipe()
     private var seen = ""
     let directory: URL
+    /// The admin key its environment gives (a node on a shared database is given one).
+    private let givenAdminKey: String?
 
     /// Starts `executable arguments` and waits until it serves: with no `port`, until it prints
     /// "listening on http://host:port" (Islet, the ceiling) — and, with `waitForAPNs`, Islet's
@@ -24,6 +26,7 @@ final class ServerUnderTest: @unchecked Sendable {
     ) async throws {
         self.name = name
         self.directory = directory
+        givenAdminKey = environment["ISLET_SERVER_ADMIN_KEY"]
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { _, new in new }
@@ -97,10 +100,11 @@ final class ServerUnderTest: @unchecked Sendable {
 
     var pid: Int32 { process.processIdentifier }
 
-    /// Islet's admin key, from its data directory.
+    /// Islet's admin key: the one its environment gave, else the one in its data directory.
     var adminKey: String {
         get throws {
-            try String(contentsOf: directory.appendingPathComponent("data/admin.key"), encoding: .utf8)
+            if let givenAdminKey { return givenAdminKey }
+            return try String(contentsOf: directory.appendingPathComponent("data/admin.key"), encoding: .utf8)
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
     }
