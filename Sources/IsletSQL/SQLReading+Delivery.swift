@@ -53,6 +53,14 @@ extension SQLReading {
         return try session.row("SELECT * FROM phoneActivity WHERE activityId = $1", [id], SQLRows.phoneActivity)
     }
 
+    public func phoneActivityForSending(_ id: ActivityID) throws -> PhoneActivity? {
+        try session.row("SELECT * FROM phoneActivity WHERE activityId = $1", [id], SQLRows.phoneActivity)
+    }
+
+    public func attributesType(ofActivity id: ActivityID) throws -> String? {
+        try session.values("SELECT attributesType FROM activity WHERE id = $1", [id], as: String.self).first
+    }
+
     public func delivery(_ id: Int64) throws -> Delivery? {
         guard session.writing else { return try session.row("SELECT * FROM delivery WHERE id = $1", [id], SQLRows.delivery) }
         return try locked(

@@ -293,7 +293,8 @@ extension DeliveryContext {
             guard let channel = try tx.channel(channelId, bundleId: delivery.bundleId) else { return .broadcast(nil) }
             return .broadcast(Broadcast(channel: channel, app: try apps.app(delivery.bundleId, fcm: false, in: tx)))
         }
-        guard let activityId = delivery.activityId, let phone = try tx.phoneActivity(activityId) else { return .noPhone }
+        // Read without the activity's lock, as everything a round reads (`phoneActivityForSending`).
+        guard let activityId = delivery.activityId, let phone = try tx.phoneActivityForSending(activityId) else { return .noPhone }
         if phone.platform == .android {
             let token = try tx.phoneFCMToken(deviceId: phone.deviceId, bundleId: phone.bundleId)
             return .android(Android(phone: phone, token: token, app: try apps.app(phone.bundleId, fcm: true, in: tx)))
@@ -301,7 +302,7 @@ extension DeliveryContext {
         var iPhone = IPhone(phone: phone, app: try apps.app(phone.bundleId, fcm: false, in: tx), spent: 0, budget: 0)
         switch (delivery.event, delivery.order) {
         case (.start, _):
-            let type = try tx.loadActivity(activityId, owner: nil).attributesType
+            guard let type = try tx.attributesType(ofActivity: activityId) else { return .noPhone }
             iPhone.attributesType = type
             iPhone.token = try tx.pushToStartToken(deviceId: phone.deviceId, bundleId: phone.bundleId, attributesType: type)
         case (.end, .activity(let successor)) where successor != activityId:

@@ -213,7 +213,7 @@ extension Engine {
             case .retireToken(let token, let reason, let since):
                 try tx.retirePhoneToken(token, reason: reason, appleTimestamp: since)
             case .stopActivityDelivery:
-                guard let activityId = delivery.activityId, var phone = try tx.phoneActivity(activityId) else { continue }
+                guard let activityId = delivery.activityId, var phone = try tx.phoneActivityForSending(activityId) else { continue }
                 phone.state = .tokenRetired
                 try tx.putPhoneActivity(phone)
             case .refuseCredential(let failure):
@@ -237,13 +237,18 @@ extension Engine {
         tx.effects.deliveriesReady = true
     }
 
-    /// Logs a line on the delivery's activity.
+    /// Logs a line on the delivery's activity, if it is still there: from the delivery's own
+    /// fields, without the activity's lock (`phoneActivityForSending`).
     static func log(_ report: DeliveryReport, of delivery: Delivery, in tx: any Transaction) throws {
         if let channelId = delivery.channelId, delivery.activityId == nil {
             return try tx.reportBroadcast(report, channel: channelId, bundleId: delivery.bundleId)
         }
-        guard let activityId = delivery.activityId, let activity = try tx.activity(activityId) else { return }
-        try tx.report(report, of: activity)
+        guard let activityId = delivery.activityId, try tx.attributesType(ofActivity: activityId) != nil else { return }
+        if let deviceId = delivery.deviceId {
+            _ = try tx.append(.delivery(report), bundleId: delivery.bundleId, deviceId: deviceId, activityId: activityId)
+        } else if let activity = try tx.activity(activityId) {
+            try tx.report(report, of: activity)
+        }
     }
 
     /// Gives back what a sender held when it stopped without finishing (a crash): on a store

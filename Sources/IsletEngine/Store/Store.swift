@@ -169,6 +169,12 @@ public protocol StoreReading {
     func phoneTokens(deviceId: DeviceID) throws -> [PhoneToken]
     /// An activity delivered to a phone.
     func phoneActivity(_ id: ActivityID) throws -> PhoneActivity?
+    /// An activity's phone as last committed, read without the activity's lock: what a
+    /// sender's round reads. A round locks deliveries and never an activity, since a change
+    /// locks its activity and then its deliveries: the other order would deadlock with it.
+    func phoneActivityForSending(_ id: ActivityID) throws -> PhoneActivity?
+    /// An activity's type, if the activity is there, read without its lock (as above).
+    func attributesType(ofActivity id: ActivityID) throws -> String?
     /// When an app's priority-10 pushes went to a phone, oldest first (those of the last hour
     /// and perhaps older: the caller counts the hour).
     func phoneBudget(deviceId: DeviceID, bundleId: BundleID) throws -> [Date]
