@@ -72,7 +72,13 @@ struct LongActivityLoopTests {
                 _ = try await loop.appOnA.update(onA.id, ContentUpdate(content: ActivityContent(state: ["status": .string("s\(step)")]), alert: alert))
                 try await loop.waitOnB(onB.id, status: "s\(step)")
             }
-            let log = try await loop.appOnA.deliveries(onA.id).filter { $0.report.outcome == .delivered && $0.report.event == "update" }
+            // B applies the last update before A has written Apple's answer down: A's log is read
+            // once it has every answer (a hang detector, not a count: the count is checked below).
+            var log: [DeliveryLine] = []
+            _ = try? await eventually("A has written down 43 delivered updates") {
+                log = try await loop.appOnA.deliveries(onA.id).filter { $0.report.outcome == .delivered && $0.report.event == "update" }
+                return log.count >= 43 ? true : nil
+            }
             #expect(log.count == 43, "each update waited for the last: none coalesced")
             let sentAlerts = log.filter { $0.report.priorityReason?.hasPrefix("an alert") == true }
             #expect(sentAlerts.count == 3 && sentAlerts.allSatisfy { $0.report.priority == 10 }, "\(sentAlerts.map(\.report))")

@@ -57,6 +57,23 @@ struct TransportAnswerTests {
         ))
     }
 
+    /// An app on the endpoint with a key it knows and an activity with a push token: the
+    /// credential that sends to it, and the token.
+    func acceptedPushes(on islet: Harness) async throws -> (StoredCredential, String) {
+        let apiKey = try await islet.createApp(bundleId)
+        let key = P256.Signing.PrivateKey()
+        _ = try await islet.isletClient(key: apiKey).addProviderKey(
+            bundleId: bundleId, keyId: "KEY1234567", teamId: "TEAM123456", publicKey: key.publicKey.pemRepresentation
+        )
+        let token = try #require(try await islet.isletClient(key: apiKey).start(ActivityRequest(
+            attributesType: "DeliveryAttributes", attributes: ["order": "42"], content: ActivityContent(state: ["step": 1]), pushType: .token
+        )).pushToken)
+        let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
+        var stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
+        stored.privateKey = key.pemRepresentation
+        return (stored, token)
+    }
+
     func failure(_ answer: TransportAnswer) -> TransportFailure.Kind? {
         if case .failed(let failure) = answer.answer { return failure.kind }
         return nil
@@ -89,17 +106,7 @@ struct TransportAnswerTests {
         // three in four get through (one in two would without).
         // The server on the real clock: the transport signs its provider tokens at the real time.
         try await withIslet({ $0.apns.faults = try! APNsFaults(parsing: "close=0.5") }, serverClock: SystemClock()) { islet in
-            let apiKey = try await islet.createApp(bundleId)
-            let key = P256.Signing.PrivateKey()
-            _ = try await islet.isletClient(key: apiKey).addProviderKey(
-                bundleId: bundleId, keyId: "KEY1234567", teamId: "TEAM123456", publicKey: key.publicKey.pemRepresentation
-            )
-            let token = try #require(try await islet.isletClient(key: apiKey).start(ActivityRequest(
-                attributesType: "DeliveryAttributes", attributes: ["order": "42"], content: ActivityContent(state: ["step": 1]), pushType: .token
-            )).pushToken)
-            let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
-            var stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
-            stored.privateKey = key.pemRepresentation
+            let (stored, token) = try await acceptedPushes(on: islet)
             let transport = PushServiceTransport(timeout: .seconds(120), connectTimeout: .seconds(120), connections: 2, logger: Logger(label: "test"))
             var (accepted, lost) = (0, 0)
             for step in 1...200 {
@@ -125,14 +132,19 @@ struct TransportAnswerTests {
     /// closes it, as Apple does after a while) costs the next request nothing: the connection is
     /// made again, and the request is answered, not lost.
     @Test func aConnectionTheServerEndsWhenIdleIsMadeAgainForTheNextRequest() async throws {
-        try await withIslet({ $0.apns.idleTimeout = 0.3 }) { islet in
-            let authority = try String(contentsOfFile: try #require(islet.islet.authorityPath), encoding: .utf8)
-            let stored = credential(url: "https://localhost:\(islet.apnsPort!)", authority: authority)
+        // A key the endpoint knows, so that each push is one request, accepted (a refused token
+        // is signed again and sent again, and the endpoint could end the connection between).
+        // The server on the real clock: the transport signs its provider tokens at the real time.
+        try await withIslet({ $0.apns.idleTimeout = 0.3 }, serverClock: SystemClock()) { islet in
+            let (stored, token) = try await acceptedPushes(on: islet)
             let transport = PushServiceTransport(timeout: .seconds(120), connectTimeout: .seconds(120), connections: 1, logger: Logger(label: "test"))
             for round in 1...3 {
-                let answer = await push(round, over: transport, to: stored)
-                // The endpoint does not know this key: refused, which is an answer.
-                #expect(answer.answer == .refused(APNsRefusal(.invalidProviderToken)), "round \(round): \(answer)")
+                let answer = await transport.send(OutboundRequest(
+                    credential: stored, target: .device(token: token), bundleId: bundleId,
+                    payload: #"{"aps":{"event":"update","timestamp":\#(round),"content-state":{"step":\#(round)}}}"#, priority: 5,
+                    expiration: nil, apnsId: UUID().uuidString.lowercased()
+                ))
+                #expect(answer.status == 200, "round \(round): \(answer)")
                 _ = try await eventually("the endpoint ends the idle connection") { await transport.openConnections() == 0 ? true : nil }
             }
             await transport.shutdown()
