@@ -104,7 +104,7 @@ final class PushConnection: Sendable {
             let exchanges = zip(requests, promises).map { PushExchange($0, authority: self.authority, promise: $1, connection: self) }
             let bound = NIOLoopBound(exchanges, eventLoop: self.eventLoop)
             let deadline = self.eventLoop.scheduleTask(in: timeout) { for exchange in bound.value { exchange.fail(PushConnectionError.timedOut) } }
-            Batch(exchanges, deadline: deadline).watch()
+            Batch.watch(exchanges, deadline: deadline)
             self.start(exchanges)
         }
         return promises.map(\.futureResult)
@@ -260,18 +260,11 @@ final class PushConnection: Sendable {
 }
 
 /// A batch's requests and their one deadline: the timer goes when the last is answered.
-private final class Batch {
-    private var open: Int
-    private let deadline: Scheduled<Void>
-    private let exchanges: [PushExchange]
-
-    init(_ exchanges: [PushExchange], deadline: Scheduled<Void>) {
-        (self.exchanges, self.deadline, open) = (exchanges, deadline, exchanges.count)
-    }
-
-    func watch() {
+private enum Batch {
+    static func watch(_ exchanges: [PushExchange], deadline: Scheduled<Void>) {
+        var open = exchanges.count
         for exchange in exchanges {
-            exchange.onEnd = { [self] in
+            exchange.onEnd = {
                 open -= 1
                 if open == 0 { deadline.cancel() }
             }

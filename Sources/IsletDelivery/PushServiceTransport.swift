@@ -120,9 +120,13 @@ public final class PushServiceTransport: DeliveryTransport, Service {
     /// Whether an answer is sent again: its connection was lost under it, or Apple refused the
     /// provider token.
     private static func callsForAnotherAttempt(_ answer: TransportAnswer) -> Bool {
-        if answer.failure?.kind == .connectionLost { return true }
-        if case .refused(let refusal) = answer.answer, [.expiredProviderToken, .invalidProviderToken].contains(refusal.reason) { return true }
-        return false
+        answer.failure?.kind == .connectionLost || refusesProviderToken(answer)
+    }
+
+    /// Whether Apple refused the provider token the request carried (expired or invalid).
+    private static func refusesProviderToken(_ answer: TransportAnswer) -> Bool {
+        guard case .refused(let refusal) = answer.answer else { return false }
+        return [.expiredProviderToken, .invalidProviderToken].contains(refusal.reason)
     }
 
     /// What follows a first attempt: once more on another connection if it was lost; once more
@@ -135,7 +139,7 @@ public final class PushServiceTransport: DeliveryTransport, Service {
             // Lost under the request: once more, at once, on another connection.
             (answer, jwt, used) = await attempt(request, replacing: nil, avoiding: used)
         }
-        if case .refused(let refusal) = answer.answer, [.expiredProviderToken, .invalidProviderToken].contains(refusal.reason) {
+        if Self.refusesProviderToken(answer) {
             (answer, _, _) = await attempt(request, replacing: jwt, avoiding: nil)
             answer.providerTokenRefreshed = true
         }
@@ -428,13 +432,12 @@ final class ProviderTokens: Sendable {
     /// The credential's current token; a new one when the current is old enough, or when it is
     /// `refused` (Apple refused it).
     func token(for stored: StoredCredential, replacing refused: String?) async throws -> String {
-        let credential = stored.credential
-        let key = "\(credential.teamId) \(credential.keyId) \(stored.privateKey.hashValue)"
+        let key = Self.key(stored)
         let reused: ReusedProviderToken
         if let known = tokens.withLock({ $0[key] }) {
             reused = known
         } else {
-            let signer = try await ProviderTokenSigner(p8: stored.privateKey, keyId: credential.keyId, teamId: credential.teamId)
+            let signer = try await ProviderTokenSigner(p8: stored.privateKey, keyId: stored.credential.keyId, teamId: stored.credential.teamId)
             reused = tokens.withLock { tokens in
                 if let raced = tokens[key] { return raced }
                 tokens[key] = ReusedProviderToken(signer)
@@ -446,8 +449,11 @@ final class ProviderTokens: Sendable {
 
     /// The credential's current token if one is signed and current, without waiting.
     func signedToken(for stored: StoredCredential) -> String? {
-        let credential = stored.credential
-        let key = "\(credential.teamId) \(credential.keyId) \(stored.privateKey.hashValue)"
-        return tokens.withLock { $0[key] }?.signedToken()
+        tokens.withLock { $0[Self.key(stored)] }?.signedToken()
+    }
+
+    /// A credential's tokens are its team's, its key id's and its key's.
+    private static func key(_ stored: StoredCredential) -> String {
+        "\(stored.credential.teamId) \(stored.credential.keyId) \(stored.privateKey.hashValue)"
     }
 }

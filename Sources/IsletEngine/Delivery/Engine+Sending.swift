@@ -243,12 +243,11 @@ extension Engine {
         if let channelId = delivery.channelId, delivery.activityId == nil {
             return try tx.reportBroadcast(report, channel: channelId, bundleId: delivery.bundleId)
         }
-        guard let activityId = delivery.activityId, try tx.attributesType(ofActivity: activityId) != nil else { return }
-        if let deviceId = delivery.deviceId {
-            _ = try tx.append(.delivery(report), bundleId: delivery.bundleId, deviceId: deviceId, activityId: activityId)
-        } else if let activity = try tx.activity(activityId) {
-            try tx.report(report, of: activity)
-        }
+        // An activity's deliveries carry its device (`queue`).
+        guard let activityId = delivery.activityId, let deviceId = delivery.deviceId,
+            try tx.attributesType(ofActivity: activityId) != nil
+        else { return }
+        _ = try tx.append(.delivery(report), bundleId: delivery.bundleId, deviceId: deviceId, activityId: activityId)
     }
 
     /// Gives back what a sender held when it stopped without finishing (a crash): on a store
