@@ -90,8 +90,11 @@ struct Systems: ParsableArguments {
         )
     }
 
-    func startCeiling() async throws -> ServerUnderTest {
-        try await ServerUnderTest(name: "hummingbird (empty handler)", executable: harnessPath, arguments: ["ceiling"], directory: try scratch("ceiling"))
+    func startCeiling(streams: Ceiling.HeldBy = .route) async throws -> ServerUnderTest {
+        try await ServerUnderTest(
+            name: "hummingbird (empty handler)", executable: harnessPath, arguments: ["ceiling", "--streams", streams.rawValue],
+            directory: try scratch("ceiling-\(streams.rawValue)")
+        )
     }
 
     /// Starts `islet-bench sink` (HTTP/2 over TLS, every push answered 200 at once); its

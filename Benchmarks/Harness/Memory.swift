@@ -82,19 +82,28 @@ struct Memory: AsyncParsableCommand {
     }
 
     /// The same connections held open by Hummingbird's bare stream (`islet-bench ceiling`): what a
-    /// streaming connection costs this HTTP stack before Islet does anything.
+    /// streaming connection costs this HTTP stack before Islet does anything — held by the route
+    /// (in the connection's task), and held by a channel handler as Islet holds its streams, on a
+    /// plain HTTP/1.1 port and on one that can upgrade to WebSocket (Islet's).
     private func measureFloor() async throws {
-        let server = try await systems.startCeiling()
-        defer { server.stop() }
-        let reader = ResidentMemory(server: server, settle: settle)
-        let idle = try await reader.read()
-        let connected = try await SubscriberCrowd.connect(subscribers, port: server.port, key: "")
-        let with = try await reader.read()
-        print(
-            "memory floor, \(grouped(Double(subscribers))) streams held open by Hummingbird's bare handler (islet-bench ceiling):"
-                + " idle \(idle.text), then \(with.text), \(perItem(with.kilobytes - idle.kilobytes, subscribers)) per connection"
-        )
-        await connected.close()
+        let floors: [(Ceiling.HeldBy, String)] = [
+            (.route, "Hummingbird's bare handler"),
+            (.pipeline, "a channel handler (the request never reaches the connection's task)"),
+            (.pipelineUpgradable, "a channel handler behind the WebSocket upgrade channel (Islet's pipeline)"),
+        ]
+        for (streams, how) in floors {
+            let server = try await systems.startCeiling(streams: streams)
+            defer { server.stop() }
+            let reader = ResidentMemory(server: server, settle: settle)
+            let idle = try await reader.read()
+            let connected = try await SubscriberCrowd.connect(subscribers, port: server.port, key: "")
+            let with = try await reader.read()
+            print(
+                "memory floor, \(grouped(Double(subscribers))) streams held open by \(how) (islet-bench ceiling --streams \(streams.rawValue)):"
+                    + " idle \(idle.text), then \(with.text), \(perItem(with.kilobytes - idle.kilobytes, subscribers)) per connection"
+            )
+            await connected.close()
+        }
     }
 
     private func perItem(_ kilobytes: Int, _ count: Int) -> String {

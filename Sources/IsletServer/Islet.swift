@@ -218,7 +218,13 @@ public struct Islet: Sendable {
         routeTable.set(self.routes)
         var application = Application(
             router: router,
-            server: Self.server(webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap),
+            server: Self.server(
+                webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap,
+                eventStreams: EventStreamHandler.Serving(
+                    responder: router.buildResponder(), bus: engine.bus,
+                    writeTimeout: TimeAmount(seconds: configuration.streams.writeTimeout), logger: logger
+                )
+            ),
             configuration: ApplicationConfiguration(
                 address: .hostname(configuration.server.host, port: configuration.server.port), serverName: "Islet"
             ),
@@ -293,16 +299,18 @@ public struct Islet: Sendable {
         return (application, identity, routes)
     }
 
-    /// HTTP/1.1 with WebSocket upgrades on the event stream path. Every connection is counted
+    /// HTTP/1.1 with WebSocket upgrades on the event stream path, and Server-Sent Events served
+    /// from the pipeline (`EventStreamHandler`). Every connection is counted
     /// against `server.maxConnections` and held to the request deadlines (`InboundDeadlines`) and
     /// `server.writeTimeout`;
     /// the guard owns the keep-alive idle timeout too, so Hummingbird's is off.
     private static func server(
-        webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration, cap: ConnectionCap
+        webSocketRouter: Router<IsletRequestContext>, configuration: IsletConfiguration, cap: ConnectionCap,
+        eventStreams: EventStreamHandler.Serving
     ) -> HTTPServerBuilder {
         let webSocketResponder = webSocketRouter.buildResponder()
         let channelConfiguration = HTTP1WebSocketUpgradeChannel.Configuration(
-            http1: .init(idleTimeout: nil),
+            http1: .init(additionalChannelHandlers: [EventStreamHandler(serving: eventStreams)], idleTimeout: nil),
             ws: .init(autoPing: .enabled(timePeriod: .seconds(configuration.streams.keepAliveInterval)))
         )
         let limits = InboundDeadlines.Limits(configuration.server)

@@ -41,7 +41,21 @@ public final class Subscription: Sendable {
         var contentPositions: [ActivityID: Int] = [:]
         var idle = false
         var finished: FinishReason?
-        var waiter: CheckedContinuation<Void, Never>?
+        var waiter: Waiter?
+    }
+
+    /// Who waits for the next delivery: a task (`next()`), or a reader on an event loop that asked
+    /// to be called (`poll(orWake:)`).
+    fileprivate enum Waiter {
+        case task(CheckedContinuation<Void, Never>)
+        case call(@Sendable () -> Void)
+
+        func wake() {
+            switch self {
+            case .task(let continuation): continuation.resume()
+            case .call(let wake): wake()
+            }
+        }
     }
 
     /// The subscription's identity within its bus.
@@ -68,7 +82,7 @@ public final class Subscription: Sendable {
     @discardableResult
     func offer(_ event: EncodedEvent) -> Bool {
         var coalesced = false
-        let (waiter, accepted) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
+        let (waiter, accepted) = state.withLock { state -> (Waiter?, Bool) in
             guard state.finished == nil else { return (nil, true) }
             let replaces = coalesces && event.type.isSupersededByNewer
             if replaces, let activityId = event.activityId,
@@ -94,28 +108,28 @@ public final class Subscription: Sendable {
             return (state.takeWaiter(), true)
         }
         if coalesced { onCoalesce() }
-        waiter?.resume()
+        waiter?.wake()
         if !accepted { notifyFinished(.overflow) }
         return accepted
     }
 
     /// Asks the reader to send a keep-alive if it has nothing else to send.
     func markIdle() {
-        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+        let waiter = state.withLock { state -> Waiter? in
             state.idle = true
             return state.takeWaiter()
         }
-        waiter?.resume()
+        waiter?.wake()
     }
 
     /// Ends the subscription; the reader gets what is queued, then `.finished(reason)`.
     public func finish(_ reason: FinishReason) {
-        let (waiter, finishedNow) = state.withLock { state -> (CheckedContinuation<Void, Never>?, Bool) in
+        let (waiter, finishedNow) = state.withLock { state -> (Waiter?, Bool) in
             let finishedNow = state.finished == nil
             if finishedNow { state.finished = reason }
             return (state.takeWaiter(), finishedNow)
         }
-        waiter?.resume()
+        waiter?.wake()
         if finishedNow { notifyFinished(reason) }
     }
 
@@ -158,7 +172,7 @@ public final class Subscription: Sendable {
                     let ready = state.withLock { state -> Bool in
                         if Task.isCancelled, state.finished == nil { state.finished = .cancelled }
                         if state.queued > 0 || state.idle || state.finished != nil { return true }
-                        state.waiter = continuation
+                        state.waiter = .task(continuation)
                         return false
                     }
                     if ready { continuation.resume() }
@@ -166,6 +180,18 @@ public final class Subscription: Sendable {
             } onCancel: {
                 finish(.cancelled)
             }
+        }
+    }
+
+    /// The next events, keep-alive moment or end if there is one; otherwise `nil`, and `wake` is
+    /// called once when there is. For a reader that runs on an event loop instead of in a task:
+    /// it polls when woken (and when its connection can take more), so a subscriber costs no
+    /// task, and one that cannot keep up leaves its events here, coalescing.
+    public func poll(orWake wake: @escaping @Sendable () -> Void) -> Delivery? {
+        state.withLock { state in
+            if let delivery = state.take() { return delivery }
+            state.waiter = .call(wake)
+            return nil
         }
     }
 }
@@ -186,7 +212,7 @@ extension Subscription.State {
         }
     }
 
-    mutating func takeWaiter() -> CheckedContinuation<Void, Never>? {
+    mutating func takeWaiter() -> Subscription.Waiter? {
         defer { waiter = nil }
         return waiter
     }

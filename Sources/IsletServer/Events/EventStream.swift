@@ -19,7 +19,7 @@ struct StreamRequest: Sendable {
 ///
 /// The subscriber is registered with the bus before the store is read, so nothing committed in
 /// between is missed; live events already replayed are skipped by id.
-struct EventStream {
+struct EventStream: Sendable {
     let engine: Engine
     let settings: StreamSettings
     let request: StreamRequest
@@ -34,31 +34,11 @@ struct EventStream {
         _ subscription: Subscription, send: ([EncodedEvent]) async throws -> Void, keepAlive: () async throws -> Void
     ) async throws -> Subscription.FinishReason {
         defer { engine.bus.remove(subscription) }
-        var cursor = request.since
-        if let since = request.since {
-            // An id ahead of the newest event (a client that outlived a reset data directory)
-            // means "from now": holding live events back until ids catch up would lose them.
-            let newest = try await engine.lastEventID()
-            cursor = min(since, newest)
-        }
-        if var after = cursor {
-            while true {
-                let page = try await engine.events(after: after, filter: request.filter, limit: settings.replayPageSize)
-                if page.isEmpty { break }
-                try await send(shown(page))
-                after = page[page.count - 1].id
-                cursor = after
-                if page.count < settings.replayPageSize { break }
-            }
-        }
+        var cursor = try await replay(send: send)
         while true {
             switch await subscription.next() {
             case .events(let events):
-                let fresh = cursor.map { last in events.filter { $0.id > last } } ?? events
-                if let newest = fresh.last {
-                    try await send(shown(fresh))
-                    cursor = newest.id
-                }
+                if let fresh = cursor.fresh(events) { try await send(fresh) }
             case .idle:
                 try await keepAlive()
             case .finished(let reason):
@@ -67,8 +47,49 @@ struct EventStream {
         }
     }
 
-    private func shown(_ events: [EncodedEvent]) -> [EncodedEvent] {
-        request.withoutTokens ? events.compactMap(\.withoutTokens) : events
+    /// Sends the stored events after `since`, page by page, and returns where live events take
+    /// over. Call it once the subscription is registered, so nothing committed meanwhile is lost.
+    func replay(send: ([EncodedEvent]) async throws -> Void) async throws -> Cursor {
+        var cursor = Cursor(last: request.since, withoutTokens: request.withoutTokens)
+        if let since = request.since {
+            // An id ahead of the newest event (a client that outlived a reset data directory)
+            // means "from now": holding live events back until ids catch up would lose them.
+            let newest = try await engine.lastEventID()
+            cursor.last = min(since, newest)
+        }
+        if var after = cursor.last {
+            while true {
+                let page = try await engine.events(after: after, filter: request.filter, limit: settings.replayPageSize)
+                if page.isEmpty { break }
+                let shown = cursor.shown(page)
+                if !shown.isEmpty { try await send(shown) }
+                after = page[page.count - 1].id
+                cursor.last = after
+                if page.count < settings.replayPageSize { break }
+            }
+        }
+        return cursor
+    }
+
+    /// Where a subscriber is in the log: live events it was already sent (replayed) are skipped
+    /// by id, and tokens left out for a reader without a key.
+    struct Cursor: Sendable {
+        var last: EventID?
+        let withoutTokens: Bool
+
+        /// The events of a live batch the subscriber has not had, as it may see them; `nil` when
+        /// there are none. Moves the cursor past them.
+        mutating func fresh(_ events: [EncodedEvent]) -> [EncodedEvent]? {
+            let fresh = last.map { last in events.filter { $0.id > last } } ?? events
+            guard let newest = fresh.last else { return nil }
+            last = newest.id
+            let shown = shown(fresh)
+            return shown.isEmpty ? nil : shown
+        }
+
+        func shown(_ events: [EncodedEvent]) -> [EncodedEvent] {
+            withoutTokens ? events.compactMap(\.withoutTokens) : events
+        }
     }
 
     /// Registers the stream's subscription with the bus.

@@ -15,6 +15,9 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
     var keyless = KeylessAccess.needsKey
     /// The connection, so a stream whose reader stopped reading can be cut off.
     let channel: any Channel
+    /// Where `GET /v1/events` hands its stream, when the connection's `EventStreamHandler` took
+    /// the request.
+    var eventStreamHandover: EventStreamHandover?
 
     public init(source: Source) {
         coreContext = CoreRequestContextStorage(source: source)

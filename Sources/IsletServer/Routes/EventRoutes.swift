@@ -34,41 +34,18 @@ struct EventRoutes {
         }
     }
 
+    /// Checks a stream's request and hands the stream to the connection's `EventStreamHandler`,
+    /// which writes it: the response returned here is its head.
     @Sendable func serverSentEvents(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let stream = EventStream(engine: engine, settings: settings, request: try streamRequest(request, context: context))
-        let channel = context.channel
-        let writeTimeout = TimeAmount.nanoseconds(Int64(settings.writeTimeout * 1_000_000_000))
-        let headers: HTTPFields = [
+        guard let handover = context.eventStreamHandover else {
+            throw IsletError(.internalError, "The event stream is served by the connection's handler, which did not take this request.")
+        }
+        handover.hand(stream)
+        return Response(status: .ok, headers: [
             .contentType: "text/event-stream; charset=utf-8", .cacheControl: "no-cache",
             HTTPField.Name("X-Accel-Buffering")!: "no",
-        ]
-        return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-            // Subscribed only once the response is being written, so a client that is gone
-            // before then leaves nothing registered; ": connected" tells it events now flow.
-            let subscription = stream.subscribe()
-            let stallGuard = StalledStreamGuard(channel: channel, writeTimeout: writeTimeout)
-            stallGuard.watch(subscription)
-            defer {
-                stallGuard.streamEnded()
-                engine.bus.remove(subscription)
-            }
-            let reason = try await request.body.consumeWithCancellationOnInboundClose { _ in
-                try await withGracefulShutdownHandler {
-                    try await stallGuard.write { try await writer.write(ByteBuffer(string: "retry: 1000\n: connected\n\n")) }
-                    return try await stream.run(subscription) { events in
-                        try await stallGuard.write { try await writer.write(Self.serverSentEventFrames(events)) }
-                    } keepAlive: {
-                        try await stallGuard.write { try await writer.write(ByteBuffer(string: ": keep-alive\n\n")) }
-                    }
-                } onGracefulShutdown: {
-                    subscription.finish(.shutdown)
-                }
-            }
-            if reason != .cancelled {
-                try? await writer.write(ByteBuffer(string: ": stream ended (\(reason.rawValue)); reconnect with Last-Event-ID\n\n"))
-            }
-            try await writer.finish(nil)
-        })
+        ])
     }
 
     func webSocket(

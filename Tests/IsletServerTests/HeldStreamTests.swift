@@ -1,0 +1,89 @@
+import Foundation
+import IsletClient
+import IsletCore
+import IsletServer
+import IsletTestSupport
+import Testing
+
+/// `GET /v1/events` served from the connection's pipeline (`EventStreamHandler`): what the
+/// connection does around a stream — a refusal, a stream's end, a reader that takes nothing.
+@Suite("Event streams held by the pipeline")
+struct HeldStreamTests {
+    @Test func aRefusedStreamAndTheRequestPipelinedBehindItAreBothAnswered() async throws {
+        try await withIslet { islet in
+            let socket = try RawSocket(port: islet.port)
+            socket.send(Array((
+                "GET /v1/events?bogus=1 HTTP/1.1\r\nHost: x\r\n\r\n"
+                    + "GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+            ).utf8))
+            let reply = await offThePool { socket.readAll(seconds: 20) }
+            let refused = try #require(reply.range(of: "HTTP/1.1 400 Bad Request"))
+            let answered = try #require(reply.range(of: "HTTP/1.1 200 OK"))
+            #expect(refused.lowerBound < answered.lowerBound)
+            #expect(reply.contains("Unknown query parameter \\\"bogus\\\""))
+        }
+    }
+
+    @Test func aStreamThatOverflowsEndsItsResponseAndTheConnectionServesTheNextRequest() async throws {
+        try await withIslet({ $0.streams.bufferSize = 8; $0.store.durability = .normal }) { islet in
+            let key = try await islet.createApp("com.example.fleet")
+            let client = islet.isletClient(key: key)
+            let activity = try await islet.start(key: key)
+            // A reader with a tiny window that reads nothing until its queue has overflowed.
+            let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
+            socket.send(Array("GET /v1/events?coalesce=false HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
+            try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
+            let sent = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity.id, client)
+            #expect(islet.engine.bus.subscriberCount == 0, "the stuck reader's queue overflowed after \(sent) updates")
+            // It reads now: the events written before the overflow, the end, and the response's last chunk.
+            let (read, closed) = await offThePool {
+                socket.read(seconds: 20) { $0.count >= 5 && $0.suffix(5).elementsEqual("0\r\n\r\n".utf8) }
+            }
+            let text = String(decoding: read, as: UTF8.self)
+            #expect(!closed)
+            #expect(text.contains(": stream ended (overflow); reconnect with Last-Event-ID"))
+            // The connection serves the next request.
+            socket.send(Array("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n".utf8))
+            let next = await offThePool { socket.readAll(seconds: 20) }
+            #expect(next.hasPrefix("HTTP/1.1 200 OK"), "\(next.prefix(200))")
+        }
+    }
+
+    @Test func aReaderThatTakesNothingIsCutOffAfterTheStreamsWriteTimeout() async throws {
+        // The connection's own timeout is far away: only the stream's cuts it off.
+        try await withIslet({ $0.streams.writeTimeout = 1; $0.server.writeTimeout = 600; $0.store.durability = .normal }) { islet in
+            let key = try await islet.createApp("com.example.fleet")
+            let client = islet.isletClient(key: key)
+            let activity = try await islet.start(key: key)
+            let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
+            socket.send(Array("GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
+            try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
+            // One activity's updates coalesce in the subscriber's queue: it never overflows, and
+            // the reader is let go only because it takes nothing.
+            _ = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity.id, client)
+            try await eventually("the stuck reader is cut off") { islet.engine.bus.subscriberCount == 0 ? true : nil }
+            let closed = await offThePool { socket.read(seconds: 20) { _ in false }.closed }
+            #expect(closed)
+        }
+    }
+
+    /// Updates an activity with ~4 KB of content, eight at a time, while `going` holds (at most
+    /// 20,000 updates): a reader that takes nothing has its connection's buffers full after some
+    /// 700 (loopback's send buffer grows to megabytes). Returns how many were sent.
+    static func updateWhile(_ going: @escaping @Sendable () -> Bool, _ id: ActivityID, _ client: IsletClient) async throws -> Int {
+        let padding = JSONValue.string(String(repeating: "x", count: 3800))
+        var sent = 0
+        while going(), sent < 20_000 {
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for seq in sent..<(sent + 8) {
+                    group.addTask {
+                        _ = try await client.update(id, ContentUpdate(content: ActivityContent(state: ["seq": .integer(Int64(seq)), "padding": padding])))
+                    }
+                }
+                try await group.waitForAll()
+            }
+            sent += 8
+        }
+        return sent
+    }
+}
