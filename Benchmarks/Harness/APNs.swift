@@ -45,6 +45,11 @@ struct APNsPushes: AsyncParsableCommand {
     )
     var h2load: String?
 
+    @Option(
+        help: "A Python 3 with aioapns (pip install aioapns): also push to the same Islet with Benchmarks/peers/aioapns_sender.py, a plain asyncio sender with nothing durable behind it, at the largest connection count and the same streams per connection."
+    )
+    var aioapns: String?
+
     private static let bundleId = "com.bench.apns"
 
     func validate() throws {
@@ -77,6 +82,10 @@ struct APNsPushes: AsyncParsableCommand {
         if let h2load {
             let count = try countList(connections, option: "--connections").max()!
             print(try await measureWithH2load(h2load, server, apnsPort: apnsPort, connections: count, tokens: tokens, jwt: provider.jwt))
+        }
+        if let aioapns {
+            let count = try countList(connections, option: "--connections").max()!
+            print(try await measureWithAioapns(aioapns, server, apnsPort: apnsPort, connections: count, tokens: tokens, provider: provider))
         }
         guard ceiling else { return }
         server.stop()
@@ -125,6 +134,49 @@ struct APNsPushes: AsyncParsableCommand {
         else { throw HarnessError("h2load failed:\n\(text)") }
         return "apns \(server.name) by h2load, \(connections) connection\(connections == 1 ? "" : "s") × \(streams) streams, \(Int(seconds)) s after \(Int(warmUp)) s:"
             + " \(grouped(Double(rate) ?? 0)) requests/s answered (\(codes); one fixed body: after the first push to an activity, its timestamp is not newer)"
+    }
+
+    /// aioapns's pushes answered 200 a second against the same endpoint and tokens, with the
+    /// server's CPU and the sender's own.
+    private func measureWithAioapns(
+        _ python: String, _ server: ServerUnderTest, apnsPort: Int, connections: Int, tokens: [String], provider: Provider
+    ) async throws -> String {
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("peers/aioapns_sender.py")
+        let warmUp = max(2, seconds / 5)
+        let plan = try JSONSerialization.data(withJSONObject: [
+            "host": "127.0.0.1", "port": apnsPort, "ca": server.directory.appendingPathComponent("data/tls/ca.pem").path,
+            "key": provider.privateKey, "keyId": provider.keyId, "teamId": provider.teamId,
+            "topic": "\(Self.bundleId).push-type.liveactivity", "tokens": tokens, "concurrency": connections * streams,
+            "connections": connections, "seconds": seconds, "warmUp": warmUp,
+        ] as [String: Any])
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script.path]
+        let input = Pipe()
+        let output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        process.standardError = output
+        try process.run()
+        input.fileHandleForWriting.write(plan)
+        try input.fileHandleForWriting.close()
+        try await Task.sleep(for: .seconds(warmUp))
+        let meter = CPUMeter(server)
+        // Read to its end on a thread of its own, not one of the task pool's.
+        let text = await withCheckedContinuation { (done: CheckedContinuation<String, Never>) in
+            Thread { done.resume(returning: String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)) }.start()
+        }
+        let cpu = meter.use()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0, let line = text.split(separator: "\n").last,
+            let result = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+            let rate = result["rate"] as? Double, let senderCPU = result["cpu"] as? Double
+        else { throw HarnessError("aioapns_sender.py failed:\n\(text)") }
+        let others = (result["others"] as? [String: Int] ?? [:]).sorted { $0.key < $1.key }.map { "\($0.key) ×\($0.value)" }
+        return "apns \(server.name) by aioapns (Python, asyncio), \(connections) connection\(connections == 1 ? "" : "s") × \(streams) in flight,"
+            + " \(Int(seconds)) s after \(Int(warmUp)) s: \(grouped(rate)) pushes/s acknowledged"
+            + " (server CPU \(Int(cpu.server * 100))%, the sender's CPU \(Int(senderCPU * 100))%\(others.isEmpty ? "" : "; not 200: " + others.joined(separator: ", ")))"
     }
 
     struct Result {
