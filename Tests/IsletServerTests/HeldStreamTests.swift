@@ -26,14 +26,9 @@ struct HeldStreamTests {
 
     @Test func aStreamThatOverflowsEndsItsResponseAndTheConnectionServesTheNextRequest() async throws {
         try await withIslet({ $0.streams.bufferSize = 8; $0.store.durability = .normal }) { islet in
-            let key = try await islet.createApp("com.example.fleet")
-            let client = islet.isletClient(key: key)
-            let activity = try await islet.start(key: key)
             // A reader with a tiny window that reads nothing until its queue has overflowed.
-            let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
-            socket.send(Array("GET /v1/events?coalesce=false HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
-            try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
-            let sent = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity.id, client)
+            let (activity, client, socket) = try await Self.stuckReader(on: islet, query: "?coalesce=false")
+            let sent = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity, client)
             #expect(islet.engine.bus.subscriberCount == 0, "the stuck reader's queue overflowed after \(sent) updates")
             // It reads now: the events written before the overflow, the end, and the response's last chunk.
             let (read, closed) = await offThePool {
@@ -52,19 +47,25 @@ struct HeldStreamTests {
     @Test func aReaderThatTakesNothingIsCutOffAfterTheStreamsWriteTimeout() async throws {
         // The connection's own timeout is far away: only the stream's cuts it off.
         try await withIslet({ $0.streams.writeTimeout = 1; $0.server.writeTimeout = 600; $0.store.durability = .normal }) { islet in
-            let key = try await islet.createApp("com.example.fleet")
-            let client = islet.isletClient(key: key)
-            let activity = try await islet.start(key: key)
-            let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
-            socket.send(Array("GET /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
-            try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
+            let (activity, client, socket) = try await Self.stuckReader(on: islet, query: "")
             // One activity's updates coalesce in the subscriber's queue: it never overflows, and
             // the reader is let go only because it takes nothing.
-            _ = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity.id, client)
+            _ = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity, client)
             try await eventually("the stuck reader is cut off") { islet.engine.bus.subscriberCount == 0 ? true : nil }
             let closed = await offThePool { socket.read(seconds: 20) { _ in false }.closed }
             #expect(closed)
         }
+    }
+
+    /// An app with one activity, and a stream of its events read by a socket with a tiny window
+    /// that reads nothing; returns once the stream is registered.
+    static func stuckReader(on islet: Harness, query: String) async throws -> (ActivityID, IsletClient, RawSocket) {
+        let key = try await islet.createApp("com.example.fleet")
+        let activity = try await islet.start(key: key)
+        let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
+        socket.send(Array("GET /v1/events\(query) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
+        try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
+        return (activity.id, islet.isletClient(key: key), socket)
     }
 
     /// Updates an activity with ~4 KB of content, eight at a time, while `going` holds (at most

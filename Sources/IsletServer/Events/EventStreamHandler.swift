@@ -170,6 +170,8 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .opening(Self.opening(head, on: channel, serving: serving, through: bound))
     }
 
+    /// The task is made here, not in `open`: Swift 6.3's region-based isolation checker fails
+    /// ("a pattern it does not understand") on a `Task` made inside a handler's method.
     private static func opening(_ head: HTTPRequest, on channel: any Channel, serving: Serving, through bound: Place) -> Task<Void, Never> {
         Task { await serve(head, on: channel, serving: serving, through: bound) }
     }
