@@ -78,7 +78,12 @@ struct IsletClusterTarget: Target {
     /// Every node's CPU and PostgreSQL's (its processes, all run by the `postgres` user): on one
     /// machine they share its cores.
     var cpuSeconds: Double {
-        nodes.reduce(0) { $0 + $1.server.cpuSeconds } + ProcessCPU.seconds(ofUser: "postgres")
+        cpuParts.reduce(0) { $0 + $1.seconds }
+    }
+
+    var cpuParts: [(part: String, seconds: Double)] {
+        nodes.indices.map { ("node \($0 + 1)", nodes[$0].server.cpuSeconds) }
+            + [("postgres", ProcessCPU.seconds(ofUser: "postgres"))]
     }
 
     func changesRunAgain() async throws -> Int? {

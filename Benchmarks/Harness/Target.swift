@@ -19,6 +19,9 @@ protocol Target: Sendable {
     /// CPU seconds the system has used: its server's, or every process it runs on (several
     /// Islet nodes and their PostgreSQL).
     var cpuSeconds: Double { get }
+    /// The same CPU seconds by process group ("node 1", "postgres"…), in a fixed order, where the
+    /// system runs on more than its server (results then say each part's share).
+    var cpuParts: [(part: String, seconds: Double)] { get }
     /// Changes its store ran again because another transaction held what they lock, so far
     /// (`islet_store_changes_run_again_total`, every node's); `nil` where there is no such thing.
     func changesRunAgain() async throws -> Int?
@@ -30,6 +33,7 @@ extension Target {
     func awaitSubscribers(_ count: Int) async throws {}
     func changesRunAgain() async throws -> Int? { nil }
     var cpuSeconds: Double { server.cpuSeconds }
+    var cpuParts: [(part: String, seconds: Double)] { [("server", cpuSeconds)] }
     func stop() { server.stop() }
 
     /// `count` subscribers to the devices `device(i)`, at most 64 connecting at once.

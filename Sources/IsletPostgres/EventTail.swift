@@ -6,38 +6,45 @@ import Logging
 import PostgresNIO
 import Synchronization
 
-/// Brings every node's committed events to this node's engine, in id order: it reads the events
-/// after the last it read and appends them to the commit log, which the engine publishes.
+/// Brings every node's committed events to this node's engine, in id order, and appends them
+/// to the commit log, which the engine publishes.
 ///
-/// A local commit's events are not read back: the commit hands them over
-/// (`published(_:)`), and they are appended as soon as they follow the last event appended —
-/// at once, when no other node's events or another lane's come between. Otherwise the reader
-/// reads: it reads when woken — by a local commit whose events wait for others before them,
-/// by PostgreSQL's NOTIFY from another node's commit (`listen`), or by a timer every
-/// `pollInterval`, so a missed notification (a listener reconnecting, say) delays events by at
-/// most that, and loses none.
+/// Events mostly come without a read: a local commit hands its events over (`published(_:)`),
+/// and another node's commit's notification carries them (`EventNotice`, `noticed(_:)`). They
+/// are kept as *known* until they follow the last event appended, then appended — at once,
+/// when nothing comes between. The reader reads the events after the last appended when told
+/// to: by a notification without its events (they did not fit, or the node that sent it is of
+/// an earlier version), by a listener (re)connecting, by a timer every `pollInterval` — so a
+/// missed notification delays events by at most that, and loses none — or when known events
+/// have waited `readPatience` for ones before them.
 ///
 /// Ids are drawn without taking turns (`PostgresWriter.insertEvents`), so they may become
 /// visible out of order. The tail publishes only the ids that follow the last it published; an
 /// id missing before later ones (a gap) is a transaction still committing — whose notification
-/// wakes the tail — or one that rolled back. A gap that lasts `gapPatience` is settled by taking
-/// the events lock exclusively for a moment: every transaction that drew an id up to the last
-/// one seen has then ended, and what is still missing never comes. What the tail published is
-/// also how far a read of events goes (`position`, the store's reads).
+/// fills it — or one that rolled back. A gap the reader sees last `gapPatience` is settled by
+/// taking the events lock exclusively for a moment: every transaction that drew an id up to
+/// the last one seen has then ended, and what is still missing never comes. What the tail
+/// published is also how far a read of events goes (`position`, the store's reads).
 final class EventTail: Sendable {
     private struct State {
         var position: EventID = 0
+        /// Events after `position` known without a read (local commits', notifications'), by id.
+        var known: [EventID: EncodedEvent] = [:]
         var waiters: [Waiter] = []
+        /// Since when known events or local commits wait for events before them, with no
+        /// event appended meanwhile.
+        var waitingSince: ContinuousClock.Instant?
         var wake: CheckedContinuation<Void, Never>?
+        /// A read is asked for.
         var woken = false
+        /// Something the sleeping reader looks at changed.
+        var signaled = false
         var stopped = false
     }
 
     /// A local commit waiting for its events to be published.
     private struct Waiter {
         let id: EventID
-        /// Its events, to append once they follow the last appended (empty: they are read).
-        var events: [EncodedEvent]
         let since: ContinuousClock.Instant
         let continuation: CheckedContinuation<Bool, Never>
     }
@@ -51,8 +58,13 @@ final class EventTail: Sendable {
     static let publicationWait: Duration = .seconds(2)
     /// Events read at a time.
     static let page = 1_000
+    /// How long known events wait for the events before them before the tail reads (those
+    /// come with their commit's notification, within milliseconds).
+    static let readPatience: Duration = .milliseconds(20)
     /// How long a gap may last before the tail settles it (a commit takes milliseconds).
     static let gapPatience: Duration = .milliseconds(50)
+    /// The most events kept known ahead of the last appended; past it, the reader reads them.
+    static let knownLimit = 10_000
 
     /// Every event up to this id has been published: reads of events go no further.
     var position: EventID { state.withLock { $0.position } }
@@ -60,11 +72,15 @@ final class EventTail: Sendable {
     private let log: CommitLog
     private let logger: Logger
     private let state = Mutex(State())
+    private let reads = Atomic<Int>(0)
 
     init(log: CommitLog, logger: Logger) {
         self.log = log
         self.logger = logger
     }
+
+    /// Reads of events the tail made so far (for `islet_store_event_reads_total`).
+    var readCount: Int { reads.load(ordering: .relaxed) }
 
     /// Starts after `id`: events up to it were committed before this node opened the store.
     func start(after id: EventID) {
@@ -79,23 +95,55 @@ final class EventTail: Sendable {
         return await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
             let (ready, wake) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], CheckedContinuation<Void, Never>?) in
                 if state.position >= written.last || state.stopped { return ([continuation], nil) }
-                state.waiters.append(Waiter(id: written.last, events: written.events, since: .now, continuation: continuation))
-                let ready = appendWaitingEvents(&state)
-                // Events before these that this node does not have: the reader reads them.
-                return (ready, state.position >= written.last ? nil : takeWake(&state))
+                state.waiters.append(Waiter(id: written.last, since: .now, continuation: continuation))
+                // Events whose ids this node does not know one by one: the reader reads them.
+                guard !written.events.isEmpty else { return ([], Self.askRead(&state)) }
+                return know(written.events, &state)
             }
             wake?.resume()
             for continuation in ready { continuation.resume(returning: true) }
         }
     }
 
-    /// Appends the events of local commits that follow the last appended, in id order, and
-    /// takes the waiters whose events are all appended now.
-    private func appendWaitingEvents(_ state: inout State) -> [CheckedContinuation<Bool, Never>] {
-        while let index = state.waiters.firstIndex(where: { $0.events.first?.id == state.position + 1 }) {
-            let events = state.waiters[index].events
-            log.append(Commit(events: events))
-            state.position = events[events.count - 1].id
+    /// Takes another node's (or this node's own) commit's notification.
+    func noticed(_ notice: EventNotice) {
+        let (ready, wake) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], CheckedContinuation<Void, Never>?) in
+            guard let last = notice.ids.last, last > state.position, !state.stopped else { return ([], nil) }
+            guard let events = notice.events, state.known.count + events.count <= Self.knownLimit else {
+                return ([], Self.askRead(&state))
+            }
+            return know(events, &state)
+        }
+        wake?.resume()
+        for continuation in ready { continuation.resume(returning: true) }
+    }
+
+    /// Keeps `events` as known, appends what follows the last appended, and takes the waiters
+    /// whose events are all appended now; wakes the reader when something starts waiting.
+    private func know(
+        _ events: [EncodedEvent], _ state: inout State
+    ) -> ([CheckedContinuation<Bool, Never>], CheckedContinuation<Void, Never>?) {
+        for event in events where event.id > state.position { state.known[event.id] = event }
+        let ready = appendKnown(&state)
+        guard state.waitingSince == nil, !state.known.isEmpty || !state.waiters.isEmpty else { return (ready, nil) }
+        // The reader, asleep without a deadline, takes one.
+        state.waitingSince = .now
+        state.signaled = true
+        defer { state.wake = nil }
+        return (ready, state.wake)
+    }
+
+    /// Appends the known events that follow the last appended, in id order, and takes the
+    /// waiters whose events are all appended now.
+    private func appendKnown(_ state: inout State) -> [CheckedContinuation<Bool, Never>] {
+        var run: [EncodedEvent] = []
+        while let event = state.known.removeValue(forKey: state.position + 1) {
+            run.append(event)
+            state.position = event.id
+        }
+        if !run.isEmpty {
+            log.append(Commit(events: run))
+            state.waitingSince = .now
         }
         var ready: [CheckedContinuation<Bool, Never>] = []
         state.waiters.removeAll { waiter in
@@ -103,6 +151,7 @@ final class EventTail: Sendable {
             ready.append(waiter.continuation)
             return true
         }
+        if state.known.isEmpty && state.waiters.isEmpty { state.waitingSince = nil }
         return ready
     }
 
@@ -124,9 +173,9 @@ final class EventTail: Sendable {
         for continuation in expired { continuation.resume(returning: false) }
     }
 
-    /// Wakes the reader (a notification came, or a listener reconnected).
+    /// Asks the reader to read (a notification without its events came, a listener reconnected).
     func wake() {
-        let wake = state.withLock { takeWake(&$0) }
+        let wake = state.withLock { Self.askRead(&$0) }
         wake?.resume()
     }
 
@@ -135,14 +184,15 @@ final class EventTail: Sendable {
         let (waiters, wake) = state.withLock { state in
             state.stopped = true
             defer { state.waiters = [] }
-            return (state.waiters.map(\.continuation), takeWake(&state))
+            return (state.waiters.map(\.continuation), Self.askRead(&state))
         }
         wake?.resume()
         for waiter in waiters { waiter.resume(returning: true) }
     }
 
-    private func takeWake(_ state: inout State) -> CheckedContinuation<Void, Never>? {
+    private static func askRead(_ state: inout State) -> CheckedContinuation<Void, Never>? {
         state.woken = true
+        state.signaled = true
         defer { state.wake = nil }
         return state.wake
     }
@@ -163,6 +213,7 @@ final class EventTail: Sendable {
         while !state.withLock({ $0.stopped }) {
             let position = state.withLock { state in
                 state.woken = false
+                state.signaled = false
                 return state.position
             }
             do {
@@ -178,7 +229,7 @@ final class EventTail: Sendable {
                 if through > position { append(run, through: through) }
                 guard let seen = rows.last?.id, seen > through else {
                     gap = nil
-                    if rows.count < Self.page { await sleep() }
+                    if rows.count < Self.page { await idle() }
                     continue
                 }
                 if let open = gap, open.first == through + 1, ContinuousClock.now - open.since >= Self.gapPatience {
@@ -187,7 +238,7 @@ final class EventTail: Sendable {
                     continue
                 }
                 if gap?.first != through + 1 { gap = (through + 1, .now) }
-                // Its commit's notification wakes the tail; a rollback sends none.
+                // Its commit's notification fills it; a rollback sends none.
                 await sleep(upTo: Self.gapPatience)
             } catch {
                 logger.warning("Reading events from PostgreSQL failed; trying again", metadata: ["error": "\(error)"])
@@ -199,6 +250,7 @@ final class EventTail: Sendable {
     /// The events after `id`, in id order, at most `page`; `nil` for a type this version does
     /// not know (passed over, not published).
     private func events(after id: EventID, store: PostgresStore) async throws -> [(id: EventID, event: EncodedEvent?)] {
+        reads.add(1, ordering: .relaxed)
         let rows = try await store.withConnection { connection in
             try await connection.run("SELECT * FROM event WHERE id > \(id) ORDER BY id LIMIT \(Self.page)", logger: store.logger).get().rows
         }
@@ -221,38 +273,78 @@ final class EventTail: Sendable {
         append(rows.compactMap(\.event), through: seen)
     }
 
-    /// Appends events read, through `id`: those a local commit appended meanwhile are left out.
+    /// Appends events read, through `id`: those appended meanwhile are left out, and known ones
+    /// up to it let go.
     private func append(_ events: [EncodedEvent], through id: EventID) {
         let ready = state.withLock { state -> [CheckedContinuation<Bool, Never>] in
             let new = events.drop { $0.id <= state.position }
             if !new.isEmpty { log.append(Commit(events: Array(new))) }
-            state.position = max(state.position, id)
-            return appendWaitingEvents(&state)
+            if id > state.position {
+                state.position = id
+                state.known = state.known.filter { $0.key > id }
+            }
+            return appendKnown(&state)
         }
         for continuation in ready { continuation.resume(returning: true) }
     }
 
-    /// Sleeps until woken, or `limit` passed.
+    /// Returns when a read is asked for, or known events have waited `readPatience` for the
+    /// ones before them.
+    private func idle() async {
+        while true {
+            let wait = state.withLock { state -> Duration?? in
+                state.signaled = false
+                if state.woken || state.stopped { return .some(.none) }
+                guard let since = state.waitingSince else { return .none }
+                let left = Self.readPatience - (ContinuousClock.now - since)
+                return left > .zero ? .some(left) : .some(.none)
+            }
+            switch wait {
+            case .none: await sleep()
+            case .some(.none): return
+            case .some(.some(let left)):
+                await sleep(upTo: left)
+                // Known events appended meanwhile set a new start: look again.
+                let due = state.withLock { state in
+                    state.waitingSince.map { ContinuousClock.now - $0 >= Self.readPatience } ?? false
+                }
+                if due { return }
+            }
+        }
+    }
+
+    /// Sleeps until signaled, or `limit` passed.
     private func sleep(upTo limit: Duration) async {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
-                try? await Task.sleep(for: limit)
-                self.wake()
+                guard (try? await Task.sleep(for: limit)) != nil else { return }
+                self.signal()
             }
             await self.sleep()
             group.cancelAll()
         }
     }
 
+    /// Sleeps until signaled (a read asked for, something started waiting, stopped).
     private func sleep() async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let now = state.withLock { state -> Bool in
-                if state.woken || state.stopped || !state.waiters.isEmpty { return true }
+                if state.signaled || state.woken || state.stopped { return true }
                 state.wake = continuation
                 return false
             }
             if now { continuation.resume() }
         }
+    }
+
+    /// Wakes the sleeping reader to look again, asking for no read.
+    private func signal() {
+        let wake = state.withLock { state in
+            state.signaled = true
+            defer { state.wake = nil }
+            return state.wake
+        }
+        wake?.resume()
     }
 
     /// Wakes the reader every `pollInterval` — the fallback for a notification missed — and
@@ -277,9 +369,11 @@ final class EventTail: Sendable {
                         try await connection.listen(on: PostgresWriter.channel) { notifications in
                             self.wake()
                             for try await notification in notifications {
-                                // This node's own commits, mostly: their events are appended already.
-                                if let id = EventID(notification.payload), self.state.withLock({ $0.position >= id }) { continue }
-                                self.wake()
+                                if let notice = EventNotice(payload: notification.payload) {
+                                    self.noticed(notice)
+                                } else {
+                                    self.wake()
+                                }
                             }
                         }
                     } onCancel: {

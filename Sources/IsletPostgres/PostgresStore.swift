@@ -27,6 +27,7 @@ public final class PostgresStore: Store {
     public let kind = "postgresql"
     public var location: String { address }
     public var changesRunAgain: Int { writer.contention.load(ordering: .relaxed) }
+    public var eventReads: Int { tail.readCount }
 
     let client: PostgresClient
     /// The statements prepared on each pooled connection.

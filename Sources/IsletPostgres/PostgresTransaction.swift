@@ -15,14 +15,19 @@ final class PostgresTransaction: SQLWriting {
     private(set) var events: [PendingEvent] = []
     private(set) var earliestDeadline: Date?
 
-    /// An event to write at commit.
-    struct PendingEvent {
+    /// An event to write at commit (Codable: a commit's notification carries it, `EventNotice`).
+    struct PendingEvent: Codable {
         let time: Date
         let type: EventType
         let bundleId: BundleID
         let deviceId: DeviceID
         let activityId: ActivityID?
         let data: String
+
+        /// The event as numbered `id`, in its wire form.
+        func numbered(_ id: EventID) -> EncodedEvent {
+            EncodedEvent(id: id, type: type, time: time, bundleId: bundleId, deviceId: deviceId, activityId: activityId, dataJSON: data)
+        }
     }
 
     init(session: PostgresSession, now: Date) {

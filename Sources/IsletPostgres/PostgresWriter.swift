@@ -234,8 +234,9 @@ final class PostgresWriter: Sendable {
         guard !events.isEmpty else { return WrittenEvents() }
         // One statement whatever the count, the lock taken in it: the events as arrays,
         // numbered in their order (`unnest` gives rows in array order, `nextval` runs row by
-        // row, and no row is made before the lock's one row is there); the notification in the
-        // same trip. An event without an activity has "" for it.
+        // row, and no row is made before the lock's one row is there); the notification, with
+        // the ids and the events when they fit (`EventNotice`), in the same trip. An event
+        // without an activity has "" for it.
         let ids = try session.query(
             """
             WITH written AS (
@@ -246,11 +247,11 @@ final class PostgresWriter: Sendable {
                     AS e(time, type, bundleId, deviceId, activityId, data)
                 RETURNING id
             )
-            SELECT array_agg(id ORDER BY id), pg_notify($7, MAX(id)::text) FROM written
+            SELECT array_agg(id ORDER BY id), pg_notify($7, string_agg(id::text, ',' ORDER BY id) || $9) FROM written
             """,
             [
                 events.map { $0.time.timeIntervalSince1970 }, events.map(\.type.rawValue), events.map(\.bundleId), events.map(\.deviceId),
-                events.map { $0.activityId ?? "" }, events.map(\.data), channel, eventsLock,
+                events.map { $0.activityId ?? "" }, events.map(\.data), channel, eventsLock, EventNotice.body(of: events),
             ]
         ).first.map { row in try PostgresRow.Columns.binary(row.makeRandomAccess()[0]).decode([Int64].self) } ?? []
         return WrittenEvents(numbering: events, ids: ids)
@@ -261,24 +262,18 @@ final class PostgresWriter: Sendable {
 /// them itself when they follow the last it published (`EventTail.published(_:)`) — no read
 /// back of what this node just wrote.
 struct WrittenEvents: Sendable {
-    /// The events, ids increasing; empty when their ids are not known one by one.
+    /// The events, ids increasing (not always one after the other: another transaction may
+    /// have drawn between them); empty when their ids are not known one by one.
     private(set) var events: [EncodedEvent] = []
     /// The last id, or 0 for none.
     private(set) var last: EventID = 0
 
     init() {}
 
-    /// The events numbered by `ids`, increasing in their order (as `nextval` drew them). Only
-    /// the last id is kept unless the ids follow one another: another transaction's draw
-    /// between them is an id the tail must see first.
+    /// The events numbered by `ids`, increasing in their order (as `nextval` drew them).
     init(numbering pending: [PostgresTransaction.PendingEvent], ids: [EventID]) {
         self.last = ids.last ?? 0
-        guard ids.count == pending.count, let first = ids.first, last - first + 1 == EventID(ids.count) else { return }
-        events = zip(ids, pending).map { id, event in
-            EncodedEvent(
-                id: id, type: event.type, time: event.time, bundleId: event.bundleId, deviceId: event.deviceId,
-                activityId: event.activityId, dataJSON: event.data
-            )
-        }
+        guard ids.count == pending.count else { return }
+        events = zip(ids, pending).map { id, event in event.numbered(id) }
     }
 }

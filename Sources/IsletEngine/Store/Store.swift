@@ -52,10 +52,16 @@ public protocol Store: Sendable {
     /// lock (several writers on one database): how often writers meet. Always 0 on SQLite,
     /// whose one writer meets nobody.
     var changesRunAgain: Int { get }
+
+    /// Reads of events made since the store opened to bring other writers' events to this
+    /// node's streams (those its own commits and the database's notifications did not bring).
+    /// Always 0 on SQLite.
+    var eventReads: Int { get }
 }
 
 extension Store {
     public var changesRunAgain: Int { 0 }
+    public var eventReads: Int { 0 }
 
     /// Runs `work` in a write transaction, about no activity known beforehand.
     public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {

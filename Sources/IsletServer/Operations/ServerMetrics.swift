@@ -24,10 +24,10 @@ public final class ServerMetrics: EngineMetrics {
     private let deliveryRounds: Counter
     private let outboxDepth: Gauge
     private let outboxOldest: Gauge
-    private let changesRunAgain: Counter
+    private let changesRunAgain: MirroredCounter
+    private let eventReads: MirroredCounter
     private let storeWritable: Gauge
     private let credentialsRefused: Gauge
-    private let changesRunAgainSeen = Mutex(0)
 
     /// Creates the metrics in `registry`.
     public init(registry: PrometheusCollectorRegistry = PrometheusCollectorRegistry()) {
@@ -90,10 +90,14 @@ public final class ServerMetrics: EngineMetrics {
             "delivery_rounds", unit: "total",
             help: "Rounds of the delivery sender: one store transaction each, writing down the answers that came back and claiming due deliveries."
         ))
-        changesRunAgain = registry.makeCounter(descriptor: .islet(
+        changesRunAgain = MirroredCounter(registry.makeCounter(descriptor: .islet(
             "store_changes_run_again", unit: "total",
             help: "Changes run again because another transaction held what they lock (nodes sharing one PostgreSQL database)."
-        ))
+        )))
+        eventReads = MirroredCounter(registry.makeCounter(descriptor: .islet(
+            "store_event_reads", unit: "total",
+            help: "Reads of events from PostgreSQL by this node's event tail (events its commits and the notifications did not bring)."
+        )))
         credentialsRefused = registry.makeGauge(descriptor: .islet(
             "delivery_credentials_refused",
             help: "Delivery credentials (an app's, in one environment) Apple or Google refused, not changed since: their deliveries are held."
@@ -152,13 +156,10 @@ public final class ServerMetrics: EngineMetrics {
         )).set(Double(disk.size))
     }
 
-    /// The store's count of changes run again, as a scrape finds it.
-    func setChangesRunAgain(_ total: Int) {
-        let added = changesRunAgainSeen.withLock { seen in
-            defer { seen = max(seen, total) }
-            return max(0, total - seen)
-        }
-        if added > 0 { changesRunAgain.increment(by: Int64(added)) }
+    /// The store's counts of changes run again and of event reads, as a scrape finds them.
+    func setStoreCounts(changesRunAgain: Int, eventReads: Int) {
+        self.changesRunAgain.mirror(changesRunAgain)
+        self.eventReads.mirror(eventReads)
     }
 
     func setActivityCounts(_ counts: [ActivityState: Int]) {
@@ -171,5 +172,24 @@ public final class ServerMetrics: EngineMetrics {
 extension MetricNameDescriptor {
     static func islet(_ name: String, unit: String = "", help: String) -> MetricNameDescriptor {
         MetricNameDescriptor(namespace: "islet", metricName: name, unitName: unit, helpText: help)
+    }
+}
+
+/// A Prometheus counter that follows a total kept elsewhere (the store's), read at each scrape.
+private final class MirroredCounter: Sendable {
+    private let counter: Counter
+    private let seen = Mutex(0)
+
+    init(_ counter: Counter) {
+        self.counter = counter
+    }
+
+    /// Adds what `total` grew by since the last scrape.
+    func mirror(_ total: Int) {
+        let added = seen.withLock { seen in
+            defer { seen = max(seen, total) }
+            return max(0, total - seen)
+        }
+        if added > 0 { counter.increment(by: Int64(added)) }
     }
 }

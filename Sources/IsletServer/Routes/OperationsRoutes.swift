@@ -92,7 +92,7 @@ struct OperationsRoutes {
     @Sendable func prometheus(_ request: Request, context: IsletRequestContext) async throws -> Response {
         metrics.setActivityCounts(try await engine.activityCounts())
         metrics.setOutbox(try await engine.deliveryHealth(), now: engine.clock.now())
-        metrics.setChangesRunAgain(engine.changesRunAgain)
+        metrics.setStoreCounts(changesRunAgain: engine.changesRunAgain, eventReads: engine.eventReads)
         let store = engine.storeFacts
         metrics.setStore(
             writable: await engine.writeFailure() == nil,
