@@ -66,7 +66,12 @@ struct IsletTarget: Target {
 
     /// Polls `GET /metrics` until `islet_subscribers` reaches `count`.
     func awaitSubscribers(_ count: Int) async throws {
-        let connection = try await HTTPConnection.connect(port: server.port)
+        try await Self.awaitSubscribers(count, port: server.port, label: label)
+    }
+
+    /// Polls the Islet on `port`'s `GET /metrics` until `islet_subscribers` reaches `count`.
+    static func awaitSubscribers(_ count: Int, port: Int, label: String) async throws {
+        let connection = try await HTTPConnection.connect(port: port)
         let deadline = ContinuousClock.now.advanced(by: .seconds(30))
         var counted = 0
         while counted < count, ContinuousClock.now < deadline {

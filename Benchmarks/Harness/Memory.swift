@@ -78,7 +78,31 @@ struct Memory: AsyncParsableCommand {
                 + " \(perItem(with.kilobytes - before.kilobytes, subscribers)) per subscriber"
         )
         await connected.close()
+
+        try await measureWebSocketSubscribers()
         try await measureFloor()
+    }
+
+    /// The same subscribers over WebSocket, on an Islet of their own with the same devices (memory
+    /// freed by the SSE subscribers would be reused, and hide theirs).
+    private func measureWebSocketSubscribers() async throws {
+        let server = try await systems.startIslet(durability: store.durability)
+        defer { server.stop() }
+        let admin = try server.adminKey
+        let setup = try await HTTPConnection.connect(port: server.port)
+        let key = try await IsletSetup.app(on: setup, admin: admin, bundleId: "com.bench.memory")
+        await setup.close()
+        try await IsletSetup.devices(max(devices, subscribers), port: server.port, admin: admin)
+        let reader = ResidentMemory(server: server, settle: settle)
+        let before = try await reader.read()
+        let sockets = try await SubscriberCrowd.connect(subscribers, port: server.port, key: key, webSocket: true)
+        try await IsletTarget.awaitSubscribers(subscribers, port: server.port, label: server.name)
+        let with = try await reader.read()
+        print(
+            "memory \(grouped(Double(subscribers))) WebSocket subscribers (one per device, a new Islet with the same devices, no activities):"
+                + " \(before.text), then \(with.text), \(perItem(with.kilobytes - before.kilobytes, subscribers)) per subscriber"
+        )
+        await sockets.close()
     }
 
     /// The same connections held open by Hummingbird's bare stream (`islet-bench ceiling`): what a
@@ -180,16 +204,18 @@ struct DiskUsage {
     }
 }
 
-/// Many SSE subscribers held open at once: `d0` … `d<count-1>`, one each.
+/// Many SSE or WebSocket subscribers held open at once: `d0` … `d<count-1>`, one each.
 struct SubscriberCrowd {
     let subscribers: [Subscription]
 
-    /// Connects them 64 at a time.
-    static func connect(_ count: Int, port: Int, key: String) async throws -> SubscriberCrowd {
+    /// Connects them 64 at a time, over SSE or WebSocket.
+    static func connect(_ count: Int, port: Int, key: String, webSocket: Bool = false) async throws -> SubscriberCrowd {
         SubscriberCrowd(subscribers: try await Lanes.run(count, width: 64) { devices in
             var mine: [Subscription] = []
             for device in devices {
-                mine.append(try await SSESubscriber.connect(port: port, path: "/v1/events?device=d\(device)", key: key))
+                mine.append(try await webSocket
+                    ? WebSocketSubscriber.connect(port: port, path: "/v1/events/ws?device=d\(device)", key: key)
+                    : SSESubscriber.connect(port: port, path: "/v1/events?device=d\(device)", key: key))
             }
             return mine
         })

@@ -134,8 +134,8 @@ public final class Engine: Sendable {
     /// (`Store.changesRunAgain`), for `/metrics`.
     public var changesRunAgain: Int { store.changesRunAgain }
 
-    /// Reads of events from a shared store by this node's tail (`Store.eventReads`), for `/metrics`.
-    public var eventReads: Int { store.eventReads }
+    /// Reads of events from a shared store by this node's tail, by cause (`Store.eventReads`), for `/metrics`.
+    public var eventReads: [String: Int] { store.eventReads }
 
     /// What the store is and where (`Store.kind`, `location`, `isShared`), for `/healthz`.
     public var storeFacts: (kind: String, location: String, shared: Bool) {

@@ -26,6 +26,26 @@ import Synchronization
 /// the last one seen has then ended, and what is still missing never comes. What the tail
 /// published is also how far a read of events goes (`position`, the store's reads).
 final class EventTail: Sendable {
+    /// Why the tail read the events table (`islet_store_event_reads_total`'s `cause`).
+    enum ReadCause: String, Sendable, CaseIterable {
+        /// The node's first read, from where it started.
+        case start
+        /// A notification came without its events (too large, or from an earlier version).
+        case notification
+        /// A local commit whose events' ids were not known one by one.
+        case commit
+        /// Known events waited `readPatience` for the ones before them.
+        case wait
+        /// Ids seen after a gap: read again until it fills or is settled.
+        case gap
+        /// The listener (re)connected: a notification may have been missed.
+        case listener
+        /// The timer, every `pollInterval`: a notification may have been missed.
+        case timer
+        /// A read that failed, tried again.
+        case retry
+    }
+
     private struct State {
         var position: EventID = 0
         /// Events after `position` known without a read (local commits', notifications'), by id.
@@ -35,8 +55,9 @@ final class EventTail: Sendable {
         /// event appended meanwhile.
         var waitingSince: ContinuousClock.Instant?
         var wake: CheckedContinuation<Void, Never>?
-        /// A read is asked for.
+        /// A read is asked for, and the first reason since the last read.
         var woken = false
+        var cause: ReadCause = .start
         /// Something the sleeping reader looks at changed.
         var signaled = false
         var stopped = false
@@ -72,15 +93,15 @@ final class EventTail: Sendable {
     private let log: CommitLog
     private let logger: Logger
     private let state = Mutex(State())
-    private let reads = Atomic<Int>(0)
+    private let reads = Mutex([ReadCause: Int]())
 
     init(log: CommitLog, logger: Logger) {
         self.log = log
         self.logger = logger
     }
 
-    /// Reads of events the tail made so far (for `islet_store_event_reads_total`).
-    var readCount: Int { reads.load(ordering: .relaxed) }
+    /// Reads of events the tail made so far, by cause (`islet_store_event_reads_total`).
+    var readCounts: [ReadCause: Int] { reads.withLock { $0 } }
 
     /// Starts after `id`: events up to it were committed before this node opened the store.
     func start(after id: EventID) {
@@ -97,7 +118,7 @@ final class EventTail: Sendable {
                 if state.position >= written.last || state.stopped { return ([continuation], nil) }
                 state.waiters.append(Waiter(id: written.last, since: .now, continuation: continuation))
                 // Events whose ids this node does not know one by one: the reader reads them.
-                guard !written.events.isEmpty else { return ([], Self.askRead(&state)) }
+                guard !written.events.isEmpty else { return ([], Self.askRead(&state, .commit)) }
                 return know(written.events, &state)
             }
             wake?.resume()
@@ -110,7 +131,7 @@ final class EventTail: Sendable {
         let (ready, wake) = state.withLock { state -> ([CheckedContinuation<Bool, Never>], CheckedContinuation<Void, Never>?) in
             guard let last = notice.ids.last, last > state.position, !state.stopped else { return ([], nil) }
             guard let events = notice.events, state.known.count + events.count <= Self.knownLimit else {
-                return ([], Self.askRead(&state))
+                return ([], Self.askRead(&state, .notification))
             }
             return know(events, &state)
         }
@@ -174,8 +195,8 @@ final class EventTail: Sendable {
     }
 
     /// Asks the reader to read (a notification without its events came, a listener reconnected).
-    func wake() {
-        let wake = state.withLock { Self.askRead(&$0) }
+    func wake(_ cause: ReadCause) {
+        let wake = state.withLock { Self.askRead(&$0, cause) }
         wake?.resume()
     }
 
@@ -184,13 +205,14 @@ final class EventTail: Sendable {
         let (waiters, wake) = state.withLock { state in
             state.stopped = true
             defer { state.waiters = [] }
-            return (state.waiters.map(\.continuation), Self.askRead(&state))
+            return (state.waiters.map(\.continuation), Self.askRead(&state, .timer))
         }
         wake?.resume()
         for waiter in waiters { waiter.resume(returning: true) }
     }
 
-    private static func askRead(_ state: inout State) -> CheckedContinuation<Void, Never>? {
+    private static func askRead(_ state: inout State, _ cause: ReadCause) -> CheckedContinuation<Void, Never>? {
+        if !state.woken { state.cause = cause }
         state.woken = true
         state.signaled = true
         defer { state.wake = nil }
@@ -210,6 +232,7 @@ final class EventTail: Sendable {
     private func read(store: PostgresStore) async {
         /// The first id missing before later ones, and since when.
         var gap: (first: EventID, since: ContinuousClock.Instant)?
+        var cause = ReadCause.start
         while !state.withLock({ $0.stopped }) {
             let position = state.withLock { state in
                 state.woken = false
@@ -217,7 +240,7 @@ final class EventTail: Sendable {
                 return state.position
             }
             do {
-                let rows = try await events(after: position, store: store)
+                let rows = try await events(after: position, store: store, cause: cause)
                 // The ids that follow the last published, one by one: published now.
                 var through = position
                 var run: [EncodedEvent] = []
@@ -229,28 +252,31 @@ final class EventTail: Sendable {
                 if through > position { append(run, through: through) }
                 guard let seen = rows.last?.id, seen > through else {
                     gap = nil
-                    if rows.count < Self.page { await idle() }
+                    if rows.count < Self.page { cause = await idle() }
                     continue
                 }
                 if let open = gap, open.first == through + 1, ContinuousClock.now - open.since >= Self.gapPatience {
                     try await settle(through: seen, store: store)
                     gap = nil
+                    cause = .gap
                     continue
                 }
                 if gap?.first != through + 1 { gap = (through + 1, .now) }
                 // Its commit's notification fills it; a rollback sends none.
                 await sleep(upTo: Self.gapPatience)
+                cause = .gap
             } catch {
                 logger.warning("Reading events from PostgreSQL failed; trying again", metadata: ["error": "\(error)"])
                 try? await Task.sleep(for: .milliseconds(200))
+                cause = .retry
             }
         }
     }
 
     /// The events after `id`, in id order, at most `page`; `nil` for a type this version does
     /// not know (passed over, not published).
-    private func events(after id: EventID, store: PostgresStore) async throws -> [(id: EventID, event: EncodedEvent?)] {
-        reads.add(1, ordering: .relaxed)
+    private func events(after id: EventID, store: PostgresStore, cause: ReadCause) async throws -> [(id: EventID, event: EncodedEvent?)] {
+        reads.withLock { $0[cause, default: 0] += 1 }
         let rows = try await store.withConnection { connection in
             try await connection.run("SELECT * FROM event WHERE id > \(id) ORDER BY id LIMIT \(Self.page)", logger: store.logger).get().rows
         }
@@ -269,7 +295,7 @@ final class EventTail: Sendable {
             _ = try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresWriter.eventsLock))", logger: store.logger).get()
         }
         let position = state.withLock { $0.position }
-        let rows = try await events(after: position, store: store).filter { $0.id <= seen }
+        let rows = try await events(after: position, store: store, cause: .gap).filter { $0.id <= seen }
         append(rows.compactMap(\.event), through: seen)
     }
 
@@ -289,26 +315,22 @@ final class EventTail: Sendable {
     }
 
     /// Returns when a read is asked for, or known events have waited `readPatience` for the
-    /// ones before them.
-    private func idle() async {
+    /// ones before them: why the tail reads.
+    private func idle() async -> ReadCause {
         while true {
-            let wait = state.withLock { state -> Duration?? in
+            let wait = state.withLock { state -> Result<Duration?, Never>? in
                 state.signaled = false
-                if state.woken || state.stopped { return .some(.none) }
-                guard let since = state.waitingSince else { return .none }
-                let left = Self.readPatience - (ContinuousClock.now - since)
-                return left > .zero ? .some(left) : .some(.none)
+                if state.woken || state.stopped { return nil }
+                guard let since = state.waitingSince else { return .success(nil) }
+                return .success(Self.readPatience - (ContinuousClock.now - since))
             }
             switch wait {
-            case .none: await sleep()
-            case .some(.none): return
-            case .some(.some(let left)):
+            case nil: return state.withLock { $0.cause }
+            case .success(nil): await sleep()
+            case .success(let left?):
+                // Known events appended meanwhile set a new start: look again after the sleep.
+                if left <= .zero { return .wait }
                 await sleep(upTo: left)
-                // Known events appended meanwhile set a new start: look again.
-                let due = state.withLock { state in
-                    state.waitingSince.map { ContinuousClock.now - $0 >= Self.readPatience } ?? false
-                }
-                if due { return }
             }
         }
     }
@@ -353,7 +375,7 @@ final class EventTail: Sendable {
         while !Task.isCancelled {
             try? await Task.sleep(for: Self.pollInterval)
             expireWaiters()
-            wake()
+            wake(.timer)
         }
     }
 
@@ -367,12 +389,12 @@ final class EventTail: Sendable {
                     // closing the connection ends it, and the pool makes another.
                     try await withTaskCancellationHandler {
                         try await connection.listen(on: PostgresWriter.channel) { notifications in
-                            self.wake()
+                            self.wake(.listener)
                             for try await notification in notifications {
                                 if let notice = EventNotice(payload: notification.payload) {
                                     self.noticed(notice)
                                 } else {
-                                    self.wake()
+                                    self.wake(.notification)
                                 }
                             }
                         }

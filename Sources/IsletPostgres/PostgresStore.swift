@@ -27,7 +27,9 @@ public final class PostgresStore: Store {
     public let kind = "postgresql"
     public var location: String { address }
     public var changesRunAgain: Int { writer.contention.load(ordering: .relaxed) }
-    public var eventReads: Int { tail.readCount }
+    public var eventReads: [String: Int] {
+        Dictionary(uniqueKeysWithValues: tail.readCounts.map { ($0.key.rawValue, $0.value) })
+    }
 
     let client: PostgresClient
     /// The statements prepared on each pooled connection.

@@ -54,14 +54,14 @@ public protocol Store: Sendable {
     var changesRunAgain: Int { get }
 
     /// Reads of events made since the store opened to bring other writers' events to this
-    /// node's streams (those its own commits and the database's notifications did not bring).
-    /// Always 0 on SQLite.
-    var eventReads: Int { get }
+    /// node's streams (those its own commits and the database's notifications did not bring),
+    /// by why it read. None on SQLite.
+    var eventReads: [String: Int] { get }
 }
 
 extension Store {
     public var changesRunAgain: Int { 0 }
-    public var eventReads: Int { 0 }
+    public var eventReads: [String: Int] { [:] }
 
     /// Runs `work` in a write transaction, about no activity known beforehand.
     public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {

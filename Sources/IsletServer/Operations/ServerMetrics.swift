@@ -25,7 +25,7 @@ public final class ServerMetrics: EngineMetrics {
     private let outboxDepth: Gauge
     private let outboxOldest: Gauge
     private let changesRunAgain: MirroredCounter
-    private let eventReads: MirroredCounter
+    private let eventReads = Mutex([String: MirroredCounter]())
     private let storeWritable: Gauge
     private let credentialsRefused: Gauge
 
@@ -94,10 +94,6 @@ public final class ServerMetrics: EngineMetrics {
             "store_changes_run_again", unit: "total",
             help: "Changes run again because another transaction held what they lock (nodes sharing one PostgreSQL database)."
         )))
-        eventReads = MirroredCounter(registry.makeCounter(descriptor: .islet(
-            "store_event_reads", unit: "total",
-            help: "Reads of events from PostgreSQL by this node's event tail (events its commits and the notifications did not bring)."
-        )))
         credentialsRefused = registry.makeGauge(descriptor: .islet(
             "delivery_credentials_refused",
             help: "Delivery credentials (an app's, in one environment) Apple or Google refused, not changed since: their deliveries are held."
@@ -157,9 +153,23 @@ public final class ServerMetrics: EngineMetrics {
     }
 
     /// The store's counts of changes run again and of event reads, as a scrape finds them.
-    func setStoreCounts(changesRunAgain: Int, eventReads: Int) {
+    func setStoreCounts(changesRunAgain: Int, eventReads: [String: Int]) {
         self.changesRunAgain.mirror(changesRunAgain)
-        self.eventReads.mirror(eventReads)
+        for (cause, total) in eventReads {
+            let counter = self.eventReads.withLock { counters in
+                if let counter = counters[cause] { return counter }
+                let counter = MirroredCounter(registry.makeCounter(
+                    descriptor: .islet(
+                        "store_event_reads", unit: "total",
+                        help: "Reads of events from PostgreSQL by this node's event tail, by cause: what its own commits and the notifications did not bring."
+                    ),
+                    labels: [("cause", cause)]
+                ))
+                counters[cause] = counter
+                return counter
+            }
+            counter.mirror(total)
+        }
     }
 
     func setActivityCounts(_ counts: [ActivityState: Int]) {
