@@ -119,6 +119,16 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            // Webhooks to the backend (docs/webhooks.md): Standard Webhooks' secrets and
+            // signatures, and where a request may go.
+            name: "IsletWebhooks",
+            dependencies: [
+                "IsletCore",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             // Sends the engine's deliveries to Apple's APNs over HTTP/2 (docs/delivery.md).
             name: "IsletDelivery",
             dependencies: [
@@ -397,6 +407,7 @@ let package = Package(
             name: "IsletServerTests",
             dependencies: [
                 "IsletCore",
+                "IsletWebhooks",
                 "IsletServer",
                 "IsletClient",
                 "IsletStore",
