@@ -124,7 +124,14 @@ let package = Package(
             name: "IsletWebhooks",
             dependencies: [
                 "IsletCore",
+                "IsletEngine",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
                 .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -309,6 +316,8 @@ let package = Package(
                 "IsletAPNs",
                 // What sends deliveries to Apple and Google, handed to the server as the store is.
                 "IsletDelivery",
+                // What sends webhooks to backends, handed over likewise.
+                "IsletWebhooks",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 "IsletServer",
                 "IsletStore",

@@ -28,7 +28,7 @@ public final class Engine: Sendable {
     /// bus, and the delivery transport's connections. A tool or a test that moves time by hand
     /// runs only these.
     public var essentials: [any Service] {
-        [StoreWriter(store: store), fanOut, bus] + [transport as? any Service].compactMap { $0 }
+        [StoreWriter(store: store), fanOut, bus] + [transport as? any Service, webhookTransport as? any Service].compactMap { $0 }
     }
 
     /// What time does by itself: the deadline scheduler, history retention, (when configured)
@@ -43,6 +43,9 @@ public final class Engine: Sendable {
         }
         if let transport, settings.delivery.enabled {
             timers.append(DeliverySender(engine: self, transport: transport, settings: settings.delivery, logger: logger))
+        }
+        if let webhookTransport, settings.webhooks.enabled {
+            timers.append(WebhookDispatcher(engine: self, transport: webhookTransport, settings: settings.webhooks, logger: logger))
         }
         return timers
     }
@@ -60,6 +63,9 @@ public final class Engine: Sendable {
     let tally: EventTally
     let deadlines = WakeSignal()
     let deliveryWake = WakeSignal()
+    /// Between the fan-out, the webhook use cases and the dispatcher.
+    let webhooks = WebhookSignals()
+    let webhookTransport: (any WebhookTransport)?
     /// Opened once the server answers (`serverIsListening()`); the delivery sender waits for it
     /// when `DeliverySettings.waitsForListener` says so.
     let listening: Gate
@@ -84,19 +90,21 @@ public final class Engine: Sendable {
     ///   - metrics: Where counts go.
     ///   - draw: Draws a layout (the renderer).
     ///   - transport: Sends deliveries to Apple; without one, deliveries wait in the outbox.
+    ///   - webhookTransport: Sends webhooks (docs/webhooks.md); without one, none are sent.
     ///   - logger: Where the services log.
     public init(
         store: any Store, settings: EngineSettings = EngineSettings(), clock: any WallClock, metrics: any EngineMetrics = NoMetrics(),
-        draw: @escaping Drawing, transport: (any DeliveryTransport)? = nil, logger: Logger
+        draw: @escaping Drawing, transport: (any DeliveryTransport)? = nil, webhookTransport: (any WebhookTransport)? = nil, logger: Logger
     ) {
         self.store = store
+        self.webhookTransport = webhookTransport
         self.keys = KeyCache(lifetime: store.isShared ? Self.sharedStaleness : nil)
         self.transport = transport
         self.clock = clock
         self.rules = settings.rules
         self.bus = EventBus(settings: settings.streams, metrics: metrics, clock: clock)
         self.tally = EventTally(since: clock.now())
-        self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, tally: tally, deadlines: deadlines, deliveries: deliveryWake)
+        self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, tally: tally, deadlines: deadlines, deliveries: deliveryWake, webhooks: webhooks)
         self.presentations = Presentations(draw: draw, clock: clock)
         self.settings = settings
         self.listening = Gate(open: !settings.delivery.waitsForListener)
@@ -184,6 +192,8 @@ public struct EngineSettings: Sendable {
     public var tokenRotation: TimeInterval = 0
     /// How the outbox is drained.
     public var delivery = DeliverySettings()
+    /// How webhooks are sent (docs/webhooks.md).
+    public var webhooks = WebhookSettings()
 
     /// The defaults.
     public init() {}

@@ -273,5 +273,44 @@ enum PostgresSchema {
         Migration(version: 8, name: "a delivery keeps the trace of the change that wrote it", sql: """
             ALTER TABLE delivery ADD COLUMN traceparent text
             """),
+        // Webhook endpoints and their attempts (SQLite's v17).
+        Migration(version: 9, name: "webhook endpoints and their attempts", sql: """
+            CREATE TABLE webhookEndpoint (
+                id text PRIMARY KEY,
+                bundleId text NOT NULL,
+                url text NOT NULL,
+                description text NOT NULL,
+                events text NOT NULL,
+                enabled boolean NOT NULL,
+                disabledReason text,
+                secret text NOT NULL,
+                previousSecret text,
+                previousSecretUntil double precision,
+                cursor bigint NOT NULL,
+                failingEvent bigint,
+                attempts integer NOT NULL,
+                failingSince double precision,
+                nextAttemptAt double precision,
+                leaseOwner text,
+                leaseUntil double precision,
+                createdAt double precision NOT NULL,
+                updatedAt double precision NOT NULL
+            );
+            CREATE INDEX webhookEndpoint_bundleId ON webhookEndpoint (bundleId, createdAt);
+            CREATE TABLE webhookAttempt (
+                id bigserial PRIMARY KEY,
+                endpointId text NOT NULL,
+                event text NOT NULL,
+                type text NOT NULL,
+                attempt integer NOT NULL,
+                at double precision NOT NULL,
+                status integer,
+                error text,
+                latencyMs double precision,
+                response text,
+                deadLetter boolean NOT NULL
+            );
+            CREATE INDEX webhookAttempt_endpoint ON webhookAttempt (endpointId, id)
+            """),
     ]
 }

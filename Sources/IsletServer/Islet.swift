@@ -88,10 +88,12 @@ public struct Islet: Sendable {
     ///     `islet` command opens SQLite), so the server never names a store.
     ///   - openTransport: Makes what sends deliveries to Apple and Google: the composition root's
     ///     choice too (the `islet` command hands IsletDelivery's `PushServiceTransport`).
+    ///   - webhookTransport: What sends webhooks (the `islet` command hands IsletWebhooks'
+    ///     `HTTPWebhookTransport`); without one, none are sent.
     ///   - onListening: Called with each listener and its bound port once it listens.
     public init(
         configuration: IsletConfiguration, clock: any WallClock = SystemClock(), logger: Logger, openStore: StoreOpener,
-        openTransport: TransportOpener, onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
+        openTransport: TransportOpener, webhookTransport: (any WebhookTransport)? = nil, onListening: @escaping @Sendable (Endpoint, Int) async -> Void = { _, _ in }
     ) async throws {
         let logger = logger.guarded()
         let settings = configuration.store
@@ -116,6 +118,7 @@ public struct Islet: Sendable {
         engineSettings.tokenRotation = configuration.apns.tokenRotation
         engineSettings.delivery = configuration.delivery
         engineSettings.delivery.waitsForListener = true
+        engineSettings.webhooks = configuration.webhooks
         let renderer = Renderer { name in
             logger.notice("A layout names an icon Islet does not have; drawing a placeholder", metadata: ["systemName": "\(name)"])
         }
@@ -133,7 +136,7 @@ public struct Islet: Sendable {
             transport: openTransport(TransportOptions(
                 timeout: .milliseconds(Int64(engineSettings.delivery.requestTimeout * 1000)), connections: engineSettings.delivery.connections,
                 logger: logger
-            )), logger: logger
+            )), webhookTransport: webhookTransport, logger: logger
         )
 
         let (adminKey, adminKeyPath) = try AdminKey.resolve(configuration: configuration)
@@ -170,6 +173,7 @@ public struct Islet: Sendable {
         EventRoutes(engine: engine, settings: configuration.streams, authentication: authentication)
             .add(to: router, webSocketRouter: webSocketRouter)
         LayoutRoutes(engine: engine).add(to: router)
+        WebhookRoutes(engine: engine, maxBodySize: configuration.server.maxBodySize).add(to: router)
         DisplayRoutes(engine: engine).add(to: router)
 
         var services = engine.services

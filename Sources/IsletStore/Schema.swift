@@ -356,6 +356,45 @@ enum Schema {
             // docs/operations.md §1: W3C `traceparent`, when tracing is on; rows written before stay NULL.
             try db.alter(table: "delivery") { table in table.add(column: "traceparent", .text) }
         }
+        migrator.registerMigration("v17: webhook endpoints and their attempts") { db in
+            // docs/webhooks.md: an endpoint reads the event log from its cursor; its attempts are logged.
+            try db.create(table: "webhookEndpoint") { table in
+                table.primaryKey("id", .text)
+                table.column("bundleId", .text).notNull()
+                table.column("url", .text).notNull()
+                table.column("description", .text).notNull()
+                table.column("events", .text).notNull()
+                table.column("enabled", .boolean).notNull()
+                table.column("disabledReason", .text)
+                table.column("secret", .text).notNull()
+                table.column("previousSecret", .text)
+                table.column("previousSecretUntil", .double)
+                table.column("cursor", .integer).notNull()
+                table.column("failingEvent", .integer)
+                table.column("attempts", .integer).notNull()
+                table.column("failingSince", .double)
+                table.column("nextAttemptAt", .double)
+                table.column("leaseOwner", .text)
+                table.column("leaseUntil", .double)
+                table.column("createdAt", .double).notNull()
+                table.column("updatedAt", .double).notNull()
+            }
+            try db.execute(sql: "CREATE INDEX webhookEndpoint_bundleId ON webhookEndpoint (bundleId, createdAt)")
+            try db.create(table: "webhookAttempt") { table in
+                table.autoIncrementedPrimaryKey("id")
+                table.column("endpointId", .text).notNull()
+                table.column("event", .text).notNull()
+                table.column("type", .text).notNull()
+                table.column("attempt", .integer).notNull()
+                table.column("at", .double).notNull()
+                table.column("status", .integer)
+                table.column("error", .text)
+                table.column("latencyMs", .double)
+                table.column("response", .text)
+                table.column("deadLetter", .boolean).notNull()
+            }
+            try db.execute(sql: "CREATE INDEX webhookAttempt_endpoint ON webhookAttempt (endpointId, id)")
+        }
         return migrator
     }
 }

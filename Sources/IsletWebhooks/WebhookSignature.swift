@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import IsletCore
 
 /// Standard Webhooks 1.0's signature: HMAC-SHA256, keyed by the secret, over
 /// `"{webhook-id}.{webhook-timestamp}.{body}"`, written `v1,<base64>`; several, space-separated,

@@ -5,6 +5,7 @@ import IsletDelivery
 import IsletEngine
 import IsletPostgres
 import IsletServer
+import IsletWebhooks
 import IsletStore
 import Logging
 import Metrics
@@ -73,7 +74,9 @@ struct Serve: AsyncParsableCommand {
         let banner = Banner(announcement: Self.announcement(for: configuration))
         let islet: Islet
         do {
-            islet = try await Islet(configuration: configuration, logger: logger, openStore: Self.openStore, openTransport: PushServiceTransport.open) { endpoint, port in
+            islet = try await Islet(configuration: configuration, logger: logger, openStore: Self.openStore, openTransport: PushServiceTransport.open,
+                webhookTransport: HTTPWebhookTransport(allowPrivateNetworks: configuration.webhooks.allowPrivateNetworks, logger: logger)
+            ) { endpoint, port in
                 await banner.listening(endpoint, port: port)
             }
         } catch {

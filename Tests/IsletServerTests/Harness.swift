@@ -7,6 +7,7 @@ import IsletCore
 import IsletDelivery
 import IsletEngine
 import IsletServer
+import IsletWebhooks
 import IsletStore
 import Logging
 import Synchronization
@@ -122,7 +123,8 @@ func withIslet<T: Sendable>(
     let (ports, listening) = AsyncStream<(Endpoint, Int)>.makeStream()
     let islet = try await Islet(
         configuration: configuration, clock: serverClock ?? clock, logger: logger, openStore: openStore,
-        openTransport: PushServiceTransport.open
+        openTransport: PushServiceTransport.open,
+        webhookTransport: HTTPWebhookTransport(allowPrivateNetworks: configuration.webhooks.allowPrivateNetworks, logger: logger)
     ) { endpoint, port in
         listening.yield((endpoint, port))
     }

@@ -103,6 +103,14 @@ import Testing
             },
             "putFCMToken": { try PhoneToken.validateRegistration(try read(FCMTokenBody.self, $0).token) },
             "issueServiceAccount": { _ = try read(ServiceAccountBody.self, $0) },
+            "createWebhook": { data in
+                let body = try read(CreateWebhookBody.self, data)
+                _ = try WebhookURL(body.url, allowPrivateNetworks: false)
+                _ = try WebhookEventSelection(body.events ?? [])
+            },
+            "updateWebhook": { _ = try read(UpdateWebhookBody.self, $0) },
+            "rotateWebhookSecret": { _ = try read(RotateWebhookSecretBody.self, $0) },
+            "replayWebhook": { _ = try read(ReplayWebhookBody.self, $0).parsed() },
         ]
         let withBodies = document.operations.filter { $0.spec["requestBody"] != nil }
         #expect(Set(withBodies.map(\.id)) == Set(readers.keys))
@@ -180,6 +188,26 @@ import Testing
             )
             try await tour.send(.POST, "/v1/apps/\(app)/channels/nowhere/broadcast", key: appKey, example: "update", 404)
             try await tour.send(.DELETE, "/v1/apps/\(app)/channels/\(channel.json["id"]?.stringValue ?? "")", key: appKey, 204)
+
+            // Webhooks: an endpoint made, read, paused, its secret rotated, a test sent (to a port
+            // nothing listens on: the attempt says so), replayed, its attempts read, removed.
+            let hook = try await tour.send(.POST, "/v1/apps/\(app)/webhooks", key: appKey, example: "local", 201)
+            #expect(hook.json["secret"]?.stringValue?.hasPrefix("whsec_") == true)
+            let hooks = "/v1/apps/\(app)/webhooks/\(hook.json["id"]?.stringValue ?? "")"
+            try await tour.send(.POST, "/v1/apps/\(app)/webhooks", key: appKey, body: #"{"url": "https://10.0.0.1/hook"}"#, 400)
+            try await tour.send(.GET, "/v1/apps/\(app)/webhooks", key: appKey, 200)
+            let read = try await tour.send(.GET, hooks, key: appKey, 200)
+            #expect(read.json["secret"] == nil)
+            try await tour.send(.GET, "/v1/apps/\(app)/webhooks/wh_nowhere", key: appKey, 404)
+            try await tour.send(.PATCH, hooks, key: appKey, example: "pause", 200)
+            try await tour.send(.POST, "\(hooks)/rotate-secret", key: appKey, example: "overlap", 200)
+            try await tour.send(.PATCH, hooks, key: appKey, body: #"{"url": "http://127.0.0.1:9/hook"}"#, 200)
+            try await tour.send(.POST, "\(hooks)/test", key: appKey, 200)
+            try await tour.send(.POST, "\(hooks)/replay", key: appKey, example: "fromEvent", 200)
+            try await tour.send(.POST, "\(hooks)/replay", key: appKey, body: #"{"since": "last week"}"#, 400)
+            try await tour.send(.GET, "\(hooks)/attempts?limit=5", key: appKey, 200)
+            try await tour.send(.DELETE, hooks, key: appKey, 204)
+            try await tour.send(.DELETE, hooks, key: appKey, 404)
 
             try await tour.send(.POST, "/v1/devices", key: admin, example: "phone", 201)
             try await tour.send(.GET, "/v1/devices", key: appKey, 200)

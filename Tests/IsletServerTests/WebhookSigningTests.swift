@@ -1,6 +1,7 @@
 import Foundation
 import IsletCore
 import IsletTestSupport
+import IsletCore
 @testable import IsletWebhooks
 import Testing
 

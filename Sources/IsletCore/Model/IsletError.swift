@@ -40,6 +40,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case channelNotFound
     case layoutNotFound
     case deliveryNotFound
+    case webhookNotFound
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge

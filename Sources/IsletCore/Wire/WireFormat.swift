@@ -43,3 +43,10 @@ public enum WireFormat {
         }
     }
 }
+
+extension JSONValue {
+    /// The value as a `Decodable` type, through Islet's wire format.
+    public func decode<T: Decodable>(_ type: T.Type) throws -> T {
+        try WireFormat.decoder().decode(T.self, from: WireFormat.encoder().encode(self))
+    }
+}

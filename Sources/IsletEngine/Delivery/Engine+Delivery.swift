@@ -251,9 +251,3 @@ extension Engine {
     }
 }
 
-extension JSONValue {
-    /// The value as a `Decodable` type, through Islet's wire format.
-    func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try WireFormat.decoder().decode(T.self, from: WireFormat.encoder().encode(self))
-    }
-}

@@ -25,16 +25,18 @@ final class FanOut: Service, Sendable {
     private let tally: EventTally
     private let deadlines: WakeSignal
     private let deliveries: WakeSignal
+    private let webhooks: WebhookSignals
     private let observers: Mutex<[@Sendable (Effects) -> Void]>
     private let progress = Mutex(Progress())
 
-    init(log: CommitLog, bus: EventBus, metrics: any EngineMetrics, tally: EventTally, deadlines: WakeSignal, deliveries: WakeSignal) {
+    init(log: CommitLog, bus: EventBus, metrics: any EngineMetrics, tally: EventTally, deadlines: WakeSignal, deliveries: WakeSignal, webhooks: WebhookSignals) {
         self.log = log
         self.bus = bus
         self.metrics = metrics
         self.tally = tally
         self.deadlines = deadlines
         self.deliveries = deliveries
+        self.webhooks = webhooks
         self.observers = Mutex([])
         log.read { [weak self] commit in self?.publish(commit) }
     }
@@ -66,6 +68,9 @@ final class FanOut: Service, Sendable {
         }
         if commit.effects.deliveriesReady {
             deliveries.notify(deadline: .distantPast)
+        }
+        if !commit.events.isEmpty {
+            webhooks.eventsCommitted()
         }
         if commit.effects.providerKeysChanged || !commit.effects.keysReplaced.isEmpty {
             for observer in observers.withLock({ $0 }) { observer(commit.effects) }

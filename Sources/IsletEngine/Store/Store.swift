@@ -136,6 +136,14 @@ public protocol StoreReading {
 
     // MARK: Types, layouts, provider keys, channels, tokens
 
+    /// A webhook endpoint, if it exists.
+    func webhookEndpoint(_ id: String) throws -> WebhookEndpoint?
+    /// An app's webhook endpoints (every app's with `nil`), oldest first.
+    func webhookEndpoints(bundleId: BundleID?) throws -> [WebhookEndpoint]
+    /// An endpoint's attempts, newest first: before the attempt `before`, at most `limit`;
+    /// only the events given up on with `deadLettersOnly`.
+    func webhookAttempts(endpointId: String, deadLettersOnly: Bool, before: Int64?, limit: Int) throws -> [WebhookAttempt]
+
     /// An app's activity type's registered shapes.
     func activityType(bundleId: BundleID, name: String) throws -> ActivityType?
     /// An app's registered activity types, by name.
@@ -255,6 +263,13 @@ public protocol Transaction: StoreReading, AnyObject {
     func putSettings(_ settings: AppSettings) throws
     /// Makes the key with this hash the only key of `owner` (the admin, an app or a device).
     func replaceKeys(of owner: KeyOwner, hash: String) throws
+
+    /// Writes a webhook endpoint, new or changed.
+    func putWebhookEndpoint(_ endpoint: WebhookEndpoint) throws
+    /// Removes a webhook endpoint and its attempts; returns whether there was one.
+    func deleteWebhookEndpoint(_ id: String) throws -> Bool
+    /// Appends to the webhook attempt log.
+    func addWebhookAttempts(_ attempts: [WebhookAttempt]) throws
 
     /// Writes a layout record, replacing any earlier revision.
     func putLayout(_ record: LayoutRecord) throws

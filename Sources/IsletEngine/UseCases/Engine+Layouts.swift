@@ -116,19 +116,9 @@ extension Engine {
         guard let last = history.firstIndex(where: { $0.id == eventId }) else {
             throw IsletError(.invalidRequest, "at: event \(eventId) is not in activity \(id)'s history.")
         }
-        var activity = current
-        var time = current.createdAt
-        for encoded in history[...last] {
-            let event = try encoded.decoded()
-            time = event.time
-            switch event.type {
-            case .started: activity = try event.data.decode(Activity.self)
-            case .contentUpdated: activity.content = try event.data.decode(ContentChange.self).content
-            case .stateChanged: activity.state = try event.data.decode(StateChange.self).to
-            default: break
-            }
-        }
-        return try presentations.presentation(of: activity, layout: record, at: time)
+        let events = try history[...last].map { try $0.decoded() }
+        let activity = try current.replaying(events)
+        return try presentations.presentation(of: activity, layout: record, at: events.last?.time ?? current.createdAt)
     }
 
     /// What a device shows, in one consistent read: the activities a display shows (live and

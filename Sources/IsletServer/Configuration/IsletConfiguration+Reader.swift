@@ -83,6 +83,20 @@ extension IsletConfiguration {
         delivery.maximumBackoff = try settings.timeout("delivery.maxBackoff") ?? delivery.maximumBackoff
         delivery.lease = try settings.duration("delivery.lease", atLeast: 2) ?? delivery.lease
         delivery.enabled = try settings.bool("delivery.enabled") ?? delivery.enabled
+        webhooks.enabled = try settings.bool("webhooks.enabled") ?? webhooks.enabled
+        webhooks.allowPrivateNetworks = try settings.bool("webhooks.allowPrivateNetworks") ?? webhooks.allowPrivateNetworks
+        webhooks.timeout = try settings.timeout("webhooks.timeout") ?? webhooks.timeout
+        webhooks.disableAfter = try settings.duration("webhooks.disableAfter", atLeast: 60) ?? webhooks.disableAfter
+        if let text = try settings.string("webhooks.retrySchedule") {
+            let waits = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
+            guard !waits.isEmpty, waits.count <= 20, waits.allSatisfy({ $0.map { $0 >= 0 && $0 <= 7 * 86_400 } ?? false }) else {
+                throw ConfigurationError(
+                    key: "webhooks.retrySchedule",
+                    problem: "write the waits before each attempt in seconds, comma-separated, at most 20, each at most 604800: 0, 5, 300, 1800, 7200, 18000, 36000, 36000."
+                )
+            }
+            webhooks.retrySchedule = waits.compactMap { $0 }
+        }
         if let endpoint = try settings.string("telemetry.otlpEndpoint") {
             try TelemetrySettings.check(endpoint, source: "telemetry.otlpEndpoint")
             telemetry.otlpEndpoint = endpoint

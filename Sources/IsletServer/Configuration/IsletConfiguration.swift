@@ -21,6 +21,8 @@ public struct IsletConfiguration: Equatable, Sendable {
     public var apns = APNsSettings()
     /// Delivery to real iPhones through Apple's APNs.
     public var delivery = DeliverySettings()
+    /// Webhooks to the backend (docs/webhooks.md).
+    public var webhooks = WebhookSettings()
     /// Traces exported over OTLP/HTTP (docs/operations.md §1).
     public var telemetry = TelemetrySettings()
     /// The least severe log level written.

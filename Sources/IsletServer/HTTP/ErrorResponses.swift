@@ -15,7 +15,7 @@ extension ErrorReason {
         case .methodNotAllowed: .methodNotAllowed
         case .unauthorized: .unauthorized
         case .forbidden, .denied: .forbidden
-        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound,
+        case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound, .webhookNotFound,
             .deliveryNotFound:
             .notFound
         case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict

@@ -1,5 +1,4 @@
 import Foundation
-import IsletCore
 
 /// Where a webhook endpoint's requests go, checked where the URL enters (the API, the CLI, a
 /// backup) and again, address by address, when a request connects (`WebhookURL.refusal(of:)`):

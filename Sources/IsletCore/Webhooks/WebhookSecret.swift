@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 
 /// A webhook endpoint's signing secret as Standard Webhooks 1.0 writes it: `whsec_` and the key
@@ -11,11 +10,12 @@ public struct WebhookSecret: Sendable, Hashable, CustomStringConvertible {
     static let acceptedBytes = 16...64
 
     /// The key, as HMAC-SHA256 takes it.
-    let key: [UInt8]
+    public let key: [UInt8]
 
-    /// A new random secret (the system's cryptographic generator).
+    /// A new random secret, from the system's cryptographic generator (`getrandom` on Linux).
     public static func generate() -> WebhookSecret {
-        WebhookSecret(key: SymmetricKey(size: SymmetricKeySize(bitCount: generatedBytes * 8)).withUnsafeBytes { Array($0) })
+        var generator = SystemRandomNumberGenerator()
+        return WebhookSecret(key: (0..<generatedBytes).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     private init(key: [UInt8]) {

@@ -1,0 +1,143 @@
+import AsyncHTTPClient
+import Foundation
+import IsletCore
+import IsletEngine
+import Logging
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+import ServiceLifecycle
+import Synchronization
+
+/// Sends webhook requests over HTTP/1.1 or HTTP/2 (async-http-client), as docs/webhooks.md
+/// says: signed (Standard Webhooks), to an address checked when the request connects — the
+/// name is resolved here, each address checked (`WebhookURL.refusal(of:)`), and the client
+/// connects to the one that passed (`dnsOverride`), so a name that resolves elsewhere by then
+/// (DNS rebinding) changes nothing — redirects not followed, the response read up to 4 KB.
+public final class HTTPWebhookTransport: WebhookTransport, Service {
+    /// The most of a response read; its first `kept` bytes go to the attempt log.
+    static let readLimit = 4_096
+    static let kept = 256
+
+    private let allowPrivateNetworks: Bool
+    private let logger: Logger
+    /// A client per name and the address it connects to (async-http-client overrides a name's
+    /// address per client).
+    private let clients = Mutex([String: HTTPClient]())
+    private let stopped = Atomic<Bool>(false)
+
+    public init(allowPrivateNetworks: Bool, logger: Logger) {
+        self.allowPrivateNetworks = allowPrivateNetworks
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        try? await gracefulShutdown()
+        stopped.store(true, ordering: .relaxed)
+        for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
+            try? await client.shutdown()
+        }
+    }
+
+    public func send(_ event: WebhookEvent, to endpoint: WebhookEndpoint, at time: Date, timeout: TimeInterval) async -> WebhookAnswer {
+        let started = ContinuousClock.now
+        func elapsed() -> Double { (ContinuousClock.now - started) / .milliseconds(1) }
+        do {
+            let url = try WebhookURL(endpoint.url, allowPrivateNetworks: allowPrivateNetworks)
+            let address = try await Self.address(of: url, allowPrivateNetworks: allowPrivateNetworks)
+            let client = try client(for: url, address: address, timeout: timeout)
+            var request = HTTPClientRequest(url: url.text)
+            request.method = .POST
+            let timestamp = Int64(time.timeIntervalSince1970)
+            let body = Array(event.body.utf8)
+            let secrets = endpoint.signingSecrets(at: time).compactMap(WebhookSecret.init)
+            request.headers.add(name: "Content-Type", value: "application/json")
+            request.headers.add(name: "User-Agent", value: "Islet-Webhooks/1")
+            request.headers.add(name: "webhook-id", value: event.id)
+            request.headers.add(name: "webhook-timestamp", value: String(timestamp))
+            request.headers.add(name: "webhook-signature", value: WebhookSignature.header(id: event.id, timestamp: timestamp, body: body, secrets: secrets))
+            request.body = .bytes(ByteBuffer(bytes: body))
+            let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1_000)))
+            var read = ByteBuffer()
+            for try await chunk in response.body {
+                var chunk = chunk
+                read.writeBuffer(&chunk)
+                if read.readableBytes >= Self.readLimit { break }
+            }
+            let first = read.readSlice(length: min(read.readableBytes, Self.kept)).map { String(decoding: $0.readableBytesView, as: UTF8.self) }
+            return WebhookAnswer(status: Int(response.status.code), error: nil, latencyMs: elapsed(), response: first)
+        } catch let error as IsletError {
+            return WebhookAnswer(status: nil, error: error.message, latencyMs: elapsed(), response: nil)
+        } catch {
+            return WebhookAnswer(status: nil, error: Self.describe(error, timeout: timeout), latencyMs: elapsed(), response: nil)
+        }
+    }
+
+    /// The address a request to `url` connects to: the written one, or the first the name
+    /// resolves to that may be reached; refused (naming the address) when none may.
+    static func address(of url: WebhookURL, allowPrivateNetworks: Bool) async throws -> [UInt8] {
+        let candidates: [[UInt8]]
+        if let address = url.address {
+            candidates = [address]
+        } else {
+            candidates = try await NIOThreadPool.singleton.runIfActive { try resolve(url.host, port: url.port) }
+        }
+        var refusals: [String] = []
+        for address in candidates {
+            guard let refusal = url.refusal(of: address, allowPrivateNetworks: allowPrivateNetworks) else { return address }
+            refusals.append(refusal)
+        }
+        throw IsletError(.invalidRequest, "refused: \(url.host) resolves to \(refusals.first ?? "no address")")
+    }
+
+    /// Every address `host` resolves to (getaddrinfo), IPv4 first.
+    private static func resolve(_ host: String, port: Int) throws -> [[UInt8]] {
+        var hints = addrinfo()
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0, let first = list else {
+            throw IsletError(.invalidRequest, "\(host) does not resolve (\(String(cString: gai_strerror(status))))")
+        }
+        defer { freeaddrinfo(first) }
+        var v4: [[UInt8]] = []
+        var v6: [[UInt8]] = []
+        for entry in sequence(first: first, next: { $0.pointee.ai_next }) {
+            guard let address = entry.pointee.ai_addr else { continue }
+            switch Int32(address.pointee.sa_family) {
+            case AF_INET:
+                address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4.append(withUnsafeBytes(of: $0.pointee.sin_addr) { Array($0) }) }
+            case AF_INET6:
+                address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6.append(withUnsafeBytes(of: $0.pointee.sin6_addr) { Array($0) }) }
+            default: break
+            }
+        }
+        return v4 + v6
+    }
+
+    private func client(for url: WebhookURL, address: [UInt8], timeout: TimeInterval) throws -> HTTPClient {
+        let ip = IPAddressClass.text(address)
+        let key = "\(url.host)|\(ip)"
+        return try clients.withLock { clients in
+            if let client = clients[key] { return client }
+            guard !stopped.load(ordering: .relaxed) else { throw IsletError(.unavailable, "the server is stopping") }
+            var configuration = HTTPClient.Configuration(
+                redirectConfiguration: .disallow,
+                timeout: .init(connect: .milliseconds(Int64(timeout * 1_000)), read: .milliseconds(Int64(timeout * 1_000)))
+            )
+            if url.address == nil { configuration.dnsOverride = [url.host: ip] }
+            let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
+            clients[key] = client
+            return client
+        }
+    }
+
+    private static func describe(_ error: any Error, timeout: TimeInterval) -> String {
+        switch error {
+        case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout:
+            "no answer within \(Int(timeout)) s"
+        case let error as HTTPClientError: "\(error)"
+        default: "\(error)"
+        }
+    }
+}
