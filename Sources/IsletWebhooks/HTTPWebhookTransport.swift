@@ -48,7 +48,10 @@ public final class HTTPWebhookTransport: WebhookTransport, Service {
             let client = try client(for: url, address: address, timeout: timeout)
             var request = HTTPClientRequest(url: url.text)
             request.method = .POST
-            let timestamp = Int64(time.timeIntervalSince1970)
+            // The request's own time, as the receiver's clock reads it (it refuses one more than 5
+            // minutes off): the wall clock's, whatever clock the engine runs on. `time` (the
+            // engine's) says which secrets sign.
+            let timestamp = Int64(Date().timeIntervalSince1970)
             let body = Array(event.body.utf8)
             let secrets = endpoint.signingSecrets(at: time).compactMap(WebhookSecret.init)
             request.headers.add(name: "Content-Type", value: "application/json")

@@ -1,0 +1,202 @@
+import Foundation
+import IsletCore
+import IsletEngine
+import IsletTestSupport
+import Testing
+
+/// A webhook receiver written with Standard Webhooks' reference verifier (`standardwebhooks`,
+/// PyPI), on a free loopback port: it verifies each request with the secret in `secretFile`,
+/// answers 500 to its first `failures` requests and 200 after, and writes one JSON line per
+/// request to `log`.
+private final class Receiver: @unchecked Sendable {
+    let port: Int
+    let log: URL
+    let secretFile: URL
+    private let process: Process
+
+    static let script = #"""
+        import http.server, json, sys
+        from standardwebhooks.webhooks import Webhook
+        log, secret_file, failures = sys.argv[1], sys.argv[2], int(sys.argv[3])
+        seen = [0]
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_POST(self):
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                try:
+                    Webhook(open(secret_file).read().strip()).verify(body, headers)
+                    verified = True
+                except Exception as error:
+                    verified = type(error).__name__
+                seen[0] += 1
+                status = 500 if seen[0] <= failures else 200
+                event = json.loads(body)
+                with open(log, "a") as out:
+                    out.write(json.dumps({"verified": verified, "id": headers.get("webhook-id"), "status": status, "event": event}) + "\n")
+                self.send_response(status)
+                self.end_headers()
+                self.wfile.write(b"failing on purpose" if status == 500 else b"ok")
+            def log_message(self, *args):
+                pass
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        print(server.server_address[1], flush=True)
+        server.serve_forever()
+        """#
+
+    init(failures: Int) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-webhooks-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        log = directory.appendingPathComponent("received.jsonl")
+        secretFile = directory.appendingPathComponent("secret")
+        FileManager.default.createFile(atPath: log.path, contents: nil)
+        process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["python3", "-c", Self.script, log.path, secretFile.path, String(failures)]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            process.terminate()
+            throw HarnessFailure("the webhook receiver did not start: \(line)")
+        }
+        self.port = port
+    }
+
+    /// What it received, in order.
+    func received() throws -> [JSONValue] {
+        try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map {
+            try WireFormat.decoder().decode(JSONValue.self, from: Data($0.utf8))
+        }
+    }
+
+    func stop() {
+        // SIGKILL: the test process may hand its children a mask that blocks SIGTERM.
+        kill(process.processIdentifier, SIGKILL)
+        process.waitUntilExit()
+        try? FileManager.default.removeItem(at: log.deletingLastPathComponent())
+    }
+}
+
+private struct HarnessFailure: Error, CustomStringConvertible {
+    let description: String
+    init(_ description: String) { self.description = description }
+}
+
+/// Webhooks delivered by the real sender to a real receiver on loopback (docs/webhooks.md).
+struct WebhookDeliveryTests {
+    /// Every activity event of a run reaches a receiver that verifies each signature with
+    /// Standard Webhooks' own verifier, in order per activity, none lost, though the receiver
+    /// refuses the first requests: the endpoint holds, and its retries come on the schedule
+    /// (the server's clock moved by hand).
+    @Test(.enabled(if: standardWebhooksAvailable, "needs the standardwebhooks package (pip)"), .hangDetector)
+    func aVerifyingReceiverGetsEveryActivityEventInOrderThroughFailures() async throws {
+        let receiver = try Receiver(failures: 3)
+        defer { receiver.stop() }
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.rides")
+            let made = try await islet.request(
+                .POST, "/v1/apps/com.example.rides/webhooks", key: key,
+                body: #"{"url": "http://127.0.0.1:\#(receiver.port)/hook", "events": ["activity.*"]}"#
+            )
+            #expect(made.status == 201, "\(made.json)")
+            try #require(made.json["secret"]?.stringValue).write(to: receiver.secretFile, atomically: true, encoding: .utf8)
+            let endpoint = try #require(made.json["id"]?.stringValue)
+
+            var ids: [ActivityID] = []
+            for ride in 0..<3 {
+                let started = try await islet.request(
+                    .POST, "/v1/activities", key: key,
+                    body: #"{"attributesType": "RideAttributes", "attributes": {"route": "Loop"}, "content": {"state": {"eta": \#(10 + ride)}, "staleDate": \#(t0.timeIntervalSince1970 + 60)}}"#
+                )
+                #expect(started.status == 201, "\(started.json)")
+                ids.append(try #require(started.json["id"]?.stringValue))
+            }
+            for step in 1...2 {
+                for (ride, id) in ids.enumerated() {
+                    let update = try await islet.request(
+                        .POST, "/v1/activities/\(id)/update", key: key, body: #"{"content": {"state": {"eta": \#(10 + ride - step)}, "staleDate": \#(t0.timeIntervalSince1970 + 60)}}"#
+                    )
+                    #expect(update.status == 200)
+                }
+            }
+            let ended = try await islet.request(
+                .POST, "/v1/activities/\(ids[0])/end", key: key, body: #"{"content": {"state": {"eta": 0}}, "dismissalPolicy": "immediate"}"#
+            )
+            #expect(ended.status == 200)
+            // The others go stale at their stale date.
+            islet.clock.advance(by: 120)
+            let rides = ids
+            try await within {
+                for id in rides.dropFirst() {
+                    while try await islet.engine.activity(id, owner: nil).state != .stale { try await Task.sleep(for: .milliseconds(20)) }
+                }
+            }
+
+            // What the log says each activity's webhooks are.
+            var expected: [ActivityID: [String]] = [:]
+            for id in ids {
+                let history = try await islet.engine.history(of: id, owner: nil).map { try $0.decoded() }
+                expected[id] = history.filter { WebhookEvent.type(of: $0) != nil }.map { "evt_\($0.id)" }
+            }
+            #expect(expected[ids[0]]?.count == 6 && expected[ids[1]]?.count == 4, "\(expected)")
+
+            // The retries come as the clock passes their times.
+            let total = expected.values.reduce(0) { $0 + $1.count }
+            try await within {
+                while try Self.delivered(receiver.received()) < total {
+                    islet.clock.advance(by: 60)
+                    try await Task.sleep(for: .milliseconds(50))
+                }
+            }
+            let received = try receiver.received()
+            #expect(received.allSatisfy { $0["verified"] == true }, "\(received.map { $0["verified"] })")
+            #expect(received.prefix(3).allSatisfy { $0["status"] == 500 })
+            for id in ids {
+                // Each event's first 200, in the order they came: the log's order.
+                var taken: [String] = []
+                for request in received where request["status"] == 200 && request["event"]?["data"]?["activity"]?["id"]?.stringValue == id {
+                    if let event = request["id"]?.stringValue, !taken.contains(event) { taken.append(event) }
+                }
+                #expect(taken == expected[id], "\(id)")
+            }
+            // The activity as it stood at each event, and who ended it.
+            let first = received.filter { $0["status"] == 200 && $0["event"]?["data"]?["activity"]?["id"]?.stringValue == ids[0] }
+            #expect(first.compactMap { $0["event"]?["type"]?.stringValue }.uniqued() == [
+                "activity.started", "activity.updated", "activity.ended", "activity.dismissed",
+            ])
+            #expect(first.first { $0["event"]?["type"] == "activity.ended" }?["event"]?["data"]?["by"] == "app")
+            #expect(first.first { $0["event"]?["type"] == "activity.dismissed" }?["event"]?["data"]?["activity"]?["activityState"] == "dismissed")
+            let stale = received.first { $0["event"]?["type"] == "activity.stale" }
+            #expect(stale?["event"]?["data"]?["activity"]?["activityState"] == "stale")
+            #expect(stale?["event"]?["version"] == 1 && stale?["event"]?["bundleId"] == "com.example.rides")
+
+            // The endpoint's state and its attempt log say the same.
+            let state = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks/\(endpoint)", key: key)
+            #expect(state.json["failing"] == nil && state.json["enabled"] == true, "\(state.json)")
+            let attempts = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks/\(endpoint)/attempts?limit=1000", key: key)
+            let logged = attempts.json["attempts"]?.arrayValue ?? []
+            #expect(logged.count == received.count)
+            #expect(logged.filter { $0["status"] == 500 }.allSatisfy { $0["response"] == "failing on purpose" })
+        }
+    }
+}
+
+extension WebhookDeliveryTests {
+    /// How many events a receiver answered 200.
+    fileprivate static func delivered(_ received: [JSONValue]) -> Int {
+        var ids = Set<String>()
+        for request in received where request["status"] == 200 {
+            if let id = request["id"]?.stringValue { ids.insert(id) }
+        }
+        return ids.count
+    }
+}
+
+extension Array where Element: Hashable {
+    /// The elements without repeats, in their first order.
+    func uniqued() -> [Element] {
+        var seen = Set<Element>()
+        return filter { seen.insert($0).inserted }
+    }
+}
