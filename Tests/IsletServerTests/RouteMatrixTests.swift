@@ -164,6 +164,15 @@ struct RouteMatrixTests {
         "GET /v1/apps/{bundleId}/layouts/{attributesType} · A's": { $0.fill() },
         "DELETE /v1/apps/{bundleId}/layouts/{attributesType} · A's": { $0.fill() },
         "GET /v1/apps/{bundleId}/layouts · A": { $0.fill() },
+        "POST /v1/apps/{bundleId}/webhooks · A": { $0.fill(body: #"{"url":"http://127.0.0.1:9/hook"}"#) },
+        "GET /v1/apps/{bundleId}/webhooks · A": { $0.fill() },
+        "GET /v1/apps/{bundleId}/webhooks/{id} · A's": { $0.fill(["id": $0.webhook]) },
+        "PATCH /v1/apps/{bundleId}/webhooks/{id} · A's": { $0.fill(["id": $0.webhook], body: #"{"description":"changed"}"#) },
+        "DELETE /v1/apps/{bundleId}/webhooks/{id} · A's": { $0.fill(["id": $0.webhook]) },
+        "POST /v1/apps/{bundleId}/webhooks/{id}/rotate-secret · A's": { $0.fill(["id": $0.webhook], body: "{}") },
+        "POST /v1/apps/{bundleId}/webhooks/{id}/test · A's": { $0.fill(["id": $0.webhook]) },
+        "POST /v1/apps/{bundleId}/webhooks/{id}/replay · A's": { $0.fill(["id": $0.webhook], body: #"{"since":"evt_1"}"#) },
+        "GET /v1/apps/{bundleId}/webhooks/{id}/attempts · A's": { $0.fill(["id": $0.webhook]) },
         "POST /v1/apps/{bundleId}/channels · A": { $0.fill(body: #"{"storagePolicy":0}"#) },
         "GET /v1/apps/{bundleId}/channels · A": { $0.fill() },
         "DELETE /v1/apps/{bundleId}/channels/{channelId} · A's": { $0.fill() },
@@ -482,6 +491,8 @@ struct World: Sendable {
     /// A's FCM registration token on the Android phone `pixel`, and A's ride there.
     let fcmToken: String
     let rideOnPixel: ActivityID
+    /// A's webhook endpoint (paused: it sends nothing).
+    let webhook: String
 
     static let layout = #"{"lockScreen":{"type":"Text","text":"Ride"}}"#
     static let broadcast = #"{"event":"update","content":{"state":{"speed":9}}}"#
@@ -542,13 +553,17 @@ struct World: Sendable {
                 let fcmToken = newFCMToken()
                 _ = try await islet.must(.PUT, "/v1/devices/pixel/fcm-token", key: a.apiKey, body: #"{"token":"\#(fcmToken)"}"#, 200)
                 let rideOnPixel = try await islet.must(.POST, "/v1/activities", key: a.apiKey, body: start(#","device":"pixel""#), 201).string("id")
+                let webhook = try await islet.must(
+                    .POST, "/v1/apps/\(a.bundleId)/webhooks", key: a.apiKey, body: #"{"url":"http://127.0.0.1:9/hook"}"#, 201
+                ).string("id")
+                _ = try await islet.must(.PATCH, "/v1/apps/\(a.bundleId)/webhooks/\(webhook)", key: a.apiKey, body: #"{"enabled":false}"#, 200)
                 let history = try await islet.must(.GET, "/v1/activities/\(try ride.string("id"))/events", key: admin, 200)
                 let listing = try await islet.must(.GET, "/v1/activities?bundleId=\(a.bundleId)&limit=1", key: admin, 200)
                 return try await body(World(
                     islet: islet, a: a, b: b, phone2Key: phone2Key, ride: try ride.string("id"), rideToken: rideToken, build: build,
                     delivery: delivery, pushToStart: pushToStart, channel: channel, bRide: bRide, aOnPhone2: aOnPhone2,
                     bOnPhone2: bOnPhone2, eventOfA: try #require(history.json["events"].items.first?["id"]?.text),
-                    cursorOfA: try listing.string("next"), fcmToken: fcmToken, rideOnPixel: rideOnPixel
+                    cursorOfA: try listing.string("next"), fcmToken: fcmToken, rideOnPixel: rideOnPixel, webhook: webhook
                 ))
             }
         }
