@@ -171,12 +171,19 @@ struct WebhookDeliveryTests {
             #expect(stale?["event"]?["data"]?["activity"]?["activityState"] == "stale")
             #expect(stale?["event"]?["version"] == 1 && stale?["event"]?["bundleId"] == "com.example.rides")
 
-            // The endpoint's state and its attempt log say the same.
+            // The endpoint's state and its attempt log say the same, once the last round is written.
+            let requests = received.count
+            let logged = try await within {
+                while true {
+                    let attempts = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks/\(endpoint)/attempts?limit=1000", key: key)
+                    let logged = attempts.json["attempts"]?.arrayValue ?? []
+                    if logged.count >= requests { return logged }
+                    try await Task.sleep(for: .milliseconds(20))
+                }
+            }
+            #expect(logged.count == requests)
             let state = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks/\(endpoint)", key: key)
             #expect(state.json["failing"] == nil && state.json["enabled"] == true, "\(state.json)")
-            let attempts = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks/\(endpoint)/attempts?limit=1000", key: key)
-            let logged = attempts.json["attempts"]?.arrayValue ?? []
-            #expect(logged.count == received.count)
             #expect(logged.filter { $0["status"] == 500 }.allSatisfy { $0["response"] == "failing on purpose" })
         }
     }
