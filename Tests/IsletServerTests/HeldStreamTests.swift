@@ -51,7 +51,7 @@ struct HeldStreamTests {
             // One activity's updates coalesce in the subscriber's queue: it never overflows, and
             // the reader is let go only because it takes nothing.
             _ = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity, client)
-            try await eventually("the stuck reader is cut off") { islet.engine.bus.subscriberCount == 0 ? true : nil }
+            _ = try await eventually("the stuck reader is cut off") { islet.engine.bus.subscriberCount == 0 ? true : nil }
             let closed = await offThePool { socket.read(seconds: 20) { _ in false }.closed }
             #expect(closed)
         }

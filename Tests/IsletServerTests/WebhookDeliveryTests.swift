@@ -7,12 +7,14 @@ import Testing
 /// A webhook receiver written with Standard Webhooks' reference verifier (`standardwebhooks`,
 /// PyPI), on a free loopback port: it verifies each request with the secret in `secretFile`,
 /// answers 500 to its first `failures` requests and 200 after, and writes one JSON line per
-/// request to `log`.
-private final class Receiver: @unchecked Sendable {
+/// request to `log`. It runs as a `ChildProcess`, which waits without holding one of Swift's
+/// few cooperative threads (a blocking read of its output held one, and with another such wait
+/// every server in the test process stopped answering).
+private final class Receiver: Sendable {
     let port: Int
     let log: URL
     let secretFile: URL
-    private let process: Process
+    private let process: ChildProcess
 
     static let script = #"""
         import http.server, json, sys
@@ -43,24 +45,26 @@ private final class Receiver: @unchecked Sendable {
         server.serve_forever()
         """#
 
-    init(failures: Int) throws {
+    private init(port: Int, log: URL, secretFile: URL, process: ChildProcess) {
+        self.port = port
+        self.log = log
+        self.secretFile = secretFile
+        self.process = process
+    }
+
+    static func start(failures: Int) async throws -> Receiver {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-webhooks-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        log = directory.appendingPathComponent("received.jsonl")
-        secretFile = directory.appendingPathComponent("secret")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["python3", "-c", Self.script, log.path, secretFile.path, String(failures)]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let line = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
-        guard let port = Int(line.trimmingCharacters(in: .whitespacesAndNewlines)) else {
-            process.terminate()
-            throw HarnessFailure("the webhook receiver did not start: \(line)")
+        let log = directory.appendingPathComponent("received.jsonl")
+        let secretFile = directory.appendingPathComponent("secret")
+        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let process = try await ChildProcess(
+            URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, log.path, secretFile.path, String(failures)], errorsApart: true
+        )
+        let port = try await process.waitFor("its port") { output in
+            output.split(separator: "\n").first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
-        self.port = port
+        return Receiver(port: port, log: log, secretFile: secretFile, process: process)
     }
 
     /// What it received, in order.
@@ -70,17 +74,11 @@ private final class Receiver: @unchecked Sendable {
         }
     }
 
-    func stop() {
-        // SIGKILL: the test process may hand its children a mask that blocks SIGTERM.
-        kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+    func stop() async {
+        process.kill()
+        await process.waitForEnd(orKillAfter: 30)
         try? FileManager.default.removeItem(at: log.deletingLastPathComponent())
     }
-}
-
-private struct HarnessFailure: Error, CustomStringConvertible {
-    let description: String
-    init(_ description: String) { self.description = description }
 }
 
 /// Webhooks delivered by the real sender to a real receiver on loopback (docs/webhooks.md).
@@ -91,8 +89,17 @@ struct WebhookDeliveryTests {
     /// (the server's clock moved by hand).
     @Test(.enabled(if: standardWebhooksAvailable, "needs the standardwebhooks package (pip)"), .hangDetector)
     func aVerifyingReceiverGetsEveryActivityEventInOrderThroughFailures() async throws {
-        let receiver = try Receiver(failures: 3)
-        defer { receiver.stop() }
+        let receiver = try await Receiver.start(failures: 3)
+        do {
+            try await deliver(to: receiver)
+            await receiver.stop()
+        } catch {
+            await receiver.stop()
+            throw error
+        }
+    }
+
+    private func deliver(to receiver: Receiver) async throws {
         try await withIslet { islet in
             let key = try await islet.createApp("com.example.rides")
             let made = try await islet.request(
