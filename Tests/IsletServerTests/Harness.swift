@@ -104,6 +104,7 @@ func withIslet<T: Sendable>(
     serverClock: (any WallClock)? = nil,
     data: (URL) throws -> Void = { _ in },
     openStore: @escaping StoreOpener = { try SQLiteStore($0) },
+    webhooks: Bool = false,
     _ body: @Sendable (Harness) async throws -> T
 ) async throws -> T {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-server-\(UUID().uuidString)")
@@ -124,7 +125,7 @@ func withIslet<T: Sendable>(
     let islet = try await Islet(
         configuration: configuration, clock: serverClock ?? clock, logger: logger, openStore: openStore,
         openTransport: PushServiceTransport.open,
-        webhookTransport: HTTPWebhookTransport(allowPrivateNetworks: configuration.webhooks.allowPrivateNetworks, logger: logger)
+        webhookTransport: webhooks ? HTTPWebhookTransport(allowPrivateNetworks: configuration.webhooks.allowPrivateNetworks, logger: logger) : nil
     ) { endpoint, port in
         listening.yield((endpoint, port))
     }

@@ -100,7 +100,7 @@ struct WebhookDeliveryTests {
     }
 
     private func deliver(to receiver: Receiver) async throws {
-        try await withIslet { islet in
+        try await withIslet(webhooks: true) { islet in
             let key = try await islet.createApp("com.example.rides")
             let made = try await islet.request(
                 .POST, "/v1/apps/com.example.rides/webhooks", key: key,
