@@ -256,7 +256,8 @@ final class WebhookDispatcher: Service {
             } else {
                 progress.failingEvent = event.eventId
                 progress.attempts = number
-                progress.failingSince = event.eventId == endpoint.failingEvent ? endpoint.failingSince ?? now : endpoint.failingSince ?? now
+                // Since the endpoint began failing: a later event failing after this one does not restart it.
+                progress.failingSince = endpoint.failingSince ?? now
                 progress.nextAttemptAt = now.addingTimeInterval(settings.retrySchedule[number])
                 if let since = progress.failingSince, now.timeIntervalSince(since) >= settings.disableAfter {
                     progress.enabled = false
