@@ -236,6 +236,8 @@ import Testing
             try await tour.send(.PUT, "/v1/apps/\(app)/fcm", key: admin, example: "account", 200)
             try await tour.send(.PUT, "/v1/apps/\(app)/fcm", key: admin, body: #"{"serviceAccount": {"type": "service_account"}}"#, 400)
             try await tour.send(.GET, "/v1/apps/\(app)/fcm", key: appKey, 200)
+            // One service account serves both environments: the route takes no `environment`.
+            try await tour.send(.DELETE, "/v1/apps/\(app)/fcm?environment=development", key: admin, 400)
             try await tour.send(.DELETE, "/v1/apps/\(app)/fcm", key: admin, 204)
             try await tour.send(.GET, "/v1/apps/\(app)/fcm", key: appKey, 404)
             try await tour.send(.DELETE, "/v1/apps/\(app)/fcm", key: admin, 404)
