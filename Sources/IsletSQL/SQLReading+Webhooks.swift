@@ -33,20 +33,21 @@ extension SQLWriting {
         try session.execute(
             """
             INSERT INTO webhookEndpoint (id, bundleId, url, description, events, enabled, disabledReason, secret, previousSecret,
-                previousSecretUntil, cursor, failingEvent, attempts, failingSince, nextAttemptAt, createdAt, updatedAt)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+                previousSecretUntil, cursor, failingEvent, attempts, failingSince, nextAttemptAt, leaseOwner, leaseUntil, createdAt, updatedAt)
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19)
             ON CONFLICT (id) DO UPDATE SET url = excluded.url, description = excluded.description, events = excluded.events,
                 enabled = excluded.enabled, disabledReason = excluded.disabledReason, secret = excluded.secret,
                 previousSecret = excluded.previousSecret, previousSecretUntil = excluded.previousSecretUntil, cursor = excluded.cursor,
                 failingEvent = excluded.failingEvent, attempts = excluded.attempts, failingSince = excluded.failingSince,
-                nextAttemptAt = excluded.nextAttemptAt, updatedAt = excluded.updatedAt
+                nextAttemptAt = excluded.nextAttemptAt, leaseOwner = excluded.leaseOwner, leaseUntil = excluded.leaseUntil,
+                updatedAt = excluded.updatedAt
             """,
             [
                 endpoint.id, endpoint.bundleId, endpoint.url, endpoint.description, try WireFormat.string(endpoint.events.names),
                 endpoint.enabled, endpoint.disabledReason, endpoint.secret, endpoint.previousSecret,
                 endpoint.previousSecretUntil?.timeIntervalSince1970, endpoint.cursor, endpoint.failingEvent, endpoint.attempts,
                 endpoint.failingSince?.timeIntervalSince1970, endpoint.nextAttemptAt?.timeIntervalSince1970,
-                endpoint.createdAt.timeIntervalSince1970, endpoint.updatedAt.timeIntervalSince1970,
+                endpoint.leaseOwner, endpoint.leaseUntil?.timeIntervalSince1970, endpoint.createdAt.timeIntervalSince1970, endpoint.updatedAt.timeIntervalSince1970,
             ]
         )
     }
@@ -81,7 +82,7 @@ extension SQLRows {
             previousSecret: try row["previousSecret"], previousSecretUntil: try row.optionalDate("previousSecretUntil"),
             cursor: try row["cursor"], failingEvent: try row["failingEvent"], attempts: try row["attempts"],
             failingSince: try row.optionalDate("failingSince"), nextAttemptAt: try row.optionalDate("nextAttemptAt"),
-            createdAt: try row.date("createdAt"), updatedAt: try row.date("updatedAt")
+            leaseOwner: try row["leaseOwner"], leaseUntil: try row.optionalDate("leaseUntil"), createdAt: try row.date("createdAt"), updatedAt: try row.date("updatedAt")
         )
     }
 

@@ -64,7 +64,7 @@ struct HeldStreamTests {
         let activity = try await islet.start(key: key)
         let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
         socket.send(Array("GET /v1/events\(query) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
-        try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
+        _ = try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
         return (activity.id, islet.isletClient(key: key), socket)
     }
 

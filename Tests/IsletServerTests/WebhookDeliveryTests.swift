@@ -4,80 +4,10 @@ import IsletEngine
 import IsletTestSupport
 import Testing
 
-/// A webhook receiver written with Standard Webhooks' reference verifier (`standardwebhooks`,
-/// PyPI), on a free loopback port: it verifies each request with the secret in `secretFile`,
-/// answers 500 to its first `failures` requests and 200 after, and writes one JSON line per
-/// request to `log`. It runs as a `ChildProcess`, which waits without holding one of Swift's
-/// few cooperative threads (a blocking read of its output held one, and with another such wait
-/// every server in the test process stopped answering).
-private final class Receiver: Sendable {
-    let port: Int
-    let log: URL
-    let secretFile: URL
-    private let process: ChildProcess
-
-    static let script = #"""
-        import http.server, json, sys
-        from standardwebhooks.webhooks import Webhook
-        log, secret_file, failures = sys.argv[1], sys.argv[2], int(sys.argv[3])
-        seen = [0]
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_POST(self):
-                body = self.rfile.read(int(self.headers["Content-Length"]))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                try:
-                    Webhook(open(secret_file).read().strip()).verify(body, headers)
-                    verified = True
-                except Exception as error:
-                    verified = type(error).__name__
-                seen[0] += 1
-                status = 500 if seen[0] <= failures else 200
-                event = json.loads(body)
-                with open(log, "a") as out:
-                    out.write(json.dumps({"verified": verified, "id": headers.get("webhook-id"), "status": status, "event": event}) + "\n")
-                self.send_response(status)
-                self.end_headers()
-                self.wfile.write(b"failing on purpose" if status == 500 else b"ok")
-            def log_message(self, *args):
-                pass
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        print(server.server_address[1], flush=True)
-        server.serve_forever()
-        """#
-
-    private init(port: Int, log: URL, secretFile: URL, process: ChildProcess) {
-        self.port = port
-        self.log = log
-        self.secretFile = secretFile
-        self.process = process
-    }
-
-    static func start(failures: Int) async throws -> Receiver {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-webhooks-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-        let log = directory.appendingPathComponent("received.jsonl")
-        let secretFile = directory.appendingPathComponent("secret")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
-        let process = try await ChildProcess(
-            URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", script, log.path, secretFile.path, String(failures)], errorsApart: true
-        )
-        let port = try await process.waitFor("its port") { output in
-            output.split(separator: "\n").first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
-        }
-        return Receiver(port: port, log: log, secretFile: secretFile, process: process)
-    }
-
+extension WebhookReceiver {
     /// What it received, in order.
     func received() throws -> [JSONValue] {
-        try String(contentsOf: log, encoding: .utf8).split(separator: "\n").map {
-            try WireFormat.decoder().decode(JSONValue.self, from: Data($0.utf8))
-        }
-    }
-
-    func stop() async {
-        process.kill()
-        await process.waitForEnd(orKillAfter: 30)
-        try? FileManager.default.removeItem(at: log.deletingLastPathComponent())
+        try receivedLines().map { try WireFormat.decoder().decode(JSONValue.self, from: $0) }
     }
 }
 
@@ -89,17 +19,10 @@ struct WebhookDeliveryTests {
     /// (the server's clock moved by hand).
     @Test(.enabled(if: standardWebhooksAvailable, "needs the standardwebhooks package (pip)"), .hangDetector)
     func aVerifyingReceiverGetsEveryActivityEventInOrderThroughFailures() async throws {
-        let receiver = try await Receiver.start(failures: 3)
-        do {
-            try await deliver(to: receiver)
-            await receiver.stop()
-        } catch {
-            await receiver.stop()
-            throw error
-        }
+        try await WebhookReceiver.with(failures: 3) { receiver in try await deliver(to: receiver) }
     }
 
-    private func deliver(to receiver: Receiver) async throws {
+    private func deliver(to receiver: WebhookReceiver) async throws {
         try await withIslet(webhooks: true) { islet in
             let key = try await islet.createApp("com.example.rides")
             let made = try await islet.request(

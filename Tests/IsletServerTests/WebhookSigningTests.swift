@@ -1,13 +1,8 @@
 import Foundation
 import IsletCore
 import IsletTestSupport
-import IsletCore
 @testable import IsletWebhooks
 import Testing
-
-/// The `standardwebhooks` package from PyPI (Standard Webhooks' reference verifier for Python);
-/// CI installs it (.ci/run) and sets ISLET_REQUIRE_PYTHON_PROVIDER, making its absence a failure.
-let standardWebhooksAvailable = pythonHas("standardwebhooks", requiredBy: "ISLET_REQUIRE_PYTHON_PROVIDER")
 
 /// Islet's webhook signatures, checked by Standard Webhooks' own verifier, and the URLs a
 /// webhook may go to.

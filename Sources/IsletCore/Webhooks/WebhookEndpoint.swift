@@ -25,6 +25,9 @@ public struct WebhookEndpoint: Hashable, Sendable {
     public var attempts: Int
     public var failingSince: Date?
     public var nextAttemptAt: Date?
+    /// The node sending its events, and until when (docs/webhooks.md, "Several nodes").
+    public var leaseOwner: String?
+    public var leaseUntil: Date?
     public let createdAt: Date
     public var updatedAt: Date
 
@@ -32,7 +35,7 @@ public struct WebhookEndpoint: Hashable, Sendable {
         id: String, bundleId: BundleID, url: String, description: String, events: WebhookEventSelection, enabled: Bool = true,
         disabledReason: String? = nil, secret: String, previousSecret: String? = nil, previousSecretUntil: Date? = nil,
         cursor: EventID, failingEvent: EventID? = nil, attempts: Int = 0, failingSince: Date? = nil, nextAttemptAt: Date? = nil,
-        createdAt: Date, updatedAt: Date
+        leaseOwner: String? = nil, leaseUntil: Date? = nil, createdAt: Date, updatedAt: Date
     ) {
         self.id = id
         self.bundleId = bundleId
@@ -49,6 +52,8 @@ public struct WebhookEndpoint: Hashable, Sendable {
         self.attempts = attempts
         self.failingSince = failingSince
         self.nextAttemptAt = nextAttemptAt
+        self.leaseOwner = leaseOwner
+        self.leaseUntil = leaseUntil
         self.createdAt = createdAt
         self.updatedAt = updatedAt
     }
@@ -58,6 +63,12 @@ public struct WebhookEndpoint: Hashable, Sendable {
     public func signingSecrets(at now: Date) -> [String] {
         guard let previousSecret, let until = previousSecretUntil, until > now else { return [secret] }
         return [secret, previousSecret]
+    }
+
+    /// Whether a node other than `node` sends its events at `now`.
+    public func isLeased(toAnotherThan node: String, at now: Date) -> Bool {
+        guard let leaseOwner, leaseOwner != node, let leaseUntil else { return false }
+        return leaseUntil > now
     }
 
     /// A new endpoint id.

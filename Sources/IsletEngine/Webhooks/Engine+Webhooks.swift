@@ -16,6 +16,10 @@ public struct WebhookSettings: Sendable, Equatable {
     public var disableAfter: TimeInterval = 3 * 86_400
     /// How long a rotated secret keeps signing beside the new one by default, in seconds.
     public var keepPreviousSecret: TimeInterval = 86_400
+    /// How long a node keeps an endpoint once it sends its events, in seconds: on several nodes,
+    /// one sends each endpoint's events, and another takes them over this long after it stops.
+    /// A round sends for at most half of it less a request's `timeout`, so it is more than twice that.
+    public var lease: TimeInterval = 30
 
     public init() {}
 }

@@ -53,7 +53,8 @@ final class WebhookSignals: Sendable {
 
 /// Sends every enabled endpoint's events from its cursor (docs/webhooks.md, "Delivery"). One
 /// round per endpoint at a time, so an endpoint that never answers holds only its own events;
-/// a commit with events wakes the dispatcher, and it looks again every second.
+/// a commit with events wakes the dispatcher, and it looks again every second. On a shared
+/// store, a node sends an endpoint's events only while it holds the endpoint's lease.
 final class WebhookDispatcher: Service {
     /// Events read per round.
     static let page = 100
@@ -64,6 +65,8 @@ final class WebhookDispatcher: Service {
     private let transport: any WebhookTransport
     private let settings: WebhookSettings
     private let logger: Logger
+    /// This node, as an endpoint's lease names it: host, process, and a random part.
+    let node = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8).lowercased())"
     /// Endpoints with a round in flight.
     private let busy = Mutex(Set<String>())
     /// Per endpoint: events after its cursor already answered 2xx (sent again only after a restart).
@@ -100,7 +103,7 @@ final class WebhookDispatcher: Service {
                         engine.webhooks.active.store(!endpoints.isEmpty, ordering: .relaxed)
                     }
                     var next = readAt.addingTimeInterval(1)
-                    for endpoint in endpoints {
+                    for endpoint in endpoints where !isLeasedElsewhere(endpoint, at: now) {
                         if let due = endpoint.nextAttemptAt, due > now {
                             next = min(next, due)
                             continue
@@ -122,12 +125,22 @@ final class WebhookDispatcher: Service {
         }
     }
 
+    /// Whether another node sends this endpoint's events now (only on a shared store: alone, a
+    /// lease left by this node's previous run is its own).
+    private func isLeasedElsewhere(_ endpoint: WebhookEndpoint, at now: Date) -> Bool {
+        engine.store.isShared && endpoint.isLeased(toAnotherThan: node, at: now)
+    }
+
     /// One round of one endpoint: a page of its events sent, its progress written; whether
     /// there was a page (another round may find more).
     private func round(_ id: String) async -> Bool {
         do {
-            guard let (endpoint, events, covered) = try await nextPage(id) else { return false }
-            let answers = await send(events, to: endpoint)
+            guard let (page, events, covered) = try await nextPage(id), let endpoint = try await lease(page) else { return false }
+            // A request starts only if it ends with a quarter of the lease left, for the round's
+            // write; a round begins with three quarters left, so it may send for half the lease
+            // less one request's time (`webhooks.lease` is more than twice `webhooks.timeout`).
+            let sendUntil = (endpoint.leaseUntil ?? .distantPast).addingTimeInterval(-settings.lease / 4 - settings.timeout)
+            let answers = await send(events, to: endpoint, until: sendUntil)
             try await record(answers, of: events, covered: covered, for: endpoint)
             return true
         } catch {
@@ -142,7 +155,7 @@ final class WebhookDispatcher: Service {
         let cached = snapshots.withLock { $0[id] ?? [:] }
         let now = engine.clock.now()
         let (endpoint, events, covered, known) = try await engine.read { store -> (WebhookEndpoint?, [WebhookEvent], EventID, [ActivityID: (event: EventID, activity: Activity)]) in
-            guard let endpoint = try store.webhookEndpoint(id), endpoint.enabled,
+            guard let endpoint = try store.webhookEndpoint(id), endpoint.enabled, !self.isLeasedElsewhere(endpoint, at: now),
                   endpoint.nextAttemptAt.map({ $0 <= now }) ?? true
             else { return (nil, [], 0, cached) }
             var known = cached
@@ -164,6 +177,27 @@ final class WebhookDispatcher: Service {
         return (endpoint, events, covered)
     }
 
+    /// The endpoint with this node's lease on it for at least `lease` from now: as read when
+    /// this node already holds it for over half that, else taken in a write (so a node keeping
+    /// an endpoint writes for it only when a round records); `nil` when another node took it,
+    /// or the endpoint changed, since it was read.
+    private func lease(_ endpoint: WebhookEndpoint) async throws -> WebhookEndpoint? {
+        let now = engine.clock.now()
+        if endpoint.leaseOwner == node, let until = endpoint.leaseUntil, until.timeIntervalSince(now) >= settings.lease * 0.75 {
+            return endpoint
+        }
+        let shared = engine.store.isShared
+        return try await engine.write { [node, settings] tx -> WebhookEndpoint? in
+            guard var stored = try tx.webhookEndpoint(endpoint.id), stored.updatedAt == endpoint.updatedAt, stored.cursor == endpoint.cursor,
+                  !(shared && stored.isLeased(toAnotherThan: node, at: tx.now))
+            else { return nil }
+            stored.leaseOwner = node
+            stored.leaseUntil = tx.now.addingTimeInterval(settings.lease)
+            try tx.putWebhookEndpoint(stored)
+            return stored
+        }
+    }
+
     /// The activity as it stood just after `event`: from what this endpoint already replayed
     /// when it follows on, else from its history.
     private static func activity(
@@ -183,9 +217,9 @@ final class WebhookDispatcher: Service {
 
     /// Sends the events, at most `concurrency` at once and never two about one activity (or,
     /// for events about no activity, one device), each group in order and stopping at its first
-    /// failure; returns the answers by event id. Events answered 2xx before (a retry's page)
-    /// are not sent again.
-    private func send(_ events: [WebhookEvent], to endpoint: WebhookEndpoint) async -> [EventID: WebhookAnswer] {
+    /// failure, and none started after `until`; returns the answers by event id. Events
+    /// answered 2xx before (a retry's page) are not sent again.
+    private func send(_ events: [WebhookEvent], to endpoint: WebhookEndpoint, until: Date) async -> [EventID: WebhookAnswer] {
         let done = acknowledged.withLock { $0[endpoint.id] ?? [] }
         var groups: [String: [WebhookEvent]] = [:]
         var order: [String] = []
@@ -202,6 +236,7 @@ final class WebhookDispatcher: Service {
                 group.addTask {
                     var answered: [(EventID, WebhookAnswer)] = []
                     for event in queue {
+                        guard self.engine.clock.now() < until else { break }
                         let answer = await self.transport.send(event, to: endpoint, at: self.engine.clock.now(), timeout: self.settings.timeout)
                         answered.append((event.eventId, answer))
                         if !answer.succeeded { break }
@@ -220,9 +255,9 @@ final class WebhookDispatcher: Service {
     }
 
     /// Writes the attempts and the endpoint's progress: its cursor past every event answered
-    /// 2xx in order; at the first that failed, the failure, its next attempt (or, its attempts
-    /// spent, a dead letter and the cursor past it), and the endpoint disabled once it has
-    /// failed for `disableAfter`.
+    /// 2xx in order, up to the first not sent (the lease ran short) or failed; for the first
+    /// that failed, the failure, its next attempt (or, its attempts spent, a dead letter), and
+    /// the endpoint disabled once it has failed for `disableAfter`. The lease is renewed.
     private func record(_ answers: [EventID: WebhookAnswer], of events: [WebhookEvent], covered: EventID, for endpoint: WebhookEndpoint) async throws {
         let now = engine.clock.now()
         let done = acknowledged.withLock { $0[endpoint.id] ?? [] }
@@ -231,8 +266,13 @@ final class WebhookDispatcher: Service {
         // The first failure in the log's order: every wanted event before it was answered 2xx
         // (a group stops only at its own failure, which would come first).
         var failed: (event: WebhookEvent, answer: WebhookAnswer)?
+        // The first event not sent: the cursor stops before it.
+        var unsent: EventID?
         for event in events {
-            guard let answer = answers[event.eventId] else { continue }
+            guard let answer = answers[event.eventId] else {
+                if unsent == nil, !done.contains(event.eventId) { unsent = event.eventId }
+                continue
+            }
             let number = event.eventId == endpoint.failingEvent ? endpoint.attempts + 1 : 1
             attempts.append(WebhookAttempt(
                 endpointId: endpoint.id, event: event.id, type: event.type, attempt: number, at: now, status: answer.status,
@@ -240,7 +280,7 @@ final class WebhookDispatcher: Service {
             ))
             if !answer.succeeded && failed == nil { failed = (event, answer) }
         }
-        progress.cursor = failed.map { $0.event.eventId - 1 } ?? covered
+        progress.cursor = min(failed.map { $0.event.eventId - 1 } ?? covered, unsent.map { $0 - 1 } ?? covered)
         var acknowledgedNow = done
         for (id, answer) in answers where answer.succeeded { acknowledgedNow.insert(id) }
         if let (event, _) = failed {
@@ -248,7 +288,8 @@ final class WebhookDispatcher: Service {
             if number >= settings.retrySchedule.count {
                 // Given up on: written down as a dead letter, and the endpoint goes on.
                 if let index = attempts.lastIndex(where: { $0.event == event.id }) { attempts[index].deadLetter = true }
-                progress.cursor = event.eventId
+                progress.cursor = min(event.eventId, unsent.map { $0 - 1 } ?? event.eventId)
+                acknowledgedNow.insert(event.eventId)
                 progress.failingEvent = nil
                 progress.attempts = 0
                 progress.nextAttemptAt = nil
@@ -273,10 +314,12 @@ final class WebhookDispatcher: Service {
         acknowledged.withLock { $0[endpoint.id] = acknowledgedNow.filter { $0 > progress.cursor } }
         let written = progress
         let recorded = attempts
-        try await engine.write { tx in
-            // A change made meanwhile (a replay, a new URL, disabled by hand) wins: the round's
-            // progress is dropped, its events sent again.
-            guard let stored = try tx.webhookEndpoint(endpoint.id), stored.updatedAt == endpoint.updatedAt, stored.cursor == endpoint.cursor else {
+        try await engine.write { [node, settings] tx in
+            // A change made meanwhile (a replay, a new URL, disabled by hand) or another node
+            // that took the endpoint over wins: the round's progress is dropped, its events sent again.
+            guard let stored = try tx.webhookEndpoint(endpoint.id), stored.updatedAt == endpoint.updatedAt, stored.cursor == endpoint.cursor,
+                  stored.leaseOwner == node
+            else {
                 try tx.addWebhookAttempts(recorded)
                 return
             }
@@ -288,6 +331,7 @@ final class WebhookDispatcher: Service {
             next.nextAttemptAt = written.nextAttemptAt
             next.enabled = written.enabled
             next.disabledReason = written.disabledReason
+            next.leaseUntil = tx.now.addingTimeInterval(settings.lease)
             if !written.enabled { next.updatedAt = tx.now }
             try tx.putWebhookEndpoint(next)
             try tx.addWebhookAttempts(recorded)

@@ -87,6 +87,14 @@ extension IsletConfiguration {
         webhooks.allowPrivateNetworks = try settings.bool("webhooks.allowPrivateNetworks") ?? webhooks.allowPrivateNetworks
         webhooks.timeout = try settings.timeout("webhooks.timeout") ?? webhooks.timeout
         webhooks.disableAfter = try settings.duration("webhooks.disableAfter", atLeast: 60) ?? webhooks.disableAfter
+        webhooks.lease = try settings.duration("webhooks.lease", atLeast: 4) ?? webhooks.lease
+        // A round sends for half the lease less a request's timeout: with less, it would send nothing.
+        guard webhooks.lease > 2 * webhooks.timeout else {
+            throw ConfigurationError(
+                key: "webhooks.lease",
+                problem: "\(DurationText.text(webhooks.lease)) leaves no time to send: make it more than twice webhooks.timeout (\(DurationText.text(webhooks.timeout)))."
+            )
+        }
         if let text = try settings.string("webhooks.retrySchedule") {
             let waits = text.split(separator: ",").map { Double($0.trimmingCharacters(in: .whitespaces)) }
             guard !waits.isEmpty, waits.count <= 20, waits.allSatisfy({ $0.map { $0 >= 0 && $0 <= 7 * 86_400 } ?? false }) else {
