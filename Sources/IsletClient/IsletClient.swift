@@ -146,6 +146,61 @@ public struct IsletClient: Sendable {
         ).items
     }
 
+    // MARK: Webhooks
+
+    /// Adds a webhook endpoint to an app; the answer holds its secret, which no later answer does.
+    public func createWebhook(bundleId: BundleID, _ body: CreateWebhookBody) async throws -> WebhookEndpointView {
+        try await send(.POST, webhooksPath(bundleId), body: body, expect: WebhookEndpointView.self)
+    }
+
+    /// An app's webhook endpoints, oldest first.
+    public func webhooks(bundleId: BundleID) async throws -> [WebhookEndpointView] {
+        try await send(.GET, webhooksPath(bundleId), expect: Listing<WebhookEndpointView>.self).items
+    }
+
+    /// One webhook endpoint: where it has got to, and what is failing.
+    public func webhook(bundleId: BundleID, id: String) async throws -> WebhookEndpointView {
+        try await send(.GET, webhooksPath(bundleId, id), expect: WebhookEndpointView.self)
+    }
+
+    /// Changes an endpoint's address, events, description, or whether it is enabled.
+    public func updateWebhook(bundleId: BundleID, id: String, _ body: UpdateWebhookBody) async throws -> WebhookEndpointView {
+        try await send(.PATCH, webhooksPath(bundleId, id), body: body, expect: WebhookEndpointView.self)
+    }
+
+    /// Removes an endpoint and its attempt log.
+    public func deleteWebhook(bundleId: BundleID, id: String) async throws {
+        _ = try await send(.DELETE, webhooksPath(bundleId, id), expect: NoContent.self)
+    }
+
+    /// Gives an endpoint a new secret; the old one keeps signing beside it for `keepPreviousFor` seconds.
+    public func rotateWebhookSecret(bundleId: BundleID, id: String, keepPreviousFor: Double? = nil) async throws -> WebhookEndpointView {
+        try await send(
+            .POST, webhooksPath(bundleId, id) + "/rotate-secret", body: RotateWebhookSecretBody(keepPreviousFor: keepPreviousFor),
+            expect: WebhookEndpointView.self
+        )
+    }
+
+    /// Sends a `webhook.test` event to an endpoint at once and answers how it went.
+    public func testWebhook(bundleId: BundleID, id: String) async throws -> WebhookAttempt {
+        try await send(.POST, webhooksPath(bundleId, id) + "/test", expect: WebhookAttempt.self)
+    }
+
+    /// Sends an endpoint its events again, from an event (`evt_…`) or a time.
+    public func replayWebhook(bundleId: BundleID, id: String, since: String) async throws -> WebhookEndpointView {
+        try await send(.POST, webhooksPath(bundleId, id) + "/replay", body: ReplayWebhookBody(since: since), expect: WebhookEndpointView.self)
+    }
+
+    /// An endpoint's latest attempts, newest first; only its dead letters with `failedOnly`.
+    public func webhookAttempts(bundleId: BundleID, id: String, limit: Int = 100, failedOnly: Bool = false) async throws -> [WebhookAttempt] {
+        let query = queryString([("limit", String(limit))] + (failedOnly ? [("failed", "true")] : []))
+        return try await send(.GET, webhooksPath(bundleId, id) + "/attempts" + query, expect: Listing<WebhookAttempt>.self).items
+    }
+
+    private func webhooksPath(_ bundleId: BundleID, _ id: String? = nil) -> String {
+        "/v1/apps/\(escaped(bundleId))/webhooks" + (id.map { "/\(escaped($0))" } ?? "")
+    }
+
     /// Gives a device a new push-to-start token for an app (admin key); the old one answers 410.
     public func rotatePushToStartToken(device: DeviceID, bundleId: BundleID) async throws -> AppSettings {
         try await send(

@@ -9,7 +9,8 @@ public let standardWebhooksAvailable = pythonHas("standardwebhooks", requiredBy:
 /// port: it verifies each request with the secret in `secretFile`, answers 500 to its first
 /// `failures` requests and to every request in the `failingFor` seconds after its first, 200
 /// after, and writes one JSON line per request to `log` (`verified`: true or the verifier's
-/// error, `id`: the `webhook-id`, `status`: its answer, `event`: the body). It runs as a
+/// error, `id`: the `webhook-id`, `status`: its answer, `event`: the body), and beside it how
+/// many events it answered 200 (`answered()`). It runs as a
 /// `ChildProcess`, which waits without holding one of Swift's few cooperative threads (a
 /// blocking read of its output held one, and with another such wait every server in the test
 /// process stopped answering).
@@ -24,10 +25,14 @@ public final class WebhookReceiver: Sendable {
         from standardwebhooks.webhooks import Webhook
         log, secret_file, failures, failing_for = sys.argv[1], sys.argv[2], int(sys.argv[3]), float(sys.argv[4])
         state = {"seen": 0, "first": None}
+        answered = set()
         lock = threading.Lock()
         out = open(log, "a")
         class Handler(http.server.BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            # Headers and body in one segment: else, on a kept-alive connection, Nagle and the
+            # client's delayed ACK hold each answer 40 ms.
+            disable_nagle_algorithm = True
             def do_POST(self):
                 body = self.rfile.read(int(self.headers["Content-Length"]))
                 headers = {k.lower(): v for k, v in self.headers.items()}
@@ -45,6 +50,10 @@ public final class WebhookReceiver: Sendable {
                     status = 500 if failing else 200
                     out.write(json.dumps({"verified": verified, "id": headers.get("webhook-id"), "status": status, "event": json.loads(body)}) + "\n")
                     out.flush()
+                    if not failing and headers.get("webhook-id") not in answered:
+                        answered.add(headers.get("webhook-id"))
+                        with open(log + ".answered", "w") as count:
+                            count.write(str(len(answered)))
                 reply = b"failing on purpose" if failing else b"ok"
                 self.send_response(status)
                 self.send_header("Content-Length", str(len(reply)))
@@ -79,6 +88,11 @@ public final class WebhookReceiver: Sendable {
             output.split(separator: "\n").first.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) }
         }
         return WebhookReceiver(port: port, log: log, secretFile: secretFile, process: process)
+    }
+
+    /// How many events it answered 200, each counted once (without reading the log).
+    public func answered() -> Int {
+        (try? String(contentsOfFile: log.path + ".answered", encoding: .utf8)).flatMap { Int($0) } ?? 0
     }
 
     /// The hook's address.

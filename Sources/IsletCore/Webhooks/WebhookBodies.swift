@@ -71,8 +71,8 @@ public struct ReplayWebhookBody: Codable, Hashable, Sendable {
 
 /// A webhook endpoint as the API answers it: never its secret, but in the answer that made it
 /// (`secret`).
-public struct WebhookEndpointView: Encodable, Sendable {
-    public struct Failing: Encodable, Sendable {
+public struct WebhookEndpointView: Codable, Hashable, Sendable {
+    public struct Failing: Codable, Hashable, Sendable {
         public var event: String
         public var attempts: Int
         public var since: Date?
