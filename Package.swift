@@ -187,6 +187,7 @@ let package = Package(
                 "IsletCore",
                 "IsletRender",
                 "IsletEngine",
+                "IsletWebhooks",
                 "IsletAPNs",
                 "IsletFCM",
                 .product(name: "Hummingbird", package: "hummingbird"),
@@ -319,6 +320,8 @@ let package = Package(
                 // What sends webhooks to backends, handed over likewise.
                 "IsletWebhooks",
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                // `islet webhooks listen`'s WebSocket.
+                .product(name: "HummingbirdWSClient", package: "hummingbird-websocket"),
                 "IsletServer",
                 "IsletStore",
                 "IsletPostgres",

@@ -6,6 +6,7 @@ import IsletAPNs
 import IsletCore
 import IsletEngine
 import IsletRender
+import IsletWebhooks
 import Logging
 import NIOCore
 import ServiceLifecycle
@@ -130,13 +131,15 @@ public struct Islet: Sendable {
             )
         }
         let store = try await openStore(storeOptions)
+        // `islet webhooks listen` sessions are served here, beside the transport's own endpoints.
+        let webhooks = webhookTransport.map { RoutedWebhookTransport(listeners: WebhookListeners(), others: $0) }
         let engine = Engine(
             store: store, settings: engineSettings, clock: clock, metrics: metrics,
             draw: { layout, scope, now in renderer.render(layout, scope: scope, now: now) },
             transport: openTransport(TransportOptions(
                 timeout: .milliseconds(Int64(engineSettings.delivery.requestTimeout * 1000)), connections: engineSettings.delivery.connections,
                 logger: logger
-            )), webhookTransport: webhookTransport, logger: logger
+            )), webhookTransport: webhooks, logger: logger
         )
 
         let (adminKey, adminKeyPath) = try AdminKey.resolve(configuration: configuration)
@@ -173,7 +176,9 @@ public struct Islet: Sendable {
         EventRoutes(engine: engine, settings: configuration.streams, authentication: authentication)
             .add(to: router, webSocketRouter: webSocketRouter)
         LayoutRoutes(engine: engine).add(to: router)
-        WebhookRoutes(engine: engine, maxBodySize: configuration.server.maxBodySize).add(to: router)
+        WebhookRoutes(
+            engine: engine, maxBodySize: configuration.server.maxBodySize, listeners: webhooks?.listeners, authentication: authentication, logger: logger
+        ).add(to: router, webSocketRouter: webSocketRouter)
         DisplayRoutes(engine: engine).add(to: router)
 
         var services = engine.services

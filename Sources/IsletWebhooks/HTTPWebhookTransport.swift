@@ -48,18 +48,10 @@ public final class HTTPWebhookTransport: WebhookTransport, Service {
             let client = try client(for: url, address: address, timeout: timeout)
             var request = HTTPClientRequest(url: url.text)
             request.method = .POST
-            // The request's own time, as the receiver's clock reads it (it refuses one more than 5
-            // minutes off): the wall clock's, whatever clock the engine runs on. `time` (the
-            // engine's) says which secrets sign.
-            let timestamp = Int64(Date().timeIntervalSince1970)
-            let body = Array(event.body.utf8)
-            let secrets = endpoint.signingSecrets(at: time).compactMap(WebhookSecret.init)
-            request.headers.add(name: "Content-Type", value: "application/json")
+            let signed = SignedWebhook(event, for: endpoint, at: time)
             request.headers.add(name: "User-Agent", value: "Islet-Webhooks/1")
-            request.headers.add(name: "webhook-id", value: event.id)
-            request.headers.add(name: "webhook-timestamp", value: String(timestamp))
-            request.headers.add(name: "webhook-signature", value: WebhookSignature.header(id: event.id, timestamp: timestamp, body: body, secrets: secrets))
-            request.body = .bytes(ByteBuffer(bytes: body))
+            for (name, value) in signed.headers { request.headers.add(name: name, value: value) }
+            request.body = .bytes(ByteBuffer(bytes: signed.body))
             let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1_000)))
             var read = ByteBuffer()
             for try await chunk in response.body {

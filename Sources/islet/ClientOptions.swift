@@ -97,6 +97,21 @@ struct ClientOptions: ParsableArguments {
     }
 }
 
+/// The app a command acts for: `--app`, `ISLET_APP`, or the app the key belongs to.
+struct AppOption: ParsableArguments {
+    @Option(help: "The app (needed with the admin key; env ISLET_APP).")
+    var app: String?
+
+    func bundleId(_ client: IsletClient) async throws -> BundleID {
+        if let app = ClientOptions.app(app) { return app }
+        let apps = try await client.apps()
+        guard apps.count == 1, let own = apps.first else {
+            throw ValidationError("With the admin key, name the app: --app <bundleId> (or ISLET_APP).")
+        }
+        return own.bundleId
+    }
+}
+
 /// Where the key a command sends comes from: what a refusal and `islet status` say.
 enum KeySource: Equatable {
     /// `--key`.

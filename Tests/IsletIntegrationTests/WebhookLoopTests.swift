@@ -121,6 +121,44 @@ struct WebhookLoopTests {
         }
     }
 
+    /// `islet webhooks listen --forward-to`: the app's events reach a receiver on this machine,
+    /// signed with the secret the command prints, which the reference verifier checks; the
+    /// command prints a line for each; once it ends, so does its endpoint.
+    @Test(.enabled(if: standardWebhooksAvailable, "needs the standardwebhooks package (pip)"))
+    func listenForwardsSignedEventsAndItsEndpointEndsWithIt() async throws {
+        try await withHTTPClient { http in
+            try await WebhookReceiver.with { receiver in
+                let data = DataDirectory()
+                let server = try await ServerProcess(data: data, environment: ["ISLET_APNS_ENABLED": "false"])
+                let app = try await IsletClient(server: server.url, key: data.adminKey, http: http).createApp(bundleId: "com.example.rides")
+                let client = IsletClient(server: server.url, key: app.apiKey, http: http)
+                let listen = try await ChildProcess(
+                    isletBinary, ["webhooks", "listen", "--forward-to", receiver.url, "--events", "activity.*"],
+                    environment: ["ISLET_URL": server.url, "ISLET_KEY": app.apiKey]
+                )
+                let secret = try await listen.waitFor("the session's secret") { output in
+                    output.split(separator: "\n").first { $0.hasPrefix("Signing secret for this session: ") }.map { String($0.split(separator: " ").last!) }
+                }
+                try secret.write(to: receiver.secretFile, atomically: true, encoding: .utf8)
+                #expect(try await client.webhooks(bundleId: "com.example.rides").map(\.url).allSatisfy { $0.hasPrefix("listen:") })
+
+                let ride = try await client.start(ride(1))
+                _ = try await client.update(ride.id, step: 1)
+                _ = try await eventually("both events forwarded") { receiver.answered() >= 2 ? true : nil }
+                let received = try receiver.requests()
+                #expect(received.count == 2 && received.allSatisfy { $0.verified && $0.activity == ride.id }, "\(received)")
+                _ = try await eventually("a line for each") { listen.output.components(separatedBy: "→ 200").count == 3 ? true : nil }
+                #expect(listen.output.contains("activity.started") && listen.output.contains("activity.updated"), "\(listen.output)")
+
+                #expect(await listen.stop(SIGINT).status != 9, "listen did not end on Ctrl-C")
+                _ = try await eventually("its endpoint gone") {
+                    try await client.webhooks(bundleId: "com.example.rides").isEmpty ? true : nil
+                }
+                #expect(await server.stop(signal: SIGTERM) == 0)
+            }
+        }
+    }
+
     static let adminKey = "islet-webhook-test-admin-key-0001"
 
     /// Each activity's webhook ids, in the log's order, as its history says.

@@ -208,6 +208,7 @@ import Testing
             try await tour.send(.GET, "\(hooks)/attempts?limit=5", key: appKey, 200)
             try await tour.send(.DELETE, hooks, key: appKey, 204)
             try await tour.send(.DELETE, hooks, key: appKey, 404)
+            try await tour.send(.GET, "/v1/apps/\(app)/webhooks/listen?events=activity.*", key: appKey, 400)
 
             try await tour.send(.POST, "/v1/devices", key: admin, example: "phone", 201)
             try await tour.send(.GET, "/v1/devices", key: appKey, 200)
@@ -305,10 +306,11 @@ import Testing
             try await tour.send(.POST, "/v1/deliveries/12345/retry", key: admin, 404)
             try await tour.send(.POST, "/v1/deliveries/12345/retry", key: appKey, 404)
 
-            // The streams' own answers are followed by StreamTests, a delivery sent again by
-            // DeliveryLoopTests (it needs one Apple refused); here only their refusals.
+            // The streams' own answers are followed by StreamTests, a listening session by
+            // WebhookLoopTests (the CLI's), a delivery sent again by DeliveryLoopTests (it needs
+            // one Apple refused); here only their refusals.
             let unanswered = document.operations.map(\.id).filter { !tour.succeeded.contains($0) }
-            #expect(unanswered.sorted() == ["events", "eventsWebSocket", "retryDelivery"])
+            #expect(unanswered.sorted() == ["events", "eventsWebSocket", "listenWebhooks", "retryDelivery"])
         }
     }
 }

@@ -40,7 +40,7 @@ struct RouteMatrixTests {
             try await World.with(islet) { world in
                 for row in rows {
                     let proxied = try #require(row.cells[Caller.proxy.rawValue])
-                    let refused = Cell(status: row.request.contains("/v1/events/ws") ? 4401 : 401, reason: "unauthorized")
+                    let refused = Cell(status: World.isWebSocket(row.request) ? 4401 : 401, reason: "unauthorized")
                     try await Self.check(row, in: world, as: [(.keyless, proxied.status < 400 ? proxied : refused)])
                 }
                 try await world.expectNothingOfAChanged()
@@ -173,6 +173,7 @@ struct RouteMatrixTests {
         "POST /v1/apps/{bundleId}/webhooks/{id}/test · A's": { $0.fill(["id": $0.webhook]) },
         "POST /v1/apps/{bundleId}/webhooks/{id}/replay · A's": { $0.fill(["id": $0.webhook], body: #"{"since":"evt_1"}"#) },
         "GET /v1/apps/{bundleId}/webhooks/{id}/attempts · A's": { $0.fill(["id": $0.webhook]) },
+        "GET /v1/apps/{bundleId}/webhooks/listen · A": { $0.fill() },
         "POST /v1/apps/{bundleId}/channels · A": { $0.fill(body: #"{"storagePolicy":0}"#) },
         "GET /v1/apps/{bundleId}/channels · A": { $0.fill() },
         "DELETE /v1/apps/{bundleId}/channels/{channelId} · A's": { $0.fill() },
@@ -602,6 +603,11 @@ struct World: Sendable {
         [("apns-topic", app(caller) + ".push-type.liveactivity"), ("apns-push-type", "liveactivity")]
     }
 
+    /// Whether a request or path is a WebSocket's: the event stream's, or a listening session's.
+    static func isWebSocket(_ path: String) -> Bool {
+        path.contains("/v1/events/ws") || path.contains("/webhooks/listen")
+    }
+
     /// Sends a request as `caller`, over a raw connection with exactly these headers. An event
     /// stream that is served is read until `marker`'s event arrives; a WebSocket refused, up to
     /// its close frame.
@@ -611,13 +617,14 @@ struct World: Sendable {
     ) async throws -> Answer {
         var path = sent.path
         var headers: [String] = []
-        let stream = path.hasPrefix("/v1/events")
-        let webSocket = path.hasPrefix("/v1/events/ws")
+        let webSocket = Self.isWebSocket(path)
+        let stream = path.hasPrefix("/v1/events") || webSocket
         switch caller {
         case .proxy: headers.append("X-Forwarded-For: 203.0.113.7")
         case .otherApp, .otherDevice:
             let key = caller == .otherApp ? b.apiKey : phone2Key
-            if stream {
+            // The event streams take their key as a browser sends it; a listening session, in its header.
+            if path.hasPrefix("/v1/events") {
                 path += (path.contains("?") ? "&" : "?") + "key=\(key)"
             } else {
                 headers.append("Authorization: Bearer \(key)")

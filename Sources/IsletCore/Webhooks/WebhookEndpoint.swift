@@ -65,6 +65,13 @@ public struct WebhookEndpoint: Hashable, Sendable {
         return [secret, previousSecret]
     }
 
+    /// The URL scheme of a listening session's endpoint (`islet webhooks listen`): its events go
+    /// down the session's WebSocket, on the node that holds it.
+    public static let listenerScheme = "listen:"
+
+    /// Whether it is a listening session's endpoint.
+    public var isListener: Bool { url.hasPrefix(Self.listenerScheme) }
+
     /// Whether a node other than `node` sends its events at `now`.
     public func isLeased(toAnotherThan node: String, at now: Date) -> Bool {
         guard let leaseOwner, leaseOwner != node, let leaseUntil else { return false }

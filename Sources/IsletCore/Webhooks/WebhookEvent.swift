@@ -40,7 +40,8 @@ public struct WebhookEventSelection: Hashable, Sendable, Codable {
                 )
             }
         }
-        self.names = names
+        // None named: every event, as `*` says.
+        self.names = names.isEmpty ? ["*"] : names
     }
 
     public init(from decoder: any Decoder) throws {
@@ -53,7 +54,7 @@ public struct WebhookEventSelection: Hashable, Sendable, Codable {
 
     /// Whether the endpoint gets events of `type` (a test event always).
     public func includes(_ type: WebhookEventType) -> Bool {
-        names.isEmpty || type == .webhookTest
+        type == .webhookTest
             || names.contains { $0 == "*" || $0 == type.rawValue || ($0.hasSuffix(".*") && $0.dropLast(2) == type.family) }
     }
 }

@@ -88,6 +88,9 @@ extension Engine {
         defer { webhooks.endpointsChanged() }
         return try await write { tx in
             var endpoint = try Self.requireWebhook(id, bundleId: bundleId, in: tx)
+            if url != nil, endpoint.isListener {
+                throw IsletError(.invalidRequest, "A listening session's endpoint (islet webhooks listen) keeps its address; it ends with its session.")
+            }
             if let url { endpoint.url = url }
             if let events = change.events { endpoint.events = events }
             if let description = change.description { endpoint.description = description }

@@ -38,6 +38,8 @@ final class WebhookSignals: Sendable {
     let changed = Atomic<Bool>(true)
     /// Whether there is an enabled endpoint: only then does a commit wake the dispatcher.
     let active = Atomic<Bool>(false)
+    /// This node, as an endpoint's lease names it: host, process, and a random part.
+    let node = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8).lowercased())"
 
     /// Wakes the dispatcher for new events, when an endpoint wants them.
     func eventsCommitted() {
@@ -65,8 +67,7 @@ final class WebhookDispatcher: Service {
     private let transport: any WebhookTransport
     private let settings: WebhookSettings
     private let logger: Logger
-    /// This node, as an endpoint's lease names it: host, process, and a random part.
-    let node = "\(ProcessInfo.processInfo.hostName)/\(ProcessInfo.processInfo.processIdentifier)/\(UUID().uuidString.prefix(8).lowercased())"
+    private var node: String { engine.webhooks.node }
     /// Endpoints with a round in flight.
     private let busy = Mutex(Set<String>())
     /// Per endpoint: events after its cursor already answered 2xx (sent again only after a restart).
@@ -98,12 +99,14 @@ final class WebhookDispatcher: Service {
                     // Endpoints are read again when one changed on this node, and every second
                     // (another node's changes); commits wake the loop only while there are some.
                     if engine.webhooks.changed.exchange(false, ordering: .relaxed) || now.timeIntervalSince(readAt) >= 1 {
-                        endpoints = try await engine.read { try $0.webhookEndpoints(bundleId: nil) }.filter(\.enabled)
+                        let stored = try await engine.read { try $0.webhookEndpoints(bundleId: nil) }
+                        try await engine.removeAbandonedWebhookListeners(stored)
+                        endpoints = stored.filter(\.enabled)
                         readAt = now
                         engine.webhooks.active.store(!endpoints.isEmpty, ordering: .relaxed)
                     }
                     var next = readAt.addingTimeInterval(1)
-                    for endpoint in endpoints where !isLeasedElsewhere(endpoint, at: now) {
+                    for endpoint in endpoints where sendsHere(endpoint, at: now) {
                         if let due = endpoint.nextAttemptAt, due > now {
                             next = min(next, due)
                             continue
@@ -125,10 +128,12 @@ final class WebhookDispatcher: Service {
         }
     }
 
-    /// Whether another node sends this endpoint's events now (only on a shared store: alone, a
-    /// lease left by this node's previous run is its own).
-    private func isLeasedElsewhere(_ endpoint: WebhookEndpoint, at now: Date) -> Bool {
-        engine.store.isShared && endpoint.isLeased(toAnotherThan: node, at: now)
+    /// Whether this node sends the endpoint's events now: a listening session's only on its
+    /// node, while its lease holds; another unless another node holds it (only on a shared
+    /// store: alone, a lease left by this node's previous run is its own).
+    private func sendsHere(_ endpoint: WebhookEndpoint, at now: Date) -> Bool {
+        if endpoint.isListener { return endpoint.leaseOwner == node && endpoint.leaseUntil.map { $0 > now } ?? false }
+        return !(engine.store.isShared && endpoint.isLeased(toAnotherThan: node, at: now))
     }
 
     /// One round of one endpoint: a page of its events sent, its progress written; whether
@@ -155,7 +160,7 @@ final class WebhookDispatcher: Service {
         let cached = snapshots.withLock { $0[id] ?? [:] }
         let now = engine.clock.now()
         let (endpoint, events, covered, known) = try await engine.read { store -> (WebhookEndpoint?, [WebhookEvent], EventID, [ActivityID: (event: EventID, activity: Activity)]) in
-            guard let endpoint = try store.webhookEndpoint(id), endpoint.enabled, !self.isLeasedElsewhere(endpoint, at: now),
+            guard let endpoint = try store.webhookEndpoint(id), endpoint.enabled, self.sendsHere(endpoint, at: now),
                   endpoint.nextAttemptAt.map({ $0 <= now }) ?? true
             else { return (nil, [], 0, cached) }
             var known = cached
@@ -186,6 +191,8 @@ final class WebhookDispatcher: Service {
         if endpoint.leaseOwner == node, let until = endpoint.leaseUntil, until.timeIntervalSince(now) >= settings.lease * 0.75 {
             return endpoint
         }
+        // A listening session renews its own.
+        if endpoint.isListener { return sendsHere(endpoint, at: now) ? endpoint : nil }
         let shared = engine.store.isShared
         return try await engine.write { [node, settings] tx -> WebhookEndpoint? in
             guard var stored = try tx.webhookEndpoint(endpoint.id), stored.updatedAt == endpoint.updatedAt, stored.cursor == endpoint.cursor,

@@ -1,15 +1,35 @@
 import Foundation
 import Hummingbird
+import HummingbirdWebSocket
 import IsletCore
 import IsletEngine
+import IsletWebhooks
+import Logging
+import NIOWebSocket
 
 /// `/v1/apps/{bundleId}/webhooks`: where an app's events go (docs/webhooks.md). The app's key
 /// or the admin's.
 struct WebhookRoutes {
     let engine: Engine
     let maxBodySize: Int
+    /// The listening sessions on this node; `nil` when it sends no webhooks.
+    let listeners: WebhookListeners?
+    /// Who a WebSocket upgrade speaks for, as the middleware decides it for every other request.
+    let authentication: Authentication
+    let logger: Logger
 
-    func add(to router: Router<IsletRequestContext>) {
+    func add(to router: Router<IsletRequestContext>, webSocketRouter: Router<IsletRequestContext>) {
+        // Reached when a request to the WebSocket path was not upgraded: say why.
+        router.get("v1/apps/:bundleId/webhooks/listen") { request, context -> Response in
+            _ = try app(context)
+            _ = try listenEvents(request)
+            throw IsletError(.invalidRequest, "This is a WebSocket endpoint: connect with a WebSocket client (Upgrade: websocket), or run islet webhooks listen.")
+        }
+        webSocketRouter.ws("v1/apps/:bundleId/webhooks/listen") { _, _ in
+            .upgrade([:])
+        } onUpgrade: { inbound, outbound, context in
+            try await listen(inbound: inbound, outbound: outbound, context: context)
+        }
         router.post("v1/apps/:bundleId/webhooks", use: create)
         router.get("v1/apps/:bundleId/webhooks", use: list)
         router.get("v1/apps/:bundleId/webhooks/:id", use: get)
@@ -80,6 +100,67 @@ struct WebhookRoutes {
         let since = try await request.decodeJSON(ReplayWebhookBody.self, limit: maxBodySize).parsed()
         let endpoint = try await engine.replayWebhook(try endpoint(context), bundleId: bundleId, sinceEvent: since.event, sinceTime: since.time)
         return try Response.json(view(endpoint))
+    }
+
+    /// The events a listening session asks for (`?events=activity.*,delivery.failed`; all when absent).
+    private func listenEvents(_ request: Request) throws -> WebhookEventSelection {
+        let names = request.query("events").map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } } ?? []
+        return try WebhookEventSelection(names)
+    }
+
+    /// A listening session (`islet webhooks listen`): an endpoint made for it, its events sent
+    /// down the socket and its answers read back, its lease renewed while it lasts, and the
+    /// endpoint deleted when it ends. A refusal is a close code, 4000 + the HTTP status.
+    func listen(inbound: WebSocketInboundStream, outbound: WebSocketOutboundWriter, context: WebSocketRouterContext<IsletRequestContext>) async throws {
+        let endpoint: WebhookEndpoint
+        let listeners: WebhookListeners
+        do {
+            var requestContext = context.requestContext
+            try await authentication.authenticate(context.request, &requestContext)
+            let bundleId = try requestContext.actingApp(requested: try requestContext.parameters.require("bundleId"))
+            let events = try listenEvents(context.request)
+            guard let available = self.listeners else {
+                throw IsletError(.unavailable, "This server sends no webhooks (webhooks.enabled is off on this node).")
+            }
+            listeners = available
+            endpoint = try await engine.openWebhookListener(bundleId: bundleId, events: events, description: "islet webhooks listen")
+        } catch let error as IsletError {
+            let code = UInt16(4000 + Int(error.reason.httpStatus.code))
+            let reason = String(decoding: "\(error.reason.rawValue): \(error.message)".utf8.prefix(120), as: UTF8.self)
+            try await outbound.close(.unknown(code), reason: reason)
+            return
+        }
+        let requests = listeners.open(endpoint.id)
+        defer { listeners.close(endpoint.id) }
+        do {
+            let ready = WebhookListenMessage(type: .ready, webhook: WebhookEndpointView(endpoint, showingSecret: true, now: engine.clock.now()))
+            try await outbound.write(.text(String(decoding: try WireFormat.encoder().encode(ready), as: UTF8.self)))
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await request in requests {
+                        try await outbound.write(.text(String(decoding: try WireFormat.encoder().encode(request), as: UTF8.self)))
+                    }
+                }
+                group.addTask {
+                    // The lease, renewed four times a lease, so no other node takes the endpoint.
+                    while try await engine.renewWebhookListener(endpoint.id) {
+                        try await engine.clock.sleep(until: engine.clock.now().addingTimeInterval(engine.webhookListenerRenewal))
+                    }
+                }
+                for try await message in inbound.messages(maxSize: 1 << 20) {
+                    guard case .text(let text) = message,
+                          let answer = try? WireFormat.decoder().decode(WebhookListenMessage.self, from: Data(text.utf8)), answer.type == .response
+                    else { continue }
+                    listeners.answer(endpoint.id, answer)
+                }
+                group.cancelAll()
+            }
+        } catch {
+            logger.debug("A listening session ended", metadata: ["endpoint": "\(endpoint.id)", "error": "\(error)"])
+        }
+        listeners.close(endpoint.id)
+        // Not cancelled with the connection's task: the endpoint goes now, not when its lease ends.
+        await Task { [engine] in try? await engine.closeWebhookListener(endpoint.id) }.value
     }
 
     @Sendable func attempts(_ request: Request, context: IsletRequestContext) async throws -> Response {
