@@ -79,6 +79,7 @@ public final class Engine: Sendable {
     /// before the store does (`PhoneBudget`).
     let inFlightBudget = PhoneBudget.InFlight()
     let settings: EngineSettings
+    let metrics: any EngineMetrics
     let logger: Logger
 
     /// Builds the engine over an opened store.
@@ -107,6 +108,7 @@ public final class Engine: Sendable {
         self.fanOut = FanOut(log: store.commits, bus: bus, metrics: metrics, tally: tally, deadlines: deadlines, deliveries: deliveryWake, webhooks: webhooks)
         self.presentations = Presentations(draw: draw, clock: clock)
         self.settings = settings
+        self.metrics = metrics
         self.listening = Gate(open: !settings.delivery.waitsForListener)
         self.logger = logger
         let keys = self.keys

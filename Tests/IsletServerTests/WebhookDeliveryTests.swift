@@ -115,6 +115,16 @@ struct WebhookDeliveryTests {
             let state = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks/\(endpoint)", key: key)
             #expect(state.json["failing"] == nil && state.json["enabled"] == true, "\(state.json)")
             #expect(logged.filter { $0["status"] == 500 }.allSatisfy { $0["response"] == "failing on purpose" })
+            // And the metrics (docs/operations.md).
+            let metrics = try await islet.request(.GET, "/metrics").text
+            #expect(metrics.contains(#"islet_webhook_requests_total{status="500"} 3"#), "\(metrics)")
+            #expect(metrics.contains(#"islet_webhook_requests_total{status="200"} \#(requests - 3)"#))
+            // As the dispatcher read the endpoint last: sending, or failing before its last retry.
+            let endpoints = ["sending", "failing"].map { state in
+                metrics.split(separator: "\n").first { $0.hasPrefix(#"islet_webhook_endpoints{state="\#(state)"}"#) }.flatMap { Double($0.split(separator: " ").last!) } ?? 0
+            }
+            #expect(endpoints.reduce(0, +) == 1, "\(endpoints)")
+            #expect(metrics.contains(#"islet_webhook_endpoints{state="disabled"} 0.0"#))
         }
     }
 }

@@ -11,6 +11,16 @@ public protocol EngineMetrics: Sendable {
     func eventCoalesced()
     /// A subscriber fell so far behind that it was disconnected.
     func subscriberOverflowed()
+    /// A webhook request was answered (or failed without an answer).
+    func webhookAnswered(_ answer: WebhookAnswer)
+    /// The webhook endpoints, as the dispatcher last read them: enabled and sending, holding
+    /// on a failing event, disabled.
+    func webhookEndpoints(sending: Int, failing: Int, disabled: Int)
+}
+
+extension EngineMetrics {
+    public func webhookAnswered(_ answer: WebhookAnswer) {}
+    public func webhookEndpoints(sending: Int, failing: Int, disabled: Int) {}
 }
 
 /// Metrics that count nothing.

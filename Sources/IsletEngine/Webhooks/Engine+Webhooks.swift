@@ -189,6 +189,7 @@ extension Engine {
             activityId: nil, deviceId: nil, data: data
         )
         let answer = await webhookTransport.send(event, to: endpoint, at: now, timeout: settings.webhooks.timeout)
+        metrics.webhookAnswered(answer)
         let attempt = WebhookAttempt(
             endpointId: id, event: event.id, type: .webhookTest, attempt: 1, at: now, status: answer.status, error: answer.error,
             latencyMs: answer.latencyMs, response: answer.response

@@ -102,6 +102,10 @@ final class WebhookDispatcher: Service {
                         let stored = try await engine.read { try $0.webhookEndpoints(bundleId: nil) }
                         try await engine.removeAbandonedWebhookListeners(stored)
                         endpoints = stored.filter(\.enabled)
+                        engine.metrics.webhookEndpoints(
+                            sending: endpoints.count { $0.failingEvent == nil }, failing: endpoints.count { $0.failingEvent != nil },
+                            disabled: stored.count - endpoints.count
+                        )
                         readAt = now
                         engine.webhooks.active.store(!endpoints.isEmpty, ordering: .relaxed)
                     }
@@ -245,6 +249,7 @@ final class WebhookDispatcher: Service {
                     for event in queue {
                         guard self.engine.clock.now() < until else { break }
                         let answer = await self.transport.send(event, to: endpoint, at: self.engine.clock.now(), timeout: self.settings.timeout)
+                        self.engine.metrics.webhookAnswered(answer)
                         answered.append((event.eventId, answer))
                         if !answer.succeeded { break }
                     }

@@ -27,6 +27,8 @@ public final class ServerMetrics: EngineMetrics {
     private let changesRunAgain: MirroredCounter
     private let eventReads = Mutex([String: MirroredCounter]())
     private let storeWritable: Gauge
+    private let webhookLatency: DurationHistogram
+    private let webhookEndpoints: [String: Gauge]
     private let credentialsRefused: Gauge
 
     /// Creates the metrics in `registry`.
@@ -101,6 +103,17 @@ public final class ServerMetrics: EngineMetrics {
         storeWritable = registry.makeGauge(descriptor: .islet(
             "store_writable", help: "1 while the store takes writes; 0 once they fail for the storage's own reasons (a full disk)."
         ))
+        webhookLatency = registry.makeDurationHistogram(
+            descriptor: .islet("webhook_latency", unit: "seconds", help: "From sending a webhook request to its answer (or its failure)."),
+            buckets: [.milliseconds(5), .milliseconds(10), .milliseconds(25), .milliseconds(50), .milliseconds(100),
+                      .milliseconds(250), .milliseconds(500), .seconds(1), .seconds(2.5), .seconds(5), .seconds(10), .seconds(30)]
+        )
+        webhookEndpoints = Dictionary(uniqueKeysWithValues: ["sending", "failing", "disabled"].map { state in
+            (state, registry.makeGauge(
+                descriptor: .islet("webhook_endpoints", help: "Webhook endpoints: sending, holding on a failing event, or disabled."),
+                labels: [("state", state)]
+            ))
+        })
         outboxDepth = registry.makeGauge(descriptor: .islet("outbox_depth", help: "Deliveries not finished: waiting, held or being sent."))
         outboxOldest = registry.makeGauge(descriptor: .islet(
             "outbox_oldest_age", unit: "seconds", help: "How long the oldest unfinished delivery has waited."
@@ -131,6 +144,21 @@ public final class ServerMetrics: EngineMetrics {
     public func subscriberCountChanged(by delta: Int) { subscribers.increment(by: Double(delta)) }
     public func eventCoalesced() { coalesced.increment() }
     public func subscriberOverflowed() { overflows.increment() }
+
+    public func webhookAnswered(_ answer: WebhookAnswer) {
+        // By status: "none" when there was no answer (refused, timed out, a refused address).
+        registry.makeCounter(
+            descriptor: .islet("webhook_requests", unit: "total", help: "Webhook requests, by the answer's HTTP status."),
+            labels: [("status", answer.status.map(String.init) ?? "none")]
+        ).increment()
+        webhookLatency.record(.milliseconds(answer.latencyMs))
+    }
+
+    public func webhookEndpoints(sending: Int, failing: Int, disabled: Int) {
+        webhookEndpoints["sending"]?.set(Double(sending))
+        webhookEndpoints["failing"]?.set(Double(failing))
+        webhookEndpoints["disabled"]?.set(Double(disabled))
+    }
 
     /// The outbox's depth and the age of its oldest unfinished delivery, as a scrape finds them.
     func setOutbox(_ health: DeliveryHealth, now: Date) {
