@@ -57,6 +57,8 @@ struct Ingest: AsyncParsableCommand {
         var failed: Int
         /// Changes the store ran again during the measured seconds (`Target.changesRunAgain`).
         var runAgain: Int?
+        /// Updates acknowledged in all, the warm-up's too.
+        var acknowledgedWithWarmUp = 0
         /// The server's CPU seconds per acknowledged update.
         var serverCPUPerUpdate: Double { cpu.server / rate }
     }
@@ -74,29 +76,30 @@ struct Ingest: AsyncParsableCommand {
         let count = activities
         var meter: CPUMeter?
         var runAgainBefore: Int?
-        let (done, failed) = try await withThrowingTaskGroup(of: (Int, Int).self) { group in
+        let (done, failed, all) = try await withThrowingTaskGroup(of: (Int, Int, Int).self) { group in
             for (index, publisher) in pool.enumerated() {
                 group.addTask {
-                    var done = 0, failed = 0, sequence = index
+                    var done = 0, failed = 0, all = 0, sequence = index
                     while clock.now < end {
                         sequence += pool.count
                         let accepted = try await publisher.update(sequence % count, state: size.state(sequence: sequence))
+                        if accepted { all += 1 }
                         let finished = clock.now
                         guard finished >= start, finished < end else { continue }
                         if accepted { done += 1 } else { failed += 1 }
                     }
-                    return (done, failed)
+                    return (done, failed, all)
                 }
             }
             try await Task.sleep(until: start, clock: clock)
             meter = CPUMeter(target)
             runAgainBefore = try await target.changesRunAgain()
-            return try await group.reduce(into: (0, 0)) { $0.0 += $1.0; $0.1 += $1.1 }
+            return try await group.reduce(into: (0, 0, 0)) { $0.0 += $1.0; $0.1 += $1.1; $0.2 += $1.2 }
         }
         let cpu = meter!.use()
         let runAgain = try await target.changesRunAgain().map { $0 - (runAgainBefore ?? 0) }
         for publisher in pool { await publisher.close() }
-        return Result(rate: Double(done) / seconds, cpu: cpu, failed: failed, runAgain: runAgain)
+        return Result(rate: Double(done) / seconds, cpu: cpu, failed: failed, runAgain: runAgain, acknowledgedWithWarmUp: all)
     }
 }
 

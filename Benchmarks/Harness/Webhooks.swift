@@ -1,0 +1,140 @@
+import ArgumentParser
+import Foundation
+import Hummingbird
+import NIOCore
+import NIOHTTP1
+import Synchronization
+
+/// `islet-bench webhooks` (issue 43): what webhook endpoints cost an update. The same closed
+/// loop as `ingest`, on an Islet with 0, 1 and 5 endpoints of the app, each pointing at a
+/// receiver in this process that answers 200 at once; beside each, the webhook requests the
+/// receiver took per second, and how long after the loop the last one came.
+struct WebhooksBench: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "webhooks", abstract: "Updates per second and server CPU per update with 0, 1 and 5 webhook endpoints."
+    )
+
+    @OptionGroup var systems: Systems
+
+    @Option(help: "Endpoint counts to compare (comma-separated).")
+    var endpoints = "0,1,5"
+
+    @Option(help: "Connections, one update in flight each.")
+    var connections = 32
+
+    @Option(help: "Activities updated round-robin.")
+    var activities = 100
+
+    @Option(help: "Seconds measured (after a warm-up of a fifth of it).")
+    var seconds = 10.0
+
+    @Option(help: "Rounds: each endpoint count measured this many times, interleaved.")
+    var rounds = 2
+
+    func run() async throws {
+        let counts = try endpoints.split(separator: ",").map { text in
+            guard let count = Int(text), (0...20).contains(count) else { throw ValidationError("--endpoints: counts from 0 to 20.") }
+            return count
+        }
+        let receiver = try await WebhookReceiver.start()
+        defer { receiver.stop() }
+        var results: [Int: [Ingest.Result]] = [:]
+        for _ in 0..<rounds {
+            for count in counts {
+                let (line, result) = try await measure(count, receiver: receiver)
+                print(line)
+                results[count, default: []].append(result)
+            }
+        }
+        guard let base = results[0].map({ $0.map(\.rate).reduce(0, +) / Double($0.count) }), base > 0 else { return }
+        let baseCPU = results[0]!.map(\.serverCPUPerUpdate).reduce(0, +) / Double(results[0]!.count)
+        for count in counts where count > 0 {
+            let runs = results[count] ?? []
+            let rate = runs.map(\.rate).reduce(0, +) / Double(runs.count)
+            let cpu = runs.map(\.serverCPUPerUpdate).reduce(0, +) / Double(runs.count)
+            print(
+                "webhooks: \(count) endpoint\(count == 1 ? "" : "s"): throughput \(String(format: "%.2f", rate / base))× of none"
+                    + " (cost \(String(format: "%.0f", (1 - rate / base) * 100))%), server CPU per update \(String(format: "%.2f", cpu / baseCPU))×"
+            )
+        }
+    }
+
+    /// One Islet with `count` endpoints: the loop's line, and its result.
+    func measure(_ count: Int, receiver: WebhookReceiver) async throws -> (String, Ingest.Result) {
+        let target = try await IsletTarget.start(systems, durability: "normal", fleet: Fleet(activities: activities, devices: max(1, activities / 100)), transport: .sse)
+        defer { target.stop() }
+        let setup = try await HTTPConnection.connect(port: target.server.port)
+        for index in 0..<count {
+            let (status, body) = try await setup.send(
+                .POST, "/v1/apps/com.bench/webhooks", headers: [("Authorization", "Bearer \(target.key)")],
+                body: ByteBuffer(string: #"{"url": "http://127.0.0.1:\#(receiver.port)/hook/\#(index)", "events": ["activity.updated"]}"#)
+            )
+            guard status == 201 else { throw HarnessError("making a webhook endpoint: \(status) \(String(buffer: body))") }
+        }
+        await setup.close()
+        let before = receiver.received
+        let started = ContinuousClock.now
+        let result = try await Ingest.closedLoop(target, size: .tiny, connections: connections, activities: activities, seconds: seconds)
+        let loopEnded = ContinuousClock.now
+        let duringLoop = receiver.received - before
+        // Every acknowledged update, warm-up included, makes one request per endpoint; the
+        // last comes once the endpoints' backlogs drain.
+        let expected = count * result.acknowledgedWithWarmUp
+        var drained = 0.0
+        if count > 0 {
+            let deadline = loopEnded.advanced(by: .seconds(120))
+            while receiver.received - before < expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            drained = (ContinuousClock.now - loopEnded) / .seconds(1)
+        }
+        let got = receiver.received - before
+        let loopSeconds = (loopEnded - started) / .seconds(1)
+        var line = "webhooks \(target.label), \(count) endpoint\(count == 1 ? "" : "s"): \(grouped(result.rate)) updates/s"
+            + " (\(result.cpu.text); server CPU per update \(grouped(result.serverCPUPerUpdate * 1e6)) µs)"
+        if count > 0 {
+            line += "; receiver took \(grouped(Double(duringLoop) / loopSeconds)) requests/s during the loop,"
+                + " \(grouped(Double(got))) of \(grouped(Double(expected))) in all, the last \(String(format: "%.1f", drained)) s after it"
+        }
+        return (line, result)
+    }
+}
+
+/// A webhook receiver in this process (Hummingbird, HTTP/1.1): counts each request, answers
+/// 200 at once.
+final class WebhookReceiver: Sendable {
+    let port: Int
+    private let count: Counter
+    private let task: Task<Void, any Error>
+
+    var received: Int { count.value.load(ordering: .relaxed) }
+
+    private init(port: Int, count: Counter, task: Task<Void, any Error>) {
+        self.port = port
+        self.count = count
+        self.task = task
+    }
+
+    static func start() async throws -> WebhookReceiver {
+        let counter = Counter()
+        let router = Router()
+        router.post("/hook/:n") { request, _ -> HTTPResponse.Status in
+            _ = try await request.body.collect(upTo: 1 << 20)
+            counter.value.add(1, ordering: .relaxed)
+            return .ok
+        }
+        let (ports, bound) = AsyncStream<Int>.makeStream()
+        let app = Application(
+            router: router, configuration: .init(address: .hostname("127.0.0.1", port: 0)),
+            onServerRunning: { channel in bound.yield(channel.localAddress?.port ?? 0) }
+        )
+        let task = Task { try await app.runService() }
+        var iterator = ports.makeAsyncIterator()
+        guard let port = await iterator.next(), port > 0 else { throw HarnessError("the webhook receiver did not listen") }
+        return WebhookReceiver(port: port, count: counter, task: task)
+    }
+
+    func stop() { task.cancel() }
+
+    private final class Counter: Sendable {
+        let value = Atomic<Int>(0)
+    }
+}
