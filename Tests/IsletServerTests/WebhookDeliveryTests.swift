@@ -22,6 +22,35 @@ struct WebhookDeliveryTests {
         try await WebhookReceiver.with(failures: 3) { receiver in try await deliver(to: receiver) }
     }
 
+    /// An endpoint that wants some of an activity's events still gets the activity as it stood
+    /// at each: the ones it does not want are applied on the way (an update it skipped shows
+    /// in the end it gets).
+    @Test(.enabled(if: standardWebhooksAvailable, "needs the standardwebhooks package (pip)"), .hangDetector)
+    func anEndpointThatSkipsEventsGetsTheActivityAsItStoodAtEach() async throws {
+        try await WebhookReceiver.with { receiver in
+            try await withIslet(webhooks: true) { islet in
+                let key = try await islet.createApp("com.example.rides")
+                let made = try await islet.request(
+                    .POST, "/v1/apps/com.example.rides/webhooks", key: key,
+                    body: #"{"url": "\#(receiver.url)", "events": ["activity.started", "activity.ended"]}"#
+                )
+                try #require(made.json["secret"]?.stringValue).write(to: receiver.secretFile, atomically: true, encoding: .utf8)
+                let ride = try await islet.start(key: key, state: ["eta": 10])
+                for eta in [8, 5] {
+                    let update = try await islet.request(.POST, "/v1/activities/\(ride.id)/update", key: key, body: #"{"content": {"state": {"eta": \#(eta)}}}"#)
+                    #expect(update.status == 200)
+                }
+                let ended = try await islet.request(.POST, "/v1/activities/\(ride.id)/end", key: key, body: #"{"dismissalPolicy": "immediate"}"#)
+                #expect(ended.status == 200)
+                _ = try await eventually("both events") { receiver.answered() >= 2 ? true : nil }
+                let received = try receiver.received()
+                #expect(received.map { $0["event"]?["type"] } == ["activity.started", "activity.ended"])
+                #expect(received.last?["event"]?["data"]?["activity"]?["content"]?["state"]?["eta"] == 5, "\(String(describing: received.last))")
+                #expect(received.allSatisfy { $0["verified"] == true })
+            }
+        }
+    }
+
     private func deliver(to receiver: WebhookReceiver) async throws {
         try await withIslet(webhooks: true) { islet in
             let key = try await islet.createApp("com.example.rides")

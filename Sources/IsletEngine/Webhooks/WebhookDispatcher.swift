@@ -172,12 +172,19 @@ final class WebhookDispatcher: Service {
             var covered = endpoint.cursor
             for encoded in try store.events(after: endpoint.cursor, filter: EventFilter(bundleId: endpoint.bundleId), limit: Self.page) {
                 covered = encoded.id
-                guard let event = try? encoded.decoded(), let type = WebhookEvent.type(of: event), endpoint.events.includes(type) else { continue }
+                guard let event = try? encoded.decoded() else { continue }
+                let type = WebhookEvent.type(of: event).flatMap { endpoint.events.includes($0) ? $0 : nil }
                 var activity: Activity?
-                if type.family == "activity", let activityId = event.activityId {
-                    activity = try Self.activity(activityId, after: event, known: &known, in: store)
+                if let activityId = event.activityId {
+                    // An activity already known moves on with every event of its, wanted or not
+                    // (an update not sent still shows in the end that is); one not known yet is
+                    // read when an event wants it.
+                    if known[activityId] != nil || type?.family == "activity" {
+                        activity = try Self.activity(activityId, after: event, known: &known, in: store)
+                    }
                 }
-                if let made = WebhookEvent.make(from: event, activity: activity) { events.append(made) }
+                guard let type else { continue }
+                if let made = WebhookEvent.make(from: event, activity: type.family == "activity" ? activity : nil) { events.append(made) }
             }
             return (endpoint, events, covered, known)
         }
@@ -214,10 +221,13 @@ final class WebhookDispatcher: Service {
     private static func activity(
         _ id: ActivityID, after event: Event, known: inout [ActivityID: (event: EventID, activity: Activity)], in store: any StoreReading
     ) throws -> Activity? {
-        if let (at, activity) = known[id], at < event.id, event.type != .started {
-            let next = try activity.replaying([event])
-            known[id] = (event.id, next)
-            return next
+        if let (at, activity) = known[id] {
+            if at == event.id { return activity }
+            if at < event.id, event.type != .started {
+                let next = try activity.replaying([event])
+                known[id] = (event.id, next)
+                return next
+            }
         }
         guard let current = try store.activity(id) else { return nil }
         let history = try store.history(of: id).filter { $0.id <= event.id }.map { try $0.decoded() }
