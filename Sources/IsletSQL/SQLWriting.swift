@@ -201,7 +201,11 @@ extension SQLWriting {
             tokens: try session.count("DELETE FROM pushToken WHERE token IN (SELECT token FROM pushToken WHERE retiredAt < $1 LIMIT $2)", [cutoff, limit])
                 + phoneTokens
                 + session.count("DELETE FROM phoneToken WHERE token IN (SELECT token FROM phoneToken WHERE retiredAt < $1 LIMIT $2)", [cutoff, limit]),
-            deliveries: deliveries
+            deliveries: deliveries,
+            // The attempt log, as old as the events it is about.
+            webhookAttempts: try session.count(
+                "DELETE FROM webhookAttempt WHERE id IN (SELECT id FROM webhookAttempt WHERE at < $1 ORDER BY id LIMIT $2)", [cutoff, limit]
+            )
         )
     }
 

@@ -323,8 +323,16 @@ struct UseCaseTests {
             fixture.clock.set(at(8 * 86_400))
             let rotatedLater = try await engine.rotateToken(of: withToken.id).activity
             let live = try await fixture.start(ride(2), at: at(10 * 86_400)).id
+            // A webhook endpoint's attempt log, three attempts older than the cutoff and one after.
+            try await fixture.store.write(now: at(10 * 86_400)) { tx in
+                try tx.addWebhookAttempts([1, 2, 3, 9 * 86_400].map { time in
+                    WebhookAttempt(endpointId: "wh_a", event: "evt_1", type: .activityStarted, attempt: 1, at: at(time), status: 200, error: nil, latencyMs: 1, response: "ok")
+                })
+            }.value
             let purged = try await engine.purgeHistory(olderThan: 3 * 86_400)
-            #expect(purged == PurgeCount(activities: 1, events: 6, tokens: 1, deliveries: 0))
+            #expect(purged == PurgeCount(activities: 1, events: 6, tokens: 1, deliveries: 0, webhookAttempts: 3))
+            let attempts = try await fixture.store.read { try $0.webhookAttempts(endpointId: "wh_a", deadLettersOnly: false, before: nil, limit: 10) }
+            #expect(attempts.map(\.at) == [at(9 * 86_400)])
             // The token retired before the cutoff is forgotten; the one retired after it still answers 410.
             let lookups = try await fixture.store.read { store in
                 try [withToken.pushToken!, second, rotatedLater.pushToken!].map { try store.token($0) }

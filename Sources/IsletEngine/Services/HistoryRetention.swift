@@ -22,7 +22,7 @@ struct HistoryRetention: Service {
                     "Purged history older than the retention period",
                     metadata: [
                         "activities": "\(purged.activities)", "events": "\(purged.events)", "tokens": "\(purged.tokens)",
-                        "deliveries": "\(purged.deliveries)",
+                        "deliveries": "\(purged.deliveries)", "webhookAttempts": "\(purged.webhookAttempts)",
                     ]
                 )
             }

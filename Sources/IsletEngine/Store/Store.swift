@@ -458,23 +458,29 @@ public struct PurgeCount: Hashable, Sendable {
     public var tokens: Int
     /// Finished deliveries, and those of activities deleted.
     public var deliveries: Int
+    /// Webhook attempts (docs/webhooks.md): the attempt log, dead letters included.
+    public var webhookAttempts: Int
 
-    public init(activities: Int = 0, events: Int = 0, tokens: Int = 0, deliveries: Int = 0) {
+    public init(activities: Int = 0, events: Int = 0, tokens: Int = 0, deliveries: Int = 0, webhookAttempts: Int = 0) {
         self.activities = activities
         self.events = events
         self.tokens = tokens
         self.deliveries = deliveries
+        self.webhookAttempts = webhookAttempts
     }
 
     /// Whether anything was deleted.
-    public var isEmpty: Bool { activities + events + tokens + deliveries == 0 }
+    public var isEmpty: Bool { largest == 0 }
 
     /// The most rows of one kind: a batch that deleted fewer than its limit of each was the last.
-    public var largest: Int { max(activities, events, tokens, deliveries) }
+    public var largest: Int { max(activities, events, tokens, deliveries, webhookAttempts) }
 
     /// Both counts added.
     public static func + (a: PurgeCount, b: PurgeCount) -> PurgeCount {
-        PurgeCount(activities: a.activities + b.activities, events: a.events + b.events, tokens: a.tokens + b.tokens, deliveries: a.deliveries + b.deliveries)
+        PurgeCount(
+            activities: a.activities + b.activities, events: a.events + b.events, tokens: a.tokens + b.tokens, deliveries: a.deliveries + b.deliveries,
+            webhookAttempts: a.webhookAttempts + b.webhookAttempts
+        )
     }
 }
 
