@@ -165,7 +165,8 @@ public struct WebhookEvent: Sendable, Hashable {
             data.from = activity?.renewedFrom
             data.to = activity?.id
         case .tokenUpdated:
-            data.kind = "update"
+            // An activity's update token, or (the display's own, rotated) a device's push-to-start token.
+            data.kind = (try? event.data.decode(PushTokenChange.self))?.kind == .pushToStart ? "push-to-start" : "update"
             data.deviceId = event.deviceId
             data.activityId = event.activityId
         case .tokenInvalidated, .deliverySent, .deliveryFailed, .deliveryHeld:
