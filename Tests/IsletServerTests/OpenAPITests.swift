@@ -127,6 +127,25 @@ import Testing
         }
     }
 
+    /// The document's `webhooks` (OpenAPI 3.1): one per type Islet sends, each example fitting its
+    /// schema (`WebhookDeliveryTests` checks what the sender sends against them).
+    @Test func webhooksAreDocumentedWithExamplesThatFit() throws {
+        let document = try Self.embedded()
+        let webhooks = try #require(document.root["webhooks"]?.objectValue)
+        #expect(Set(WebhookEventType.allCases.map(\.rawValue)).subtracting(webhooks.keys).sorted() == [], "types the document leaves out")
+        for (type, item) in webhooks.sorted(by: { $0.key < $1.key }) {
+            let body = try #require(item["post"]?["requestBody"]?["content"]?["application/json"], "\(type)")
+            let schema = try #require(body["schema"])
+            let examples = body["examples"]?.objectValue ?? [:]
+            #expect(!examples.isEmpty, "\(type) has no example")
+            for (name, example) in examples {
+                let value = try #require(example["value"])
+                #expect(document.validator.problems(value, schema) == [], "\(type) example \(name)")
+                #expect(value["type"]?.stringValue == type, "\(type) example \(name)")
+            }
+        }
+    }
+
     /// A body decoded as `Request.decodeJSON` does: the type, refusing fields it does not take.
     private func read<T: Decodable>(_ type: T.Type, _ data: Data) throws -> T {
         try data.withUnsafeBytes { bytes throws(IsletError) in try WireFormat.decodeRequest(T.self, from: bytes) }

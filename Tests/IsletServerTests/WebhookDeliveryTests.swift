@@ -110,6 +110,13 @@ struct WebhookDeliveryTests {
             }
             let received = try receiver.received()
             #expect(received.allSatisfy { $0["verified"] == true }, "\(received.map { $0["verified"] })")
+            // Each as the OpenAPI document's `webhooks` says.
+            let document = try OpenAPITests.embedded()
+            for request in received {
+                let type = try #require(request["event"]?["type"]?.stringValue)
+                let schema = try #require(document.root["webhooks"]?[type]?["post"]?["requestBody"]?["content"]?["application/json"]?["schema"])
+                #expect(document.validator.problems(try #require(request["event"]), schema) == [], "\(type)")
+            }
             #expect(received.prefix(3).allSatisfy { $0["status"] == 500 })
             for id in ids {
                 // Each event's first 200, in the order they came: the log's order.

@@ -114,7 +114,7 @@ public struct WebhookEvent: Sendable, Hashable {
         self.activityId = activityId
         self.deviceId = deviceId
         let body = Body(
-            id: id, type: type, createdAt: createdAt.formatted(.iso8601.year().month().day().time(includingFractionalSeconds: true)),
+            id: id, type: type, createdAt: createdAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
             bundleId: bundleId, version: Self.version, data: data
         )
         self.body = (try? WireFormat.string(body)) ?? "{}"
