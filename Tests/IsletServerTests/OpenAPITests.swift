@@ -225,6 +225,7 @@ import Testing
             try await tour.send(.POST, "\(hooks)/replay", key: appKey, example: "fromEvent", 200)
             try await tour.send(.POST, "\(hooks)/replay", key: appKey, body: #"{"since": "last week"}"#, 400)
             try await tour.send(.GET, "\(hooks)/attempts?limit=5", key: appKey, 200)
+            try await tour.send(.GET, "\(hooks)/attempts?failed=yes", key: appKey, 400)
             try await tour.send(.DELETE, hooks, key: appKey, 204)
             try await tour.send(.DELETE, hooks, key: appKey, 404)
             try await tour.send(.GET, "/v1/apps/\(app)/webhooks/listen?events=activity.*", key: appKey, 400)

@@ -21,13 +21,20 @@ final class RouteTable: Sendable {
         routes.withLock { $0 = parsed }
     }
 
-    /// The methods some route takes for `path`, sorted; none when no route has the path.
+    /// The methods some route takes for `path`, sorted; none when no route has the path. Where
+    /// several patterns match, the router takes the one whose first differing segment is
+    /// written out rather than a parameter (`/webhooks/listen` before `/webhooks/{id}`), so only
+    /// that pattern's methods count.
     func methods(for path: String) -> [String] {
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        let methods = routes.withLock { routes in
-            routes.filter { Self.matches($0.segments, segments) }.map(\.method)
-        }
-        return Set(methods).sorted()
+        let matching = routes.withLock { routes in routes.filter { Self.matches($0.segments, segments) } }
+        guard let best = matching.map({ Self.literals($0.segments) }).max(by: { $0.lexicographicallyPrecedes($1) }) else { return [] }
+        return Set(matching.filter { Self.literals($0.segments) == best }.map(\.method)).sorted()
+    }
+
+    /// Per segment, whether a pattern writes it out (1) or takes any (0).
+    private static func literals(_ route: [Substring]) -> [Int] {
+        route.map { pattern in pattern == "*" || pattern == "**" || pattern.hasPrefix(":") || (pattern.hasPrefix("{") && pattern.hasSuffix("}")) ? 0 : 1 }
     }
 
     /// Whether a route's segments match a path's: a `{parameter}` or `*` takes any non-empty

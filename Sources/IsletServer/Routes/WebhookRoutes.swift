@@ -173,7 +173,10 @@ struct WebhookRoutes {
             guard let id = Int64(text), id > 0 else { throw IsletError(.invalidRequest, "before: an attempt's id.") }
             return id
         }
-        let failedOnly = request.query("failed") == "true"
+        let failedOnly = try request.query("failed").map { text throws(IsletError) -> Bool in
+            guard let failed = Bool(text) else { throw IsletError(.invalidRequest, "failed: true or false.") }
+            return failed
+        } ?? false
         let attempts = try await engine.webhookAttempts(try endpoint(context), bundleId: bundleId, deadLettersOnly: failedOnly, before: before, limit: limit)
         return try Response.json(["attempts": attempts])
     }
