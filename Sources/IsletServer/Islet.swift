@@ -177,7 +177,9 @@ public struct Islet: Sendable {
             .add(to: router, webSocketRouter: webSocketRouter)
         LayoutRoutes(engine: engine).add(to: router)
         WebhookRoutes(
-            engine: engine, maxBodySize: configuration.server.maxBodySize, listeners: webhooks?.listeners, authentication: authentication, logger: logger
+            engine: engine, maxBodySize: configuration.server.maxBodySize,
+            // A node that sends no webhooks serves no listening session: nothing would come down it.
+            listeners: configuration.webhooks.enabled ? webhooks?.listeners : nil, authentication: authentication, logger: logger
         ).add(to: router, webSocketRouter: webSocketRouter)
         DisplayRoutes(engine: engine).add(to: router)
 
