@@ -107,6 +107,16 @@ func withIslet<T: Sendable>(
     webhooks: Bool = false,
     _ body: @Sendable (Harness) async throws -> T
 ) async throws -> T {
+    try await ServerSlots.shared.run {
+        try await runIslet(configure, serverClock: serverClock, data: data, openStore: openStore, webhooks: webhooks, body)
+    }
+}
+
+/// `withIslet`, once its slot is free.
+private func runIslet<T: Sendable>(
+    _ configure: (inout IsletConfiguration) -> Void, serverClock: (any WallClock)?, data: (URL) throws -> Void, openStore: @escaping StoreOpener,
+    webhooks: Bool, _ body: @Sendable (Harness) async throws -> T
+) async throws -> T {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-server-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
     try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
