@@ -25,8 +25,27 @@ final class LiveServer: Sendable {
         self.running = running
     }
 
-    /// Starts a server on `port` (0: a free one) keeping its data in `directory`.
+    /// Starts a server on `port` (0: a free one) keeping its data in `directory`. A restart on
+    /// the same port may find it not yet free: it is tried again for up to 30 s. (It once waited
+    /// forever here: a server that could not listen ended, and nothing said so.)
     static func start(directory: URL, port: Int = 0) async throws -> LiveServer {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(30))
+        while true {
+            do {
+                return try await attempt(directory: directory, port: port)
+            } catch let error as DidNotListen where port != 0 && ContinuousClock.now < deadline {
+                _ = error
+                try await Task.sleep(for: .milliseconds(250))
+            }
+        }
+    }
+
+    /// The server ended without listening; why is in `cause`.
+    struct DidNotListen: Error {
+        let cause: String
+    }
+
+    private static func attempt(directory: URL, port: Int) async throws -> LiveServer {
         var configuration = IsletConfiguration()
         configuration.store.dataDirectory = directory.path
         configuration.server.port = port
@@ -38,9 +57,16 @@ final class LiveServer: Sendable {
             if endpoint == .http { listening.yield(port) }
         }
         let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))
-        let running = Task { try await services.run() }
+        let running = Task {
+            // However it ends, the wait for its port below ends too.
+            defer { listening.finish() }
+            try await services.run()
+        }
         var iterator = ports.makeAsyncIterator()
-        guard let bound = await iterator.next() else { throw CancellationError() }
+        guard let bound = await iterator.next() else {
+            let ended = await running.result
+            throw DidNotListen(cause: "\(ended)")
+        }
         return LiveServer(port: bound, adminKey: islet.adminKey, services: services, running: running)
     }
 
