@@ -60,9 +60,7 @@ struct EventRoutes {
             try await authentication.authenticate(context.request, &requestContext)
             request = try streamRequest(context.request, context: requestContext)
         } catch let error as IsletError {
-            let code = UInt16(4000 + Int(error.reason.httpStatus.code))
-            let reason = String(decoding: "\(error.reason.rawValue): \(error.message)".utf8.prefix(120), as: UTF8.self)
-            try await outbound.close(.unknown(code), reason: reason)
+            try await outbound.refuse(error)
             return
         }
         let stream = EventStream(engine: engine, settings: settings, request: request)
@@ -161,5 +159,16 @@ struct EventRoutes {
             buffer.writeStaticString("\n\n")
         }
         return buffer
+    }
+}
+
+extension WebSocketOutboundWriter {
+    /// Closes a WebSocket that cannot be served as a browser sees it: code 4000 + the HTTP
+    /// status the request would have had (4400, 4401, 4403…), the reason and message as close
+    /// reason (at most 120 bytes).
+    func refuse(_ error: IsletError) async throws {
+        let code = UInt16(4000 + Int(error.reason.httpStatus.code))
+        let reason = String(decoding: "\(error.reason.rawValue): \(error.message)".utf8.prefix(120), as: UTF8.self)
+        try await close(.unknown(code), reason: reason)
     }
 }

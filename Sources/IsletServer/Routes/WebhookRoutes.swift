@@ -125,9 +125,7 @@ struct WebhookRoutes {
             listeners = available
             endpoint = try await engine.openWebhookListener(bundleId: bundleId, events: events, description: "islet webhooks listen")
         } catch let error as IsletError {
-            let code = UInt16(4000 + Int(error.reason.httpStatus.code))
-            let reason = String(decoding: "\(error.reason.rawValue): \(error.message)".utf8.prefix(120), as: UTF8.self)
-            try await outbound.close(.unknown(code), reason: reason)
+            try await outbound.refuse(error)
             return
         }
         let requests = listeners.open(endpoint.id)
