@@ -263,6 +263,11 @@ public struct IsletClient: Sendable {
         try await send(.POST, "/v1/activities/\(escaped(id))/dismiss", expect: Activity.self)
     }
 
+    /// A real phone's report of what ActivityKit told its app (`POST /v1/activities/{id}/phone-report`).
+    public func report(_ state: PhoneReportState, on id: ActivityID) async throws -> Activity {
+        try await send(.POST, "/v1/activities/\(escaped(id))/phone-report", body: PhoneReportBody(state: state), expect: Activity.self)
+    }
+
     /// One activity.
     public func activity(_ id: ActivityID) async throws -> Activity {
         try await send(.GET, "/v1/activities/\(escaped(id))", expect: Activity.self)

@@ -53,7 +53,8 @@ public final class Activity<Attributes: ActivityAttributes>: Identifiable, Event
         let request = IsletCore.ActivityRequest(
             attributesType: Attributes.attributesTypeName, attributes: try Wire.json(attributes),
             content: try Wire.content(content), pushType: pushType.map(Wire.pushType),
-            style: style == .transient ? .transient : .standard, deviceId: connection.device
+            style: style == .transient ? .transient : .standard, deviceId: connection.device,
+            source: .phone
         )
         let started: IsletCore.Activity
         do {

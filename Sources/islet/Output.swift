@@ -162,7 +162,9 @@ struct Output {
             let detail = message.isEmpty || message == generic ? "" : " — \(message)"
             return "\(string(data["action"])) ignored: \(reason)\(detail)"
         case .pushTokenUpdated:
-            return string(data["pushToken"])
+            // The phone's own (its app reported it) are said so: Islet issued the others.
+            let kind = PushTokenChange.Kind(rawValue: string(data["kind"]))
+            return "\(string(data["pushToken"]))\(kind.map { $0.isReported ? " (the phone's \($0.webhookKind) token)" : "" } ?? "")"
         case .settingsChanged:
             return "\(event.bundleId) on \(event.deviceId): activities \(data["activitiesEnabled"] == true ? "on" : "off"), frequent updates \(data["frequentUpdates"] == true ? "on" : "off")"
         case .delivery:
@@ -178,6 +180,8 @@ struct Output {
             return revision == 0
                 ? "\(string(data["attributesType"])) layout removed (default card)"
                 : "\(string(data["attributesType"])) layout revision \(string(revision))"
+        case .budgetExhausted:
+            return "\(event.bundleId) on \(event.deviceId): \(string(data["spent"])) of \(string(data["perHour"])) priority-10 pushes spent this hour; the next comes back at \(string(data["nextRefillAt"]))"
         }
     }
 

@@ -42,7 +42,11 @@ struct JSONWriterTests {
                     reason: random.pick(IgnoreReason.allCases), action: "update", content: random.bool() ? content : nil,
                     timestamp: random.date(), lastUpdateTimestamp: random.bool() ? random.date() : nil
                 )),
-                .pushTokenUpdated(PushTokenChange(pushToken: random.string(), kind: random.bool() ? .activity : .pushToStart)),
+                .pushTokenUpdated(PushTokenChange(
+                    pushToken: random.string(), kind: random.pick([.activity, .pushToStart, .phoneUpdate, .phonePushToStart, .fcm]),
+                    attributesType: random.bool() ? random.string() : nil
+                )),
+                .budgetExhausted(BudgetExhaustion(perHour: random.below(100) + 1, spent: random.below(100) + 1, nextRefillAt: random.date())),
             ]
             for payload in payloads {
                 let reference: String
@@ -53,6 +57,7 @@ struct JSONWriterTests {
                 case .alert(let value): reference = try encoded(value)
                 case .updateIgnored(let value): reference = try encoded(value)
                 case .pushTokenUpdated(let value): reference = try encoded(value)
+                case .budgetExhausted(let value): reference = try encoded(value)
                 default: continue
                 }
                 #expect(payload.encodedData() == reference, "\(payload.type)")
@@ -155,6 +160,7 @@ private struct Random {
         activity.renewAt = bool() ? date() : nil
         activity.renewedBy = bool() ? UUID().uuidString : nil
         activity.renewedFrom = bool() ? UUID().uuidString : nil
+        activity.source = pick([nil] + ActivitySource.allCases)
         return activity
     }
 }

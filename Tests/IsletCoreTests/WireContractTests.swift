@@ -60,7 +60,7 @@ struct WireContractTests {
     @Test func aFieldNoContainerAskedForIsUnknownAndNamedWithWhatIsTaken() throws {
         let cases: [(String, String)] = [
             (#"{"attributesType":"T","content":{"state":{}},"stateDate":1}"#,
-             #"Unknown field "stateDate" in the body; expected one of: alert, attributes, attributesType, bundleId, content, device, pushType, renew, renewUntil, start, style."#),
+             #"Unknown field "stateDate" in the body; expected one of: alert, attributes, attributesType, bundleId, content, device, pushType, renew, renewUntil, source, start, style."#),
             (#"{"attributesType":"T","content":{"state":{},"stale":1}}"#,
              #"Unknown field "stale" in content; expected one of: relevanceScore, staleDate, state."#),
             (#"{"attributesType":"T","content":{"state":{}},"alert":{"title":"a","body":"b","loud":true}}"#,
@@ -113,6 +113,7 @@ struct WireContractTests {
                 priority: 5, priorityReason: "budget", apnsId: "0F8FAD5B-D9CB-469F-A165-70867728950E", status: 503,
                 reason: "ServiceUnavailable", latencyMs: 12.5, nextAttemptAt: when, note: "again in 2 s"
             )),
+            .budgetExhausted(BudgetExhaustion(perHour: 12, spent: 12, nextRefillAt: when)),
         ]
         #expect(Set(payloads.map(\.type)) == Set(EventType.allCases))
         for (index, payload) in payloads.enumerated() {

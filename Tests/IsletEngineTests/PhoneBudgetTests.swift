@@ -50,8 +50,16 @@ struct PhoneBudgetTests {
             // Twelve sends of the other activity in the last hour, counted as they were answered.
             for minute in 1...12 {
                 fixture.clock.set(at(Double(minute - 30) * 60))
-                try await engine.write { tx in try PhoneBudget.spend(deviceId: Self.phone, bundleId: "com.example.bike", in: tx) }
+                try await engine.write { tx in
+                    try PhoneBudget.spend(deviceId: Self.phone, bundleId: "com.example.bike", perHour: 12, activityId: ids[0], in: tx)
+                }
             }
+            // The twelfth ran the budget out, and said so once (a webhook's `budget.exhausted`).
+            let exhausted = try await engine.events(after: 0, filter: EventFilter(), limit: 1000).filter { $0.type == .budgetExhausted }
+            #expect(exhausted.count == 1)
+            let said = try exhausted.first.map { try $0.decoded().data.decode(BudgetExhaustion.self) }
+            #expect(said == BudgetExhaustion(perHour: 12, spent: 12, nextRefillAt: at(-29 * 60 + 3600)))
+            #expect(exhausted.first?.activityId == ids[0] && exhausted.first?.deviceId == Self.phone)
             try await fixture.apply(update(["speed": 1]), to: ids[1], at: at(1))
             let claimed = try await engine.claimDeliveries(limit: 10, lease: 60)
             #expect(claimed.map(\.priority) == [5])

@@ -36,6 +36,8 @@ extension DeliveryLoopTests {
             // A push B answers 200 and its phone drops: the activity was ended on the phone
             // before A's update reached it.
             let (lateOnA, lateOnB) = try await loop.startActivity(order: "8")
+            // The app is not running, so it does not report the end (it would: `phone-report`).
+            loop.phoneApp?.kill()
             _ = try await loop.appOnB.end(lateOnB.id)
             try await loop.update(lateOnA.id, "too late")
             _ = try await eventually("B's phone drops the late update") {

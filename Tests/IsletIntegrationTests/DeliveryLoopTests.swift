@@ -464,7 +464,9 @@ struct DeliveryLoopTests {
     @Test func aRetiredTokenIsNotSentToAgain() async throws {
         try await withLoop { loop in
             let (onA, onB) = try await loop.startActivity(order: "9")
-            // The person dismisses the activity on the phone: Apple answers 410 from then on.
+            // The app is not running, so it reports nothing (it would: `phone-report`); the
+            // person dismisses the activity on the phone, and Apple answers 410 from then on.
+            loop.phoneApp?.kill()
             _ = try await IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
                 .end(onB.id, EndRequest(dismissalPolicy: .immediate))
             try await loop.update(onA.id, "preparing")

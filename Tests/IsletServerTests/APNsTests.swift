@@ -190,6 +190,9 @@ struct APNsTests {
                 let client = islet.isletClient(key: provider.apiKey)
                 var history = try await client.history(activity.id)
                 #expect(history.filter { $0.type == .updateIgnored }.compactMap { $0.data["reason"]?.stringValue } == ["budgetExceeded"])
+                // The third push ran the budget out: said once, with the count (a webhook's `budget.exhausted`).
+                let exhausted = history.filter { $0.type == .budgetExhausted }
+                #expect(exhausted.count == 1 && exhausted.first?.data["spent"] == 3 && exhausted.first?.data["perHour"] == 3)
                 #expect(try await client.activity(activity.id).content.state == ["step": 5])
                 // An hour later the budget is back.
                 islet.clock.advance(by: 3600)
@@ -239,6 +242,8 @@ struct APNsTests {
                 let activity = try await client.activity(try #require(started[0].activityId))
                 #expect(activity.attributes == ["order": "7"])
                 #expect(activity.pushToken?.count == 64)
+                // A push started it (an `activity.started` webhook's `source`).
+                #expect(activity.source == .pushToStart)
                 // Its token takes updates.
                 #expect(try await provider.push(activity.pushToken!, Provider.update(#"{"step":1}"#)).status == 200)
                 #expect(try await client.activity(activity.id).content.state == ["step": 1])

@@ -247,6 +247,58 @@ struct ActivityRouteTests {
         }
     }
 
+    /// A real phone's app reports what ActivityKit told it: an end on the phone, then the
+    /// person's dismissal; said again, or after the fact, it changes nothing. The app's key, the
+    /// device's key and the admin may report; another app's or device's key finds nothing, and
+    /// says the same of an activity that never was.
+    @Test func aPhoneReportsAnEndAndTheDismissalAndOthersCannot() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            let other = try await islet.createApp("com.example.other")
+            _ = try await islet.request(.POST, "/v1/devices", key: islet.admin, body: #"{"id":"kitchen"}"#)
+            let kitchen = try #require(try await islet.request(.POST, "/v1/devices/kitchen/key", key: islet.admin).json["key"]?.stringValue)
+            let phone = try #require(try await islet.request(.POST, "/v1/devices/default/key", key: islet.admin).json["key"]?.stringValue)
+            let activity = try await islet.start(key: key)
+            let path = "/v1/activities/\(activity.id)/phone-report"
+            for stranger in [other, kitchen] {
+                let refused = try await islet.request(.POST, path, key: stranger, body: #"{"state":"ended"}"#)
+                let none = try await islet.request(.POST, "/v1/activities/\(UUID().uuidString)/phone-report", key: stranger, body: #"{"state":"ended"}"#)
+                #expect(refused.reason == "activityNotFound" && none.reason == "activityNotFound", "\(refused.text)")
+            }
+            #expect(try await islet.request(.POST, path, key: key, body: #"{"state":"gone"}"#).status == 400)
+            #expect(try await islet.request(.POST, path, body: #"{"state":"ended"}"#).reason == "unauthorized")
+
+            let ended = try await islet.request(.POST, path, key: key, body: #"{"state":"ended"}"#)
+            #expect(ended.status == 200 && ended.json["activityState"] == "ended", "\(ended.text)")
+            // The default policy: up to four hours on the Lock Screen.
+            #expect(ended.json["dismissAt"] == .integer(Int64(t0.timeIntervalSince1970) + 4 * 3600), "\(ended.json)")
+            #expect(try await islet.request(.POST, path, key: phone, body: #"{"state":"ended"}"#).json["activityState"] == "ended")
+            let dismissed = try await islet.request(.POST, path, key: phone, body: #"{"state":"dismissed"}"#)
+            #expect(dismissed.status == 200 && dismissed.json["activityState"] == "dismissed")
+            let late = try await islet.request(.POST, path, key: islet.admin, body: #"{"state":"ended"}"#)
+            #expect(late.status == 200 && late.json["activityState"] == "dismissed")
+            // The history says who: the phone, then the person.
+            let changes = try await islet.request(.GET, "/v1/activities/\(activity.id)/events", key: key).json["events"]?.arrayValue ?? []
+            let reasons = changes.filter { $0["type"] == "stateChanged" }.compactMap { $0["data"]?["reason"]?.stringValue }
+            #expect(reasons == ["endedOnPhone", "userDismissed"], "\(reasons)")
+        }
+    }
+
+    /// A start says how it came: `api` unless the app started it on the phone itself (`phone`,
+    /// and no push-to-start is sent); `push-to-start` is Islet's own, which no caller may claim.
+    @Test func aStartSaysWhetherThePhoneStartedIt() async throws {
+        try await withIslet { islet in
+            let key = try await islet.createApp("com.example.bike")
+            #expect(try await islet.start(key: key).source == .api)
+            #expect(try await islet.start(key: key, extra: #","source":"phone""#).source == .phone)
+            let claimed = try await islet.request(
+                .POST, "/v1/activities", key: key,
+                body: #"{"attributesType":"RideAttributes","content":{"state":{}},"source":"push-to-start"}"#
+            )
+            #expect(claimed.status == 400 && claimed.text.contains("push-to-start"), "\(claimed.text)")
+        }
+    }
+
     /// Whoever may not dismiss an activity learns nothing from trying: an app's key, a request
     /// through a proxy, and any request without a key on a server that asks for one get the same
     /// answer for an activity that exists as for one that never did; another device's key gets

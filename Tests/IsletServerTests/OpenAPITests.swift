@@ -98,6 +98,7 @@ import Testing
             "putDeliveryCredential": { _ = try read(DeliveryCredentialBody.self, $0) },
             "putPushToStartToken": { _ = try read(PushToStartTokenBody.self, $0) },
             "putPushToken": { _ = try read(PushTokenBody.self, $0) },
+            "reportFromPhone": { _ = try read(PhoneReportBody.self, $0) },
             "putFCMCredential": { data in
                 _ = try ServiceAccount.read(WireFormat.encoder().encode(try read(FCMCredentialBody.self, data).serviceAccount))
             },
@@ -300,6 +301,9 @@ import Testing
             try await tour.send(.POST, "/v1/activities/\(id)/dismiss", key: appKey, 403)
             try await tour.send(.POST, "/v1/activities/\(id)/end", key: appKey, example: "done", 200)
             try await tour.send(.POST, "/v1/activities/\(id)/dismiss", body: "{}", 200)
+            try await tour.send(.POST, "/v1/activities/\(id)/phone-report", key: appKey, example: "dismissed", 200)
+            try await tour.send(.POST, "/v1/activities/\(UUID().uuidString)/phone-report", key: appKey, example: "ended", 404)
+            try await tour.send(.POST, "/v1/activities/\(id)/phone-report", key: appKey, body: #"{"state":"gone"}"#, 400)
             try await tour.send(.POST, "/v1/activities/\(id)/end", key: appKey, 409)
             try await tour.send(.POST, "/v1/activities/\(pending)/end", key: appKey, 200)
             try await tour.send(.GET, "/v1/activities/\(id)/events", key: appKey, 200)

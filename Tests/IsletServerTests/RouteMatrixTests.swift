@@ -220,6 +220,7 @@ struct RouteMatrixTests {
         "POST /v1/activities/{id}/update · A's": { $0.fill(["id": $0.ride], body: #"{"content":{"state":{"speed":3}}}"#) },
         "POST /v1/activities/{id}/end · A's": { $0.fill(["id": try await $0.freshRide()]) },
         "POST /v1/activities/{id}/dismiss · A's": { $0.fill(["id": try await $0.freshRide()]) },
+        "POST /v1/activities/{id}/phone-report · A's": { $0.fill(["id": $0.ride], body: #"{"state":"ended"}"#) },
         "POST /v1/activities/{id}/rotate-push-token · A's": { $0.fill(["id": try await $0.freshRide()]) },
         "PUT /v1/activities/{id}/push-token · A's": {
             $0.fill(["id": $0.build], body: #"{"token":"\#(World.newToken())","device":"default"}"#)

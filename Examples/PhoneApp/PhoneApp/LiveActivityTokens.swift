@@ -58,31 +58,53 @@ public struct LiveActivityTokens: Sendable {
         }
     }
 
-    /// Reports each update token of one activity.
+    /// Reports each update token of one activity, and what Islet cannot see: the person
+    /// dismissed it, or it ended on the phone (an `activity.dismissed` webhook `by: person`, an
+    /// `activity.ended` `by: phone`, docs/webhooks.md).
     private func follow(_ activity: Activity<DeliveryAttributes>) async {
         // An activity Islet started by push-to-start says which one it is; one the app started
         // itself is reported by the app when it asks Islet to start it (not shown here).
         guard let islet = activity.attributes.islet else { return }
         log("activity \(islet) started on this phone (order \(activity.attributes.orderNumber))")
-        var reported: Data?
-        for await token in activity.pushTokenUpdates where token != reported {
-            await put("/v1/activities/\(islet)/push-token", ["token": token.hex, "device": deviceId], what: "update token of \(islet)")
-            reported = token
+        await withDiscardingTaskGroup { group in
+            group.addTask {
+                var reported: Data?
+                for await token in activity.pushTokenUpdates where token != reported {
+                    await send("PUT", "/v1/activities/\(islet)/push-token", ["token": token.hex, "device": deviceId], what: "update token of \(islet)")
+                    reported = token
+                }
+            }
+            group.addTask {
+                var reported: String?
+                for await state in activity.activityStateUpdates {
+                    let seen: String
+                    switch state {
+                    case .ended: seen = "ended"
+                    case .dismissed: seen = "dismissed"
+                    default: continue
+                    }
+                    if seen != reported {
+                        await send("POST", "/v1/activities/\(islet)/phone-report", ["state": seen], what: "\(seen) state of \(islet)")
+                        reported = seen
+                    }
+                    if state == .dismissed { return }
+                }
+            }
         }
     }
 
     private func report(pushToStartToken token: Data) async {
-        await put(
-            "/v1/devices/\(deviceId)/push-to-start-tokens/\(String(describing: DeliveryAttributes.self))",
+        await send(
+            "PUT", "/v1/devices/\(deviceId)/push-to-start-tokens/\(String(describing: DeliveryAttributes.self))",
             ["token": token.hex, "environment": environment], what: "push-to-start token"
         )
     }
 
-    /// PUTs a token to Islet, trying again (1 s, doubling to a minute) until it is taken: a
+    /// Sends a report to Islet, trying again (1 s, doubling to a minute) until it is taken: a
     /// token that does not reach the backend is an activity that never updates.
-    private func put(_ path: String, _ body: [String: String], what: String) async {
+    private func send(_ method: String, _ path: String, _ body: [String: String], what: String) async {
         var request = URLRequest(url: backend.appendingPathComponent(path))
-        request.httpMethod = "PUT"
+        request.httpMethod = method
         request.setValue("Bearer \(apiKey)", forHTTPHeaderField: "Authorization")
         request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = try? JSONEncoder().encode(body)
@@ -92,7 +114,7 @@ public struct LiveActivityTokens: Sendable {
                 let (data, response) = try await URLSession.shared.data(for: request)
                 let status = (response as? HTTPURLResponse)?.statusCode ?? 0
                 if (200..<300).contains(status) {
-                    log("reported the \(what) (\(body["token"]!.prefix(8))…)")
+                    log("reported the \(what)\(body["token"].map { " (\($0.prefix(8))…)" } ?? "")")
                     return
                 }
                 let answer = String(decoding: data, as: UTF8.self)

@@ -11,6 +11,7 @@ public enum EventPayload: Hashable, Sendable {
     case settingsChanged(AppSettings)
     case layoutChanged(LayoutChange)
     case delivery(DeliveryReport)
+    case budgetExhausted(BudgetExhaustion)
 
     /// The event's kind.
     public var type: EventType {
@@ -24,6 +25,7 @@ public enum EventPayload: Hashable, Sendable {
         case .settingsChanged: .settingsChanged
         case .layoutChanged: .layoutChanged
         case .delivery: .delivery
+        case .budgetExhausted: .budgetExhausted
         }
     }
 
@@ -40,6 +42,7 @@ public enum EventPayload: Hashable, Sendable {
         case .settingsChanged(let value): encoded = try? WireFormat.string(value)
         case .layoutChanged(let value): encoded = try? WireFormat.string(value)
         case .delivery(let value): encoded = try? WireFormat.string(value)
+        case .budgetExhausted(let value): encoded = try? WireFormat.string(value)
         }
         return encoded ?? "{}"
     }
@@ -100,6 +103,8 @@ public enum StateChangeReason: String, Codable, Sendable, CaseIterable {
     case appDisabled
     /// Islet renewed it before its maximum active duration ran out: a successor took its place.
     case renewed
+    /// The activity ended on a real phone, as its app reported (`POST /v1/activities/{id}/phone-report`).
+    case endedOnPhone
 }
 
 /// An update the rules ignored, with what was sent, so the history says why it did not apply.
@@ -131,22 +136,62 @@ public struct IgnoredUpdate: Codable, Hashable, Sendable {
     }
 }
 
-/// A push token issued or rotated.
+/// A push token issued or rotated by Islet on a device it plays, or reported by an app for a
+/// real phone.
 public struct PushTokenChange: Codable, Hashable, Sendable {
-    /// Which token: an activity's update token or a device's push-to-start token for an app.
+    /// Which token.
     public enum Kind: String, Codable, Hashable, Sendable {
+        /// An activity's update token, issued by Islet as the device.
         case activity
+        /// A device's push-to-start token for an app, issued by Islet as the device.
         case pushToStart
+        /// An activity's update token on a real iPhone, as its app reported it (`PUT /v1/activities/{id}/push-token`).
+        case phoneUpdate
+        /// A real iPhone's push-to-start token for an activity type (`PUT /v1/devices/{id}/push-to-start-tokens/{type}`).
+        case phonePushToStart
+        /// An Android phone's FCM registration token for an app (`PUT /v1/devices/{id}/fcm-token`).
+        case fcm
+
+        /// As a webhook's `token.updated` names it: `update`, `push-to-start` or `fcm`.
+        public var webhookKind: String {
+            switch self {
+            case .activity, .phoneUpdate: "update"
+            case .pushToStart, .phonePushToStart: "push-to-start"
+            case .fcm: "fcm"
+            }
+        }
+
+        /// Whether a phone's app reported it (not issued by Islet playing the device).
+        public var isReported: Bool { [.phoneUpdate, .phonePushToStart, .fcm].contains(self) }
     }
 
-    /// The new token, 64 hexadecimal characters.
+    /// The new token: 64 hexadecimal characters when Islet issued it; as the phone reported it otherwise.
     public var pushToken: String
     /// Which token it is.
     public var kind: Kind
+    /// A push-to-start token's activity type, when the phone reported one.
+    public var attributesType: String?
 
     /// Creates a token change.
-    public init(pushToken: String, kind: Kind = .activity) {
+    public init(pushToken: String, kind: Kind = .activity, attributesType: String? = nil) {
         self.pushToken = pushToken
         self.kind = kind
+        self.attributesType = attributesType
+    }
+}
+
+/// An app's budget of priority-10 pushes on a phone, run out (`budgetExhausted`).
+public struct BudgetExhaustion: Codable, Hashable, Sendable {
+    /// The budget: priority-10 pushes an hour (raised by the phone's frequent-updates setting).
+    public var perHour: Int
+    /// Those spent in the last hour, the one that ran it out included.
+    public var spent: Int
+    /// When the oldest of them leaves the hour and a unit comes back.
+    public var nextRefillAt: Date
+
+    public init(perHour: Int, spent: Int, nextRefillAt: Date) {
+        self.perHour = perHour
+        self.spent = spent
+        self.nextRefillAt = nextRefillAt
     }
 }

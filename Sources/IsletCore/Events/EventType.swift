@@ -20,6 +20,9 @@ public enum EventType: String, Codable, Sendable, CaseIterable {
     /// A line of an activity's delivery log: a request to Apple and its answer, or a decision
     /// (queued, coalesced, held) — see `DeliveryReport` and docs/delivery.md.
     case delivery
+    /// An app's priority-10 budget on a phone ran out: the push that spent its last unit was
+    /// taken (`perHour`, `spent`, `nextRefillAt`): until a unit comes back, updates go at 5.
+    case budgetExhausted
 
     /// Whether a later event of the same type for the same activity makes this one obsolete, so
     /// a subscriber that falls behind may skip it and lose nothing it would show.

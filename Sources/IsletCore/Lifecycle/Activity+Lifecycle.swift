@@ -29,6 +29,10 @@ extension Activity {
         /// Islet renewed it: the successor, already started, takes its place, and it ends and
         /// leaves the Lock Screen at once (docs/renewal.md).
         case renewed(by: ActivityID)
+        /// A real phone's app reports what ActivityKit told it and Islet could not see: the
+        /// person dismissed the card, or the activity ended on the phone. Said again, or after
+        /// the fact (an end reported once dismissed), it changes nothing.
+        case phoneReport(PhoneReportState)
     }
 
     /// What a push asks of a running activity. Its `Codable` form is how a broadcast
@@ -110,6 +114,7 @@ extension Activity {
             startedAt: scheduledStart == nil ? now : nil,
             autoEndAt: scheduledStart == nil ? now.addingTimeInterval(rules.maxActiveDuration) : nil
         )
+        activity.source = request.source
         if request.renew {
             activity.renew = true
             activity.renewUntil = request.renewUntil
@@ -188,6 +193,19 @@ extension Activity {
             endNow(reason: .renewed, at: now, into: &transition)
             dismissAt = now
             move(to: .dismissed, reason: .renewed, at: now, into: &transition)
+        case .phoneReport(.ended):
+            if state.isLive {
+                let wasShown = state != .pending
+                endNow(reason: .endedOnPhone, at: now, into: &transition)
+                dismissAt = wasShown ? rules.dismissalDate(endedAt: now, startedAt: startedAt, policy: .default) : now
+            }
+        case .phoneReport(.dismissed):
+            if state != .dismissed {
+                if endedAt == nil { endedAt = now }
+                renewAt = nil
+                dismissAt = now
+                move(to: .dismissed, reason: .userDismissed, at: now, into: &transition)
+            }
         }
         advance(to: now, rules: rules, into: &transition)
         return transition
@@ -200,7 +218,7 @@ extension Activity {
             switch input {
             case .update(let update): update.content
             case .end(let end): end.content
-            case .userDismissal, .appDisabled, .advance, .push, .renewed: nil
+            case .userDismissal, .appDisabled, .advance, .push, .renewed, .phoneReport: nil
             }
         if let content {
             try content.validate()

@@ -25,16 +25,20 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
     public var renew: Bool
     /// With `renew`: no renewal once this date is reached.
     public var renewUntil: Date?
+    /// How it starts: `api` (the default), or `phone` when the app started it on the phone
+    /// itself and tells Islet so (IsletKit's `Activity.request`; no push-to-start is sent).
+    /// `push-to-start` is Islet's own, for a start a push made.
+    public var source: ActivitySource
 
     enum CodingKeys: String, CodingKey {
-        case attributesType, attributes, content, pushType, style, alert, start, deviceId = "device", renew, renewUntil
+        case attributesType, attributes, content, pushType, style, alert, start, deviceId = "device", renew, renewUntil, source
     }
 
     /// Creates a request; it goes to the default device unless told otherwise.
     public init(
         attributesType: String, attributes: JSONValue = [:], content: ActivityContent, pushType: PushType? = nil,
         style: ActivityStyle = .standard, alert: Alert? = nil, start: Date? = nil, deviceId: DeviceID = .defaultDevice,
-        renew: Bool = false, renewUntil: Date? = nil
+        renew: Bool = false, renewUntil: Date? = nil, source: ActivitySource = .api
     ) {
         self.attributesType = attributesType
         self.attributes = attributes
@@ -46,6 +50,7 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
         self.deviceId = deviceId
         self.renew = renew
         self.renewUntil = renewUntil
+        self.source = source
     }
 
     public init(from decoder: any Decoder) throws {
@@ -60,6 +65,7 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
         deviceId = try container.decodeIfPresent(DeviceID.self, forKey: .deviceId) ?? .defaultDevice
         renew = try container.decodeIfPresent(Bool.self, forKey: .renew) ?? false
         renewUntil = try container.decodeIfPresent(Date.self, forKey: .renewUntil)
+        source = try container.decodeIfPresent(ActivitySource.self, forKey: .source) ?? .api
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -74,6 +80,7 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
         try container.encode(deviceId, forKey: .deviceId)
         if renew { try container.encode(renew, forKey: .renew) }
         try container.encodeIfPresent(renewUntil, forKey: .renewUntil)
+        if source != .api { try container.encode(source, forKey: .source) }
     }
 
     /// Refuses a request whose fields have the right types but impossible values.
@@ -88,6 +95,16 @@ public struct ActivityRequest: Codable, Hashable, Sendable {
         }
         if let renewUntil, !WireFormat.isAcceptedDate(renewUntil.timeIntervalSince1970) {
             throw IsletError(.invalidRequest, "renewUntil must be \(WireFormat.dateRangeText).")
+        }
+    }
+
+    /// Refuses a source a caller may not claim: `push-to-start` is the one a push makes.
+    public func validateCallersSource() throws(IsletError) {
+        guard source != .pushToStart else {
+            throw IsletError(
+                .invalidRequest,
+                "source: \"push-to-start\" is how Islet marks a start a push made; a request says \"api\" (the default) or \"phone\" (the app started it on the phone itself)."
+            )
         }
     }
 }
@@ -135,4 +152,14 @@ extension ActivityContent {
             throw IsletError(.invalidRequest, "content.staleDate must be \(WireFormat.dateRangeText).")
         }
     }
+}
+
+/// How an activity started, as an `activity.started` webhook says it.
+public enum ActivitySource: String, Codable, Hashable, Sendable, CaseIterable {
+    /// Through the API (`POST /v1/activities`, `PUT /v1/activities/by-key/{key}`).
+    case api
+    /// A push to a push-to-start token Islet issued on a device it plays.
+    case pushToStart = "push-to-start"
+    /// The app started it on the phone and told Islet (`"source": "phone"`; IsletKit's `Activity.request`).
+    case phone
 }

@@ -59,6 +59,8 @@ public struct Activity: Hashable, Sendable {
     public var renewedBy: ActivityID?
     /// The activity it renews, when it is a renewal.
     public var renewedFrom: ActivityID?
+    /// How it started; `nil` in activities recorded before Islet said so (they started through the API).
+    public var source: ActivitySource?
 
     /// Creates an activity value; `Activity.request` is how a new activity comes to be.
     public init(
@@ -126,6 +128,6 @@ extension Activity: Codable {
         case id, bundleId, deviceId = "device", attributesType, attributes, content
         case state = "activityState", style, pushType, pushToken, key, createdAt, scheduledStart, startAlert
         case startedAt, autoEndAt, endedAt, dismissAt, dismissedAt, lastUpdateTimestamp, budgetedPushes
-        case renew, renewUntil, renewAt, renewedBy, renewedFrom
+        case renew, renewUntil, renewAt, renewedBy, renewedFrom, source
     }
 }

@@ -14,6 +14,7 @@ public enum WebhookEventType: String, Codable, Sendable, CaseIterable {
     case deliverySent = "delivery.sent"
     case deliveryFailed = "delivery.failed"
     case deliveryHeld = "delivery.held"
+    case budgetExhausted = "budget.exhausted"
     /// Sent by `POST …/webhooks/{id}/test` only.
     case webhookTest = "webhook.test"
 
@@ -85,12 +86,18 @@ public struct WebhookEvent: Sendable, Hashable {
         public var from: ActivityID?
         public var to: ActivityID?
         public var kind: String?
+        /// `token.updated`: whether a real phone's app reported the token (else Islet issued it as the device).
+        public var reported: Bool?
+        /// `token.updated` of a push-to-start token a phone reported: its activity type.
+        public var attributesType: String?
         public var deviceId: DeviceID?
         public var activityId: ActivityID?
         /// A delivery log line (docs/delivery.md).
         public var delivery: DeliveryReport?
         public var reason: String?
         public var message: String?
+        /// `budget.exhausted`: the budget, what was spent, and when a unit comes back.
+        public var budget: BudgetExhaustion?
 
         public init() {}
     }
@@ -144,6 +151,7 @@ public struct WebhookEvent: Sendable, Hashable {
             case .held: return .deliveryHeld
             case .queued, .retrying, .coalesced, .dropped, nil: return nil
             }
+        case .budgetExhausted: return .budgetExhausted
         case .alert, .updateIgnored, .settingsChanged, .layoutChanged: return nil
         }
     }
@@ -156,7 +164,7 @@ public struct WebhookEvent: Sendable, Hashable {
         switch type {
         case .activityStarted, .activityUpdated, .activityStale:
             data.activity = activity
-            if type == .activityStarted { data.source = "api" }
+            if type == .activityStarted { data.source = (activity?.source ?? .api).rawValue }
         case .activityEnded, .activityDismissed:
             data.activity = activity
             data.by = (try? event.data.decode(StateChange.self)).map { by($0.reason, to: $0.to) }
@@ -165,8 +173,11 @@ public struct WebhookEvent: Sendable, Hashable {
             data.from = activity?.renewedFrom
             data.to = activity?.id
         case .tokenUpdated:
-            // An activity's update token, or (the display's own, rotated) a device's push-to-start token.
-            data.kind = (try? event.data.decode(PushTokenChange.self))?.kind == .pushToStart ? "push-to-start" : "update"
+            // Islet's own (issued as the device) or the phone's (its app reported it).
+            let change = try? event.data.decode(PushTokenChange.self)
+            data.kind = change?.kind.webhookKind
+            data.reported = change?.kind.isReported
+            data.attributesType = change?.attributesType
             data.deviceId = event.deviceId
             data.activityId = event.activityId
         case .tokenInvalidated, .deliverySent, .deliveryFailed, .deliveryHeld:
@@ -175,6 +186,10 @@ public struct WebhookEvent: Sendable, Hashable {
             data.deviceId = event.deviceId
             data.activityId = event.activityId
             data.reason = type == .deliveryHeld ? report?.note : report?.reason
+        case .budgetExhausted:
+            data.budget = try? event.data.decode(BudgetExhaustion.self)
+            data.deviceId = event.deviceId
+            data.activityId = event.activityId
         case .webhookTest:
             return nil
         }
@@ -188,6 +203,7 @@ public struct WebhookEvent: Sendable, Hashable {
     static func by(_ reason: StateChangeReason, to state: ActivityState) -> String {
         switch reason {
         case .endedByApp: "app"
+        case .endedOnPhone: "phone"
         case .maxDurationReached: "system"
         case .renewed: "renewal"
         case .userDismissed, .appDisabled: state == .dismissed ? "person" : "phone"

@@ -215,6 +215,7 @@ extension ActivityStyle: JSONWritable {}
 extension StateChangeReason: JSONWritable {}
 extension IgnoreReason: JSONWritable {}
 extension PushTokenChange.Kind: JSONWritable {}
+extension ActivitySource: JSONWritable {}
 
 extension Activity: JSONWritable {
     public func write(to json: inout JSONWriter) throws {
@@ -261,6 +262,7 @@ extension Activity: JSONWritable {
         json.member("renewedBy", string: renewedBy)
         json.member("renewedFrom", string: renewedFrom)
         try json.member("scheduledStart", date: scheduledStart)
+        try json.member("source", ifPresent: source)
         try json.member("startAlert", ifPresent: startAlert)
         try json.member("startedAt", date: startedAt)
         json.member("style")
@@ -353,6 +355,7 @@ extension IgnoredUpdate: JSONWritable {
 extension PushTokenChange: JSONWritable {
     public func write(to json: inout JSONWriter) {
         json.beginObject()
+        json.member("attributesType", string: attributesType)
         json.member("kind")
         kind.write(to: &json)
         json.member("pushToken")

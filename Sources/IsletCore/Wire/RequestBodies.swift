@@ -217,3 +217,20 @@ public struct BroadcastBody: Codable, Hashable, Sendable {
 }
 
 private enum AppKey: String, CodingKey { case bundleId }
+
+/// What a real phone's app saw happen to an activity, which Islet cannot see.
+public enum PhoneReportState: String, Codable, Hashable, Sendable, CaseIterable {
+    /// The person dismissed the card (an `activity.dismissed` webhook, `by: person`).
+    case dismissed
+    /// The activity ended on the phone (an `activity.ended` webhook, `by: phone`).
+    case ended
+}
+
+/// `POST /v1/activities/{id}/phone-report`.
+public struct PhoneReportBody: Codable, Hashable, Sendable {
+    public var state: PhoneReportState
+
+    public init(state: PhoneReportState) {
+        self.state = state
+    }
+}

@@ -171,6 +171,16 @@ enum DeliveryPriority: Hashable, Sendable {
         }
     }
 
+    /// The app's hourly budget on the phone, when the request is counted against it.
+    var budget: Int? {
+        switch self {
+        case .end(_, let budget), .alert(_, let budget), .alertPastBudget(let budget), .withinBudget(_, let budget),
+            .keptForAlerts(_, let budget), .budgetSpent(let budget):
+            budget
+        case .start, .broadcast, .fcm: nil
+        }
+    }
+
     /// As the delivery log says it.
     var reason: String {
         switch self {

@@ -64,7 +64,7 @@ extension Engine {
             try Self.claimToken(token, for: bundleId, in: tx)
             try tx.retirePhoneTokens(.fcm(deviceId: deviceId, bundleId: bundleId), reason: "replaced")
             let recorded = PhoneToken(token: token, kind: .fcm, bundleId: bundleId, deviceId: deviceId, environment: .production, createdAt: tx.now)
-            try tx.putPhoneToken(recorded)
+            try Self.record(recorded, in: tx)
             try Self.release(bundleId: bundleId, in: tx)
             return recorded
         }

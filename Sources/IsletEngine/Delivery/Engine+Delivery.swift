@@ -97,7 +97,7 @@ extension Engine {
                 token: token, kind: .pushToStart, bundleId: bundleId, deviceId: deviceId, attributesType: attributesType,
                 environment: environment, createdAt: tx.now
             )
-            try tx.putPhoneToken(recorded)
+            try Self.record(recorded, in: tx)
             return recorded
         }
     }
@@ -133,12 +133,27 @@ extension Engine {
                 token: token, kind: .update, bundleId: activity.bundleId, deviceId: deviceId, activityId: activityId,
                 environment: phone!.environment, createdAt: tx.now
             )
-            try tx.putPhoneToken(recorded)
+            try Self.record(recorded, in: tx)
             phone!.state = .active
             try tx.putPhoneActivity(phone!)
             try Self.release(bundleId: activity.bundleId, in: tx)
             return recorded
         }
+    }
+
+    /// Keeps a token a phone's app reported, and tells the event log (a webhook's `token.updated`).
+    static func record(_ token: PhoneToken, in tx: any Transaction) throws {
+        try tx.putPhoneToken(token)
+        let kind: PushTokenChange.Kind =
+            switch token.kind {
+            case .pushToStart: .phonePushToStart
+            case .update: .phoneUpdate
+            case .fcm: .fcm
+            }
+        try tx.append(
+            .pushTokenUpdated(PushTokenChange(pushToken: token.token, kind: kind, attributesType: token.attributesType)),
+            bundleId: token.bundleId, deviceId: token.deviceId, activityId: token.activityId
+        )
     }
 
     /// A token is one phone's, for one app and one thing: registering one recorded elsewhere

@@ -6,6 +6,8 @@ struct ClaimedDelivery: Sendable {
     var delivery: Delivery
     var request: Outbound
     var priorityReason: String
+    /// The app's hourly budget of priority-10 pushes on the phone, for a request that spends it.
+    var budgetPerHour: Int?
     var environment: APNsEnvironment
     /// Where the request goes, as the state machine tells targets apart.
     var attemptTarget: Delivery.Attempt.Target
@@ -143,7 +145,8 @@ extension Engine {
                 delivery.claim(at: tx.now, lease: lease)
                 try tx.updateDelivery(delivery)
                 let taken = ClaimedDelivery(
-                    delivery: delivery, request: request, priorityReason: priority.reason, environment: environment, attemptTarget: target
+                    delivery: delivery, request: request, priorityReason: priority.reason, budgetPerHour: priority.budget,
+                    environment: environment, attemptTarget: target
                 )
                 if let key = taken.budget { planned[key, default: 0] += 1 }
                 claimed.append(taken)
@@ -208,8 +211,8 @@ extension Engine {
                     nextAttemptAt: outcome == .retrying ? delivery.nextAttemptAt : nil, note: note
                 ), of: delivery, in: tx)
             case .spendBudget:
-                guard let deviceId = delivery.deviceId else { continue }
-                try PhoneBudget.spend(deviceId: deviceId, bundleId: delivery.bundleId, in: tx)
+                guard let deviceId = delivery.deviceId, let perHour = claimed.budgetPerHour else { continue }
+                try PhoneBudget.spend(deviceId: deviceId, bundleId: delivery.bundleId, perHour: perHour, activityId: delivery.activityId, in: tx)
             case .retireToken(let token, let reason, let since):
                 try tx.retirePhoneToken(token, reason: reason, appleTimestamp: since)
             case .stopActivityDelivery:

@@ -104,8 +104,23 @@ enum PhoneBudget {
         try tx.lockedPhoneBudget(deviceId: deviceId, bundleId: bundleId).filter { tx.now.timeIntervalSince($0) < window }
     }
 
-    /// Counts one priority-10 push to the phone now.
-    static func spend(deviceId: DeviceID, bundleId: BundleID, in tx: any Transaction) throws {
-        try tx.putPhoneBudget(deviceId: deviceId, bundleId: bundleId, sends: try recentLocked(deviceId: deviceId, bundleId: bundleId, in: tx) + [tx.now])
+    /// Counts one priority-10 push to the phone now, of `perHour`.
+    static func spend(deviceId: DeviceID, bundleId: BundleID, perHour: Int, activityId: ActivityID?, in tx: any Transaction) throws {
+        let before = try recentLocked(deviceId: deviceId, bundleId: bundleId, in: tx)
+        try put(before + [tx.now], spentBefore: before.count, perHour: perHour, deviceId: deviceId, bundleId: bundleId, activityId: activityId, in: tx)
+    }
+
+    /// Keeps the sends of the last hour, oldest first; the push that spends the last of
+    /// `perHour` tells the event log (`budgetExhausted`, a webhook's `budget.exhausted`), once
+    /// until the budget comes back.
+    static func put(
+        _ sends: [Date], spentBefore: Int, perHour: Int, deviceId: DeviceID, bundleId: BundleID, activityId: ActivityID?, in tx: any Transaction
+    ) throws {
+        try tx.putPhoneBudget(deviceId: deviceId, bundleId: bundleId, sends: sends)
+        guard spentBefore < perHour, sends.count >= perHour, let oldest = sends.min() else { return }
+        try tx.append(
+            .budgetExhausted(BudgetExhaustion(perHour: perHour, spent: sends.count, nextRefillAt: oldest.addingTimeInterval(window))),
+            bundleId: bundleId, deviceId: deviceId, activityId: activityId
+        )
     }
 }

@@ -8,6 +8,8 @@ extension Transaction {
     /// app and the type, and the app delivers (it has credentials). Refuses the start when the
     /// app's attributes cannot carry Islet's reference.
     func deliverStart(of activity: Activity, alert requested: Alert?, type: ActivityType?) throws {
+        // The app started it on the phone itself: a push-to-start would show it twice.
+        if activity.source == .phone { return }
         if try fcmCredential(bundleId: activity.bundleId) != nil,
             let token = try phoneFCMToken(deviceId: activity.deviceId, bundleId: activity.bundleId)
         {

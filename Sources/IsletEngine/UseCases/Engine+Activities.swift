@@ -64,12 +64,26 @@ extension Engine {
     /// A person dismisses an activity from a display, once `authorize` — given the activity, in
     /// the same transaction — allows it (a display dismisses only what its device shows).
     public func dismiss(_ id: ActivityID, authorize: @escaping @Sendable (Activity) throws -> Void) async throws -> Outcome {
+        try await happenOnPhone(.userDismissal, to: id, authorize: authorize)
+    }
+
+    /// A real phone's app reports what ActivityKit told it (the person dismissed the card, the
+    /// activity ended on the phone), once `authorize` allows it: the activity is the one the
+    /// phone shows, not the live end of its chain. Nothing is sent to the phone, which knows.
+    public func report(_ state: PhoneReportState, on id: ActivityID, authorize: @escaping @Sendable (Activity) throws -> Void) async throws -> Outcome {
+        try await happenOnPhone(.phoneReport(state), to: id, authorize: authorize)
+    }
+
+    /// What happens on the phone itself, in one transaction with the check of who says so.
+    private func happenOnPhone(
+        _ input: Activity.Input, to id: ActivityID, authorize: @escaping @Sendable (Activity) throws -> Void
+    ) async throws -> Outcome {
         let rules = self.rules
         return try await write(about: id) { tx in
             var activity = try tx.loadActivity(id, owner: nil)
             try authorize(activity)
-            let (transition, body) = try tx.change(&activity, .userDismissal, rules: rules)
-            try tx.deliverChange(.userDismissal, transition: transition, of: activity)
+            let (transition, body) = try tx.change(&activity, input, rules: rules)
+            try tx.deliverChange(input, transition: transition, of: activity)
             return Outcome(activity: activity, transition: transition, created: false, body: body)
         }
     }

@@ -143,8 +143,11 @@ extension Engine {
             ? nil : try PhoneBudget.recentLocked(deviceId: activity.deviceId, bundleId: activity.bundleId, in: tx)
         if let before { activity.budgetedPushes = before.isEmpty ? nil : before }
         let (transition, _) = try tx.change(&activity, .push(change, delivery), rules: rules)
-        if let before, let after = activity.budgetedPushes, after != before {
-            try tx.putPhoneBudget(deviceId: activity.deviceId, bundleId: activity.bundleId, sends: after)
+        if let before, let after = activity.budgetedPushes, after != before, let perHour = delivery.budgetPerHour {
+            try PhoneBudget.put(
+                after, spentBefore: before.count, perHour: perHour, deviceId: activity.deviceId, bundleId: activity.bundleId,
+                activityId: activity.id, in: tx
+            )
         }
         tx.effects.countPush(ignored: transition.ignored)
         return transition.ignored.map { PushResult.IgnoredPush(reason: $0, detail: transition.ignoredMessage) }
@@ -162,6 +165,7 @@ extension Engine {
         switch payload.action {
         case .start(var start):
             start.request.deviceId = deviceId
+            start.request.source = .pushToStart
             do {
                 let outcome = try Self.start(start.request, bundleId: bundleId, key: nil, rules: rules, in: tx)
                 tx.effects.countPush(ignored: nil)

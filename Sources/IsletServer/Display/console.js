@@ -32,7 +32,8 @@
       dismissalPolicy: "its dismissal policy's time came",
       userDismissed: "the person dismissed it",
       appDisabled: "Live Activities were turned off for the app",
-      renewed: "Islet renewed it before its maximum duration ran out: a successor took its place"
+      renewed: "Islet renewed it before its maximum duration ran out: a successor took its place",
+      endedOnPhone: "it ended on the phone, as its app reported"
     },
     outcome: {
       queued: "queued for Apple",
@@ -688,7 +689,10 @@
         why = data.note || "";
         detail = parts.join(" · ");
         break;
-      case "pushTokenUpdated": head = "Push token updated"; break;
+      case "pushTokenUpdated":
+        head = "Push token updated";
+        why = { phoneUpdate: "the phone's update token", phonePushToStart: "the phone's push-to-start token" + (data.attributesType ? " for " + data.attributesType : ""), fcm: "the phone's FCM registration token" }[data.kind] || "";
+        break;
       default: break;
     }
     return { head: head, why: why, detail: detail, title: clock(event.time) + " " + head + (why ? " — " + why : "") };

@@ -17,6 +17,7 @@ struct ActivityRoutes {
         activities.post(":id/update", use: update)
         activities.post(":id/end", use: end)
         activities.post(":id/dismiss", use: dismiss)
+        activities.post(":id/phone-report", use: phoneReport)
         activities.get(":id/events", use: history)
         activities.get(":id/status", use: status)
     }
@@ -25,6 +26,7 @@ struct ActivityRoutes {
         // Before the body: a key that cannot act for an app (none, or a display's) learns so first.
         _ = try context.appScope()
         let body = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize)
+        try body.request.validateCallersSource()
         let bundleId = try context.actingApp(requested: body.bundleId)
         let outcome = try await engine.start(body.request, bundleId: bundleId)
         return try respond(with: outcome, status: .created)
@@ -39,6 +41,7 @@ struct ActivityRoutes {
         let body = try await request.decodeJSON(StartOrUpdateBody.self, limit: maxBodySize)
         // The whole body, even when it only updates: a live activity under the key reads its content.
         try body.request.validate()
+        try body.request.validateCallersSource()
         let bundleId = try context.actingApp(requested: body.bundleId)
         let outcome = try await engine.startOrUpdate(
             key: key, request: body.request, timestamp: body.timestamp, end: body.end, bundleId: bundleId
@@ -102,6 +105,24 @@ struct ActivityRoutes {
             }
         }
         return try respond(with: outcome, withoutTokens: context.owner == nil)
+    }
+
+    /// A real phone's app reports what ActivityKit told it: with the app's key (its own
+    /// activities), the device's key (its own device's), or the admin key. Another app's or
+    /// device's activity is not found.
+    @Sendable func phoneReport(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let owner = try context.requireOwner()
+        let id = try await engine.activityID(in: context, owner: nil, prefixes: owner == .admin)
+        let body = try await request.decodeJSON(PhoneReportBody.self, limit: maxBodySize)
+        let outcome = try await engine.report(body.state, on: id) { activity in
+            switch owner {
+            case .admin: return
+            case .app(let bundleId) where bundleId == activity.bundleId: return
+            case .device(let deviceId) where deviceId == activity.deviceId: return
+            case .app, .device: throw IsletError(.activityNotFound, "No activity \(id).")
+            }
+        }
+        return try respond(with: outcome)
     }
 
     /// "Why isn't it showing?": the phone's side, the budget, the renewal, the last refusal.
