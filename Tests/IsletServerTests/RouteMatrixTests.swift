@@ -17,7 +17,7 @@ import Testing
 struct RouteMatrixTests {
     @Test func everyRouteAnswersEachCallerAsTheSecurityDocsSay() async throws {
         let rows = try Self.table("## Every route, by caller")
-        try await withIslet { islet in
+        try await withIslet(webhooks: true) { islet in
             try await World.with(islet) { world in
                 let routes = Set(rows.map(\.route))
                 #expect(Set(islet.islet.routes).subtracting(routes).sorted() == [], "routes docs/security.md's table leaves out")
@@ -36,7 +36,7 @@ struct RouteMatrixTests {
     /// wherever one through a proxy is refused, and gets what that one gets elsewhere.
     @Test func withKeylessAccessOffEveryRouteAsksForAKeyWhereAProxyIsRefused() async throws {
         let rows = try Self.table("## Every route, by caller")
-        try await withIslet({ $0.server.keylessLoopback = false }) { islet in
+        try await withIslet({ $0.server.keylessLoopback = false }, webhooks: true) { islet in
             try await World.with(islet) { world in
                 for row in rows {
                     let proxied = try #require(row.cells[Caller.proxy.rawValue])
@@ -52,7 +52,7 @@ struct RouteMatrixTests {
     /// for A's topic, tokens and channel.
     @Test func everyAPNsRouteAnswersEachProviderAsTheSecurityDocsSay() async throws {
         let rows = try Self.table("### The APNs port, by caller")
-        try await withIslet { islet in
+        try await withIslet(webhooks: true) { islet in
             try await World.with(islet) { world in
                 let routes = Set(rows.map(\.route))
                 #expect(Set(islet.islet.apnsRoutes) == routes, "the APNs port's routes and docs/security.md's table")

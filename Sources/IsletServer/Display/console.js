@@ -233,6 +233,7 @@
     if (path === "/console/activities") { view = "activities"; activitiesView(); }
     else if ((match = path.match(/^\/console\/activities\/([^/]+)$/))) { view = "activities"; timelineView(decodeURIComponent(match[1])); }
     else if (path === "/console/pushes") { view = "pushes"; pushesView(); }
+    else if (path === "/console/webhooks") { view = "webhooks"; webhooksView(); }
     else overviewView();
     document.querySelectorAll(".bar nav a").forEach(function (link) {
       if (link.dataset.view === view) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
@@ -792,6 +793,95 @@
     }
     load();
     every(function () { if (cursors.length === 1) load(); }, 3000);
+  }
+
+  // ---- 5. Webhooks: each app's endpoints, where each stands, and its attempts (docs/webhooks.md).
+  function webhooksView() {
+    var list = el("div", { id: "webhooks" });
+    main.appendChild(el("h1", { text: "Webhooks" }));
+    main.appendChild(el("p", { class: "sub", text: "Where each endpoint stands and every request made to it, newest first: the status, the time taken, and the first bytes of the answer. An endpoint sends one activity's events in order: a failing one holds its later events until it answers, on the retry schedule. Endpoints are saved with a key (islet webhooks add, or the API)." }));
+    main.appendChild(list);
+    var failedOnly = {};
+    function stateOf(endpoint) {
+      if (!endpoint.enabled) return { text: "disabled", kind: "bad" };
+      if (endpoint.failing) return { text: "failing", kind: "warn" };
+      return { text: "sending", kind: "ok" };
+    }
+    function attemptRow(attempt) {
+      var answer = attempt.status != null
+        ? chip(String(attempt.status), attempt.status >= 200 && attempt.status < 300 ? "ok" : attempt.status >= 500 || attempt.status === 429 ? "warn" : "bad")
+        : chip("no answer", "bad");
+      var cells = [answer];
+      if (attempt.error) cells.push(el("div", { class: "detail", text: attempt.error }));
+      if (attempt.deadLetter) cells.push(el("div", { class: "detail", text: "dead letter: its attempts ran out (replay sends it again)" }));
+      if (attempt.response) cells.push(el("details", {}, [el("summary", { text: "the answer's first bytes" }), el("pre", { class: "json", text: attempt.response })]));
+      return el("tr", { "data-attempt": attempt.id, "data-status": attempt.status == null ? "none" : String(attempt.status) }, [
+        el("td", { class: "time num", "data-label": "Time", title: dateTime(attempt.at), text: clock(attempt.at) }),
+        el("td", { "data-label": "Event" }, [el("span", { class: "mono", text: attempt.event }), " " + attempt.type,
+          attempt.attempt > 1 ? el("div", { class: "detail", text: "attempt " + attempt.attempt }) : ""]),
+        el("td", { "data-label": "Answer" }, cells),
+        el("td", { class: "num", "data-label": "Time taken", text: attempt.latencyMs != null ? attempt.latencyMs.toFixed(1) + " ms" : "" })
+      ]);
+    }
+    function endpointPanel(endpoint) {
+      var path = "/v1/apps/" + encodeURIComponent(endpoint.bundleId) + "/webhooks/" + encodeURIComponent(endpoint.id);
+      var state = stateOf(endpoint);
+      var body = el("tbody", {});
+      var facts = [el("div", { class: "mono", text: endpoint.url }),
+        el("div", { class: "detail", text: endpoint.bundleId + " · " + endpoint.id + " · events: " + endpoint.events.join(", ") + (endpoint.description ? " · " + endpoint.description : "") })];
+      if (endpoint.disabledReason) facts.push(el("div", { class: "detail", text: "Disabled: " + endpoint.disabledReason }));
+      if (endpoint.failing) {
+        var f = endpoint.failing;
+        facts.push(el("div", { class: "detail", text: "Holding at " + f.event + ": " + f.attempts + (f.attempts === 1 ? " attempt" : " attempts") + (f.since ? " since " + dateTime(f.since) : "") +
+          (f.nextAttemptAt ? ", the next at " + clock(f.nextAttemptAt) : "") }));
+      }
+      var only = el("input", { type: "checkbox", checked: !!failedOnly[endpoint.id], onchange: function () { failedOnly[endpoint.id] = only.checked; attempts(); } });
+      var actions = el("div", { class: "toolbar" }, [
+        chip(state.text, state.kind),
+        el("button", { text: "Send a test", "data-action": "test", onclick: function () {
+          api("POST", path + "/test", {}).then(function (attempt) {
+            toast("Test event: " + (attempt.status != null ? "answered " + attempt.status : attempt.error || "no answer"));
+            attempts();
+          }, function (error) { toast("Test event: " + (error.message || error.reason)); });
+        } }),
+        el("button", { text: "Replay the last hour", "data-action": "replay", onclick: function () {
+          act("Replay the last hour to " + endpoint.url,
+            "Every event of the last hour this endpoint asks for is sent again, in order, after what it is sending now. Receivers deduplicate by webhook-id.",
+            "POST", path + "/replay", { since: String(Date.now() / 1000 - 3600) }, function () { load(); });
+        } }),
+        el("label", {}, [only, " failed only"])
+      ]);
+      var panel = el("section", { class: "panel endpoint", "data-endpoint": endpoint.id, "data-state": state.text }, [
+        el("h2", {}, facts), actions,
+        el("div", { class: "table-wrap" }, [el("table", { class: "stack attempts" }, [
+          el("thead", {}, [el("tr", {}, [el("th", { text: "Time" }), el("th", { text: "Event" }), el("th", { text: "Answer" }), el("th", { text: "Time taken", class: "num" })])]),
+          body
+        ])])
+      ]);
+      function attempts() {
+        return api("GET", path + "/attempts?limit=25" + (failedOnly[endpoint.id] ? "&failed=true" : "")).then(function (answer) {
+          body.textContent = "";
+          answer.attempts.forEach(function (attempt) { body.appendChild(attemptRow(attempt)); });
+          if (!answer.attempts.length) body.appendChild(el("tr", {}, [el("td", { class: "empty", colspan: "4", text: "No request yet." })]));
+        }, failed);
+      }
+      attempts();
+      return panel;
+    }
+    function load() {
+      return api("GET", "/v1/apps").then(function (listing) {
+        return Promise.all(listing.apps.map(function (app) {
+          return api("GET", "/v1/apps/" + encodeURIComponent(app.bundleId) + "/webhooks").then(function (answer) { return answer.webhooks; });
+        }));
+      }).then(function (lists) {
+        var endpoints = [].concat.apply([], lists);
+        list.textContent = "";
+        endpoints.forEach(function (endpoint) { list.appendChild(endpointPanel(endpoint)); });
+        if (!endpoints.length) list.appendChild(el("p", { class: "notice", text: "No endpoint yet: islet webhooks add --app <bundleId> --url https://… (docs/webhooks.md), or islet webhooks listen --forward-to http://127.0.0.1:3000/hook." }));
+      }, failed);
+    }
+    load();
+    every(load, 5000);
   }
 
   // ---- Start: who am I, then the stream and the view.

@@ -45,6 +45,17 @@ struct WebhookRoutes {
         try context.actingApp(requested: try context.parameters.require("bundleId"))
     }
 
+    /// The app whose endpoints the console reads, tests and replays (`operatorScope`): an app
+    /// key's own, any for the admin, and any for the keyless console on a loopback server.
+    /// Saving an endpoint, its address or its secret takes a key (`app`).
+    private func operatedApp(_ context: IsletRequestContext) throws -> BundleID {
+        let bundleId = try context.parameters.require("bundleId")
+        if let own = try context.operatorScope(), own != bundleId {
+            throw IsletError(.forbidden, "This key belongs to \(own); it cannot act for \(bundleId).")
+        }
+        return bundleId
+    }
+
     private func endpoint(_ context: IsletRequestContext) throws -> String {
         try context.parameters.require("id")
     }
@@ -63,11 +74,11 @@ struct WebhookRoutes {
     }
 
     @Sendable func list(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(["webhooks": try await engine.webhooks(bundleId: try app(context)).map { view($0) }])
+        try Response.json(["webhooks": try await engine.webhooks(bundleId: try operatedApp(context)).map { view($0) }])
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(view(try await engine.webhook(try endpoint(context), bundleId: try app(context))))
+        try Response.json(view(try await engine.webhook(try endpoint(context), bundleId: try operatedApp(context))))
     }
 
     @Sendable func update(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -92,11 +103,11 @@ struct WebhookRoutes {
     }
 
     @Sendable func test(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(try await engine.testWebhook(try endpoint(context), bundleId: try app(context)))
+        try Response.json(try await engine.testWebhook(try endpoint(context), bundleId: try operatedApp(context)))
     }
 
     @Sendable func replay(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let bundleId = try app(context)
+        let bundleId = try operatedApp(context)
         let since = try await request.decodeJSON(ReplayWebhookBody.self, limit: maxBodySize).parsed()
         let endpoint = try await engine.replayWebhook(try endpoint(context), bundleId: bundleId, sinceEvent: since.event, sinceTime: since.time)
         return try Response.json(view(endpoint))
@@ -162,7 +173,7 @@ struct WebhookRoutes {
     }
 
     @Sendable func attempts(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let bundleId = try app(context)
+        let bundleId = try operatedApp(context)
         let limit = try request.query("limit").map { text throws(IsletError) -> Int in
             guard let limit = Int(text), (1...1_000).contains(limit) else { throw IsletError(.invalidRequest, "limit: 1 to 1000.") }
             return limit
