@@ -19,7 +19,7 @@ let instrumented: [SwiftSetting] = fuzzing ? [.unsafeFlags(["-sanitize=fuzzer"])
 let fuzzable = swiftSettings + instrumented
 /// The fuzz targets: `fuzz-<name>` (Fuzz/Targets/<name>/main.swift) runs one of `FuzzTarget.all`:
 /// in a plain build it replays the files it is given; in the fuzz build it is `libfuzzer-<name>`.
-let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential", "fcm-send", "android-inputs", "token-request"]
+let fuzzTargets = ["request-body", "layout", "renderer", "apns-push", "provider-token", "server-sent-events", "rules", "delivery-credential", "fcm-send", "android-inputs", "token-request", "webhook-inputs"]
 
 let package = Package(
     name: "islet",

@@ -22,6 +22,7 @@ public struct FuzzTarget: Sendable {
     /// Every target, in the order `Fuzz/run` runs them.
     public static let all: [FuzzTarget] = [
         .requestBody, .layout, .renderer, .apnsPush, .providerToken, .serverSentEvents, .rules, .deliveryCredential, .fcmSend, .androidInputs, .tokenRequest,
+        .webhookInputs,
     ]
 }
 

@@ -19,6 +19,10 @@ extension FuzzTarget {
         try bodies.decode(CreateChannelBody.self)
         try bodies.decode(FCMCredentialBody.self)
         try bodies.decode(ServiceAccountBody.self)
+        try bodies.decode(PhoneReportBody.self)
+        try bodies.decode(CreateWebhookBody.self)
+        try bodies.decode(UpdateWebhookBody.self)
+        try bodies.decode(RotateWebhookSecretBody.self)
         if let body = try bodies.decode(FCMTokenBody.self) {
             do {
                 try PhoneToken.validateRegistration(body.token)

@@ -57,15 +57,16 @@ public struct ReplayWebhookBody: Codable, Hashable, Sendable {
         }
     }
 
-    /// The event id, or the time, `since` names.
+    /// The event id, or the time, `since` names: a time within the dates every body accepts
+    /// (`WireFormat.isAcceptedDate`), written as Unix seconds or in ISO 8601.
     public func parsed() throws -> (event: EventID?, time: Date?) {
         let text = since.hasPrefix("evt_") ? String(since.dropFirst(4)) : since
         if let id = EventID(text), id > 0 { return (id, nil) }
-        if let seconds = Double(since), seconds.isFinite, seconds >= 0, seconds < 32_503_680_000 {
-            return (nil, Date(timeIntervalSince1970: seconds))
-        }
-        if let date = try? Date(since, strategy: .iso8601) { return (nil, date) }
-        throw IsletError(.invalidRequest, "since: an event id (evt_123 or 123), an ISO 8601 time, or Unix seconds.")
+        let date = Double(since).map { Date(timeIntervalSince1970: $0) } ?? (try? Date(since, strategy: .iso8601))
+        if let date, WireFormat.isAcceptedDate(date.timeIntervalSince1970) { return (nil, date) }
+        throw IsletError(
+            .invalidRequest, "since: an event id (evt_123 or 123), or a time: ISO 8601, or \(WireFormat.dateRangeText)."
+        )
     }
 }
 

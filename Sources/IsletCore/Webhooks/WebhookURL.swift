@@ -31,7 +31,10 @@ public struct WebhookURL: Sendable, Hashable, CustomStringConvertible {
         guard scheme == "https" || scheme == "http" else { throw refuse("the scheme must be https (or http to a loopback address).") }
         guard components.user == nil, components.password == nil else { throw refuse("credentials in the URL are not allowed; the requests are signed.") }
         guard components.fragment == nil else { throw refuse("a fragment (#…) is not sent; leave it out.") }
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
+        if host.hasPrefix("["), host.hasSuffix("]") {
+            host = String(host.dropFirst().dropLast())
+            guard IPAddressClass.parse(host)?.count == 16 else { throw refuse("\"[\(host.prefix(100))]\" is not an IPv6 address.") }
+        }
         let port = components.port ?? (scheme == "https" ? 443 : 80)
         guard (1...65_535).contains(port) else { throw refuse("port \(port) is not between 1 and 65535.") }
         self.text = text

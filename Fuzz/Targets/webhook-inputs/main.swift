@@ -1,0 +1,3 @@
+import IsletFuzzing
+
+FuzzDriver.main(.webhookInputs)
