@@ -26,8 +26,15 @@ struct WebhookEveryTypeTests {
                 let bAdmin = IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
                 // webhook.test
                 #expect(try await loop.appOnA.testWebhook(bundleId: app, id: endpoint.id).status == 200)
-                // token.updated (push-to-start, reported): iOS rotates the token, the app reports it.
+                // token.updated (push-to-start, reported): iOS rotates the token, the app reports
+                // it; a start sent before A has it would go to the old one, which Apple refuses.
+                let before = try await loop.appOnA.phone(DeliveryLoopTests.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }
                 _ = try await bAdmin.rotatePushToStartToken(device: "default", bundleId: app)
+                _ = try await eventually("the rotated token reaches A") {
+                    try await loop.appOnA.phone(DeliveryLoopTests.phone).tokens.first {
+                        $0.kind == .pushToStart && $0.retiredAt == nil && $0.token != before?.token
+                    }
+                }
 
                 // activity.started, delivery.sent, token.updated (update, reported), activity.updated.
                 // Each reaches the phone before the next: none is coalesced into a later one.
