@@ -181,7 +181,8 @@ struct Output {
                 ? "\(string(data["attributesType"])) layout removed (default card)"
                 : "\(string(data["attributesType"])) layout revision \(string(revision))"
         case .budgetExhausted:
-            return "\(event.bundleId) on \(event.deviceId): \(string(data["spent"])) of \(string(data["perHour"])) priority-10 pushes spent this hour; the next comes back at \(string(data["nextRefillAt"]))"
+            let refill = data["nextRefillAt"]?.numberValue.map { time(Date(timeIntervalSince1970: $0)) } ?? "?"
+            return "\(event.bundleId) on \(event.deviceId): \(string(data["spent"])) of \(string(data["perHour"])) priority-10 pushes spent this hour; the next comes back at \(refill)"
         }
     }
 
