@@ -65,8 +65,15 @@ enum Terminal {
             || (0x2066...0x2069).contains(scalar.value)
     }
 
+    /// A reader that went away (`islet history … | head`) ends the command quietly, with the
+    /// status a program stopped by SIGPIPE has (141), as other command-line programs do; a
+    /// standard error that cannot be written is given up on.
     private static func write(_ text: String, to handle: FileHandle) {
-        handle.write(Data(text.utf8))
+        do {
+            try handle.write(contentsOf: Data(text.utf8))
+        } catch {
+            if handle === FileHandle.standardOutput { exit(128 + SIGPIPE) }
+        }
     }
 }
 

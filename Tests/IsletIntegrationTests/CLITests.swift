@@ -25,6 +25,27 @@ extension DurabilityTests {
     /// An app's content went to the operator's terminal raw: a title change, a cleared screen,
     /// a C1 control sequence, a right-to-left override (issue 41). Whatever the CLI prints of an
     /// app's or a phone's, it prints escaped; JSON stays JSON, with the same escaping.
+    /// `islet … | head`: when the reader goes away, the command ends quietly with SIGPIPE's
+    /// status (141), not a crash and a backtrace on the standard error.
+    @Test func aReaderThatGoesAwayEndsTheCommandQuietly() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+        _ = try await runCLI(["apps", "create", "com.example.pipe", "-q"], environment: local)
+        let started = try await runCLI(["start", "T", "--app", "com.example.pipe", "--state", #"{"step":0}"#, "-q"], environment: local)
+        let id = started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        for step in 1...40 { _ = try await runCLI(["update", id, "--state", #"{"step":\#(step)}"#, "-q"], environment: local) }
+        // A shell's pipe whose reader closes it at once: `history` writes into it after its
+        // request, so the write meets a reader gone.
+        let run = try await runProgram(
+            URL(fileURLWithPath: "/bin/bash"), ["-c", #""$0" history "$1" | (exec 0<&-; sleep 2); echo "status ${PIPESTATUS[0]}""#, isletBinary.path, id],
+            environment: local, timeout: 30
+        )
+        #expect(run.stdout.contains("status 141"), "\(run.stdout)")
+        #expect(!run.stderr.contains("Fatal error") && !run.stderr.contains("crashed"), "\(run.stderr)")
+        _ = await server.stop(signal: SIGTERM)
+    }
+
     @Test func whatAnAppSendsReachesTheTerminalEscaped() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)
