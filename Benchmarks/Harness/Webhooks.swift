@@ -81,10 +81,16 @@ struct WebhooksBench: AsyncParsableCommand {
         // last comes once the endpoints' backlogs drain.
         let expected = count * result.acknowledgedWithWarmUp
         var drained = 0.0
+        // After the loop no update comes: the server's CPU while the endpoints' backlogs drain
+        // is the webhooks' alone (page reads, signing, the client, the rounds' writes).
+        let cpuAtLoopEnd = ProcessCPU.seconds(of: target.server.pid)
+        var perRequest: Double?
         if count > 0 {
             let deadline = loopEnded.advanced(by: .seconds(120))
             while receiver.received - before < expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             drained = (ContinuousClock.now - loopEnded) / .seconds(1)
+            let sentAfter = receiver.received - before - duringLoop
+            if sentAfter > 1_000 { perRequest = (ProcessCPU.seconds(of: target.server.pid) - cpuAtLoopEnd) / Double(sentAfter) }
         }
         let got = receiver.received - before
         let loopSeconds = (loopEnded - started) / .seconds(1)
@@ -93,6 +99,7 @@ struct WebhooksBench: AsyncParsableCommand {
         if count > 0 {
             line += "; receiver took \(grouped(Double(duringLoop) / loopSeconds)) requests/s during the loop,"
                 + " \(grouped(Double(got))) of \(grouped(Double(expected))) in all, the last \(String(format: "%.1f", drained)) s after it"
+                + (perRequest.map { "; server CPU per webhook request while draining \(grouped($0 * 1e6)) µs" } ?? "")
         }
         return (line, result)
     }
