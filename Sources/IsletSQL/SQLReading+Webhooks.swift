@@ -4,8 +4,11 @@ import IsletEngine
 
 /// Webhook endpoints and their attempt log (docs/webhooks.md).
 extension SQLReading {
+    /// One endpoint; in a write, locked until the transaction ends, so two nodes taking its
+    /// lease (or a round's progress and a change through the API) take turns: on PostgreSQL,
+    /// the second reads what the first wrote, and does not write over it.
     public func webhookEndpoint(_ id: String) throws -> WebhookEndpoint? {
-        try session.row("SELECT * FROM webhookEndpoint WHERE id = $1", [id], SQLRows.webhookEndpoint)
+        try session.row("SELECT * FROM webhookEndpoint WHERE id = $1\(try session.rowsLock())", [id], SQLRows.webhookEndpoint)
     }
 
     public func webhookEndpoints(bundleId: BundleID?) throws -> [WebhookEndpoint] {
