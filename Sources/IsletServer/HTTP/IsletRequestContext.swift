@@ -106,6 +106,18 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
         }
     }
 
+    /// The app the console looks at and acts on (`operatorScope`): an app key's own, any for
+    /// the admin key and for the keyless console on a loopback server.
+    func operatedApp(requested bundleId: BundleID) throws -> BundleID {
+        if let own = try operatorScope(), own != bundleId { throw Self.anotherApp(bundleId, keyOf: own) }
+        return bundleId
+    }
+
+    /// An app key naming another app.
+    static func anotherApp(_ requested: BundleID, keyOf own: BundleID) -> IsletError {
+        IsletError(.forbidden, "This key belongs to \(own); it cannot act for \(requested).")
+    }
+
     static let displayOnly = IsletError(
         .forbidden, "A device key only reads its display, dismisses its activities and changes its settings."
     )
@@ -124,9 +136,7 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
             }
             return requested
         case .app(let bundleId):
-            if let requested, requested != bundleId {
-                throw IsletError(.forbidden, "This key belongs to \(bundleId); it cannot act for \(requested).")
-            }
+            if let requested, requested != bundleId { throw Self.anotherApp(requested, keyOf: bundleId) }
             return bundleId
         case .device:
             throw Self.displayOnly

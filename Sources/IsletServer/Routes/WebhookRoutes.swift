@@ -49,11 +49,7 @@ struct WebhookRoutes {
     /// key's own, any for the admin, and any for the keyless console on a loopback server.
     /// Saving an endpoint, its address or its secret takes a key (`app`).
     private func operatedApp(_ context: IsletRequestContext) throws -> BundleID {
-        let bundleId = try context.parameters.require("bundleId")
-        if let own = try context.operatorScope(), own != bundleId {
-            throw IsletError(.forbidden, "This key belongs to \(own); it cannot act for \(bundleId).")
-        }
-        return bundleId
+        try context.operatedApp(requested: try context.parameters.require("bundleId"))
     }
 
     private func endpoint(_ context: IsletRequestContext) throws -> String {
