@@ -1,14 +1,19 @@
 import ArgumentParser
+import AsyncHTTPClient
 import Foundation
 import Hummingbird
 import NIOCore
 import NIOHTTP1
+import NIOPosix
 import Synchronization
 
 /// `islet-bench webhooks` (issue 43): what webhook endpoints cost an update. The same closed
 /// loop as `ingest`, on an Islet with 0, 1 and 5 endpoints of the app, each pointing at a
 /// receiver in this process that answers 200 at once; beside each, the webhook requests the
-/// receiver took per second, and how long after the loop the last one came.
+/// receiver took per second, and how long after the loop the last one came. Then what one
+/// request costs apart: the server's CPU per request while the backlogs drain (no update
+/// comes then), the receiver's, and a bare async-http-client request's (the floor of a
+/// sender making one request per event); and the rate at which the webhooks keep up.
 struct WebhooksBench: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "webhooks", abstract: "Updates per second and server CPU per update with 0, 1 and 5 webhook endpoints."
@@ -38,29 +43,82 @@ struct WebhooksBench: AsyncParsableCommand {
         }
         let receiver = try await WebhookReceiver.start()
         defer { receiver.stop() }
-        var results: [Int: [Ingest.Result]] = [:]
+        var results: [Int: [(result: Ingest.Result, perRequest: Double?)]] = [:]
         for _ in 0..<rounds {
             for count in counts {
-                let (line, result) = try await measure(count, receiver: receiver)
+                let (line, result, perRequest) = try await measure(count, receiver: receiver)
                 print(line)
-                results[count, default: []].append(result)
+                results[count, default: []].append((result, perRequest))
             }
         }
-        guard let base = results[0].map({ $0.map(\.rate).reduce(0, +) / Double($0.count) }), base > 0 else { return }
-        let baseCPU = results[0]!.map(\.serverCPUPerUpdate).reduce(0, +) / Double(results[0]!.count)
+        let floor = try await bareClientCost(receiver: receiver)
+        print(
+            "webhooks: a request's floor: the receiver's CPU \(grouped(floor.receiver * 1e6)) µs, a bare async-http-client request's"
+                + " \(grouped(floor.client * 1e6)) µs (\(grouped(floor.requests)) requests, 16 at once)"
+        )
+        guard let base = results[0].map({ $0.map(\.result.rate).reduce(0, +) / Double($0.count) }), base > 0 else { return }
+        let baseCPU = results[0]!.map(\.result.serverCPUPerUpdate).reduce(0, +) / Double(results[0]!.count)
         for count in counts where count > 0 {
             let runs = results[count] ?? []
-            let rate = runs.map(\.rate).reduce(0, +) / Double(runs.count)
-            let cpu = runs.map(\.serverCPUPerUpdate).reduce(0, +) / Double(runs.count)
-            print(
-                "webhooks: \(count) endpoint\(count == 1 ? "" : "s"): throughput \(String(format: "%.2f", rate / base))× of none"
-                    + " (cost \(String(format: "%.0f", (1 - rate / base) * 100))%), server CPU per update \(String(format: "%.2f", cpu / baseCPU))×"
-            )
+            let rate = runs.map(\.result.rate).reduce(0, +) / Double(runs.count)
+            let cpu = runs.map(\.result.serverCPUPerUpdate).reduce(0, +) / Double(runs.count)
+            var line = "webhooks: \(count) endpoint\(count == 1 ? "" : "s"): throughput \(String(format: "%.2f", rate / base))× of none"
+                + " (cost \(String(format: "%.0f", (1 - rate / base) * 100))%), server CPU per update \(String(format: "%.2f", cpu / baseCPU))×"
+            // Sustained, the server spends an update's CPU and `count` requests' on each: the
+            // rate at which every event is sent as it comes, beside what the floor would allow.
+            let perRequest = runs.compactMap(\.perRequest)
+            if !perRequest.isEmpty {
+                let request = perRequest.reduce(0, +) / Double(perRequest.count)
+                let keepUp = baseCPU / (baseCPU + Double(count) * request)
+                let ideal = baseCPU / (baseCPU + Double(count) * floor.client)
+                line += "; keeping up: \(String(format: "%.2f", keepUp))× of none (a request \(grouped(request * 1e6)) µs),"
+                    + " with a bare client's request \(String(format: "%.2f", ideal))×"
+            }
+            print(line)
         }
     }
 
-    /// One Islet with `count` endpoints: the loop's line, and its result.
-    func measure(_ count: Int, receiver: WebhookReceiver) async throws -> (String, Ingest.Result) {
+    /// What a request costs this process apart from Islet: the receiver's CPU per request
+    /// (this process while an Islet's backlog drains is the receiver alone, see `measure`), and
+    /// a bare async-http-client request's (HTTP/1.1, 16 at once, a webhook-sized body to the
+    /// same receiver, this process's CPU less the receiver's).
+    func bareClientCost(receiver: WebhookReceiver) async throws -> (receiver: Double, client: Double, requests: Double) {
+        let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: .init(redirectConfiguration: .disallow))
+        defer { _ = client.shutdown() }
+        let body = ByteBuffer(string: String(repeating: "x", count: 900))
+        let own = getpid()
+        func burst(_ seconds: Double) async throws -> Int {
+            let until = ContinuousClock.now.advanced(by: .seconds(seconds))
+            return try await withThrowingTaskGroup(of: Int.self) { group in
+                for _ in 0..<16 {
+                    group.addTask {
+                        var sent = 0
+                        while ContinuousClock.now < until {
+                            var request = HTTPClientRequest(url: "http://127.0.0.1:\(receiver.port)/hook/floor")
+                            request.method = .POST
+                            request.headers.add(name: "webhook-id", value: "evt_\(sent)")
+                            request.body = .bytes(body)
+                            let response = try await client.execute(request, timeout: TimeAmount.seconds(5))
+                            for try await _ in response.body {}
+                            sent += 1
+                        }
+                        return sent
+                    }
+                }
+                return try await group.reduce(0, +)
+            }
+        }
+        _ = try await burst(seconds / 5)
+        let before = ProcessCPU.seconds(of: own)
+        let sent = try await burst(seconds)
+        let perRequest = (ProcessCPU.seconds(of: own) - before) / Double(sent)
+        let receiverCost = receiver.costs.withLock { samples in samples.isEmpty ? 0 : samples.reduce(0, +) / Double(samples.count) }
+        return (receiverCost, max(0, perRequest - receiverCost), Double(sent))
+    }
+
+    /// One Islet with `count` endpoints: the loop's line, its result, and the server's CPU per
+    /// webhook request while the backlogs drained.
+    func measure(_ count: Int, receiver: WebhookReceiver) async throws -> (String, Ingest.Result, Double?) {
         let target = try await IsletTarget.start(systems, durability: "normal", fleet: Fleet(activities: activities, devices: max(1, activities / 100)), transport: .sse)
         defer { target.stop() }
         let setup = try await HTTPConnection.connect(port: target.server.port)
@@ -84,13 +142,19 @@ struct WebhooksBench: AsyncParsableCommand {
         // After the loop no update comes: the server's CPU while the endpoints' backlogs drain
         // is the webhooks' alone (page reads, signing, the client, the rounds' writes).
         let cpuAtLoopEnd = ProcessCPU.seconds(of: target.server.pid)
+        // This process meanwhile is the receiver alone (and a look every 10 ms).
+        let ownAtLoopEnd = ProcessCPU.seconds(of: getpid())
         var perRequest: Double?
         if count > 0 {
             let deadline = loopEnded.advanced(by: .seconds(120))
             while receiver.received - before < expected, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(10)) }
             drained = (ContinuousClock.now - loopEnded) / .seconds(1)
             let sentAfter = receiver.received - before - duringLoop
-            if sentAfter > 1_000 { perRequest = (ProcessCPU.seconds(of: target.server.pid) - cpuAtLoopEnd) / Double(sentAfter) }
+            if sentAfter > 1_000 {
+                perRequest = (ProcessCPU.seconds(of: target.server.pid) - cpuAtLoopEnd) / Double(sentAfter)
+                let receiverCost = (ProcessCPU.seconds(of: getpid()) - ownAtLoopEnd) / Double(sentAfter)
+                receiver.costs.withLock { $0.append(receiverCost) }
+            }
         }
         let got = receiver.received - before
         let loopSeconds = (loopEnded - started) / .seconds(1)
@@ -101,7 +165,7 @@ struct WebhooksBench: AsyncParsableCommand {
                 + " \(grouped(Double(got))) of \(grouped(Double(expected))) in all, the last \(String(format: "%.1f", drained)) s after it"
                 + (perRequest.map { "; server CPU per webhook request while draining \(grouped($0 * 1e6)) µs" } ?? "")
         }
-        return (line, result)
+        return (line, result, perRequest)
     }
 }
 
@@ -109,6 +173,8 @@ struct WebhooksBench: AsyncParsableCommand {
 /// 200 at once.
 final class WebhookReceiver: Sendable {
     let port: Int
+    /// Its CPU per request, from each drain (`WebhooksBench.measure`).
+    let costs = Mutex<[Double]>([])
     private let count: Counter
     private let task: Task<Void, any Error>
 

@@ -65,6 +65,41 @@ struct JSONWriterTests {
         }
     }
 
+    /// A webhook's `data`, for every type's fields, and its whole body: what the encoder writes.
+    @Test func webhookBodiesAreWrittenAsTheEncoderWritesThem() throws {
+        var random = Random(seed: 43)
+        for _ in 0..<500 {
+            var data = WebhookEvent.Data()
+            if random.bool() { data.activity = random.activity() }
+            data.source = random.bool() ? random.string() : nil
+            data.by = random.bool() ? random.string() : nil
+            data.from = random.bool() ? random.string() : nil
+            data.to = random.bool() ? random.string() : nil
+            data.kind = random.bool() ? random.string() : nil
+            data.reported = random.bool() ? random.bool() : nil
+            data.attributesType = random.bool() ? random.string() : nil
+            data.deviceId = random.bool() ? random.string() : nil
+            data.activityId = random.bool() ? random.string() : nil
+            data.reason = random.bool() ? random.string() : nil
+            data.message = random.bool() ? random.string() : nil
+            if random.bool() {
+                data.delivery = DeliveryReport(
+                    delivery: Int64(random.below(1_000)), event: "update", outcome: random.pick(DeliveryReport.Outcome.allCases),
+                    status: random.bool() ? 400 : nil, reason: random.bool() ? random.string() : nil, latencyMs: random.bool() ? random.double() : nil
+                )
+            }
+            if random.bool() { data.budget = BudgetExhaustion(perHour: random.below(100), spent: random.below(100), nextRefillAt: random.date()) }
+            #expect(try written(data) == encoded(data))
+            // The body around it: its members in the wire format's order, each as encoded.
+            let (id, type, bundleId) = ("evt_\(random.below(1_000_000))", random.pick(WebhookEventType.allCases), random.string())
+            let createdAt = Date(timeIntervalSince1970: 1_795_240_458.5)
+            let event = WebhookEvent(id: id, type: type, eventId: 1, createdAt: createdAt, bundleId: bundleId, activityId: nil, deviceId: nil, data: data)
+            let expected = try #"{"bundleId":\#(encoded(bundleId)),"createdAt":"2026-11-21T05:54:18.500Z","data":\#(encoded(data)),"#
+                + #""id":\#(encoded(id)),"type":\#(encoded(type)),"version":1}"#
+            #expect(event.body == expected)
+        }
+    }
+
     @Test(arguments: [
         0.0, -0.0, 1, -1, 0.1, 1.5, -3.25, 999_999_999_999_999, 1e15, 1e16, 1e21, 1e22, 1.2345678901234568e17, 1e-7, .leastNonzeroMagnitude,
         1.7976931348623157e308, 9_007_199_254_740_992, 1_764_000_000.123, 12_345_678.9, -1e15, -1e-300,
@@ -87,6 +122,60 @@ struct JSONWriterTests {
         #expect(try written(JSONValue.string(text)) == encoded(JSONValue.string(text)))
         let keys: JSONValue = ["\u{FF01}": 1, "😀": 2, "é": 3, "e\u{301}x": 4, "éa": 5, "B": 6, "a": 7, "a10": 8, "a9": 9, "_": 10]
         #expect(try written(keys) == encoded(keys))
+    }
+}
+
+/// `JSONReadable` reads what the decoder reads (the events a webhook reads back, their
+/// content and state changes), and refuses what it refuses.
+@Suite("JSON reading")
+struct JSONReadingTests {
+    @Test func randomEventsAreReadAsTheDecoderReadsThem() throws {
+        var random = Random(seed: 61)
+        for index in 0..<1_000 {
+            let activity = random.activity()
+            let payloads: [EventPayload] = [
+                .started(activity),
+                .contentUpdated(ContentChange(content: activity.content, timestamp: random.date())),
+                .stateChanged(StateChange(from: .active, to: random.pick(ActivityState.allCases), reason: random.pick(StateChangeReason.allCases), at: random.date())),
+            ]
+            for payload in payloads {
+                let encoded = EncodedEvent(
+                    id: Int64(index), type: payload.type, time: random.date(), bundleId: activity.bundleId, deviceId: activity.deviceId,
+                    activityId: random.bool() ? activity.id : nil, dataJSON: payload.encodedData()
+                )
+                let reference = try WireFormat.decoder().decode(Event.self, from: Data(encoded.json.utf8))
+                let event = try encoded.decoded()
+                #expect(event == reference)
+                // (Not always the value written: a whole `.number` reads back as `.integer`, for both.)
+                let text = Data(payload.encodedData().utf8)
+                switch payload {
+                case .contentUpdated:
+                    #expect(try event.data.decode(ContentChange.self) == WireFormat.decoder().decode(ContentChange.self, from: text))
+                case .stateChanged(let change):
+                    #expect(try event.data.decode(StateChange.self) == change)
+                    #expect(try event.data.decode(StateChange.self) == WireFormat.decoder().decode(StateChange.self, from: text))
+                default: break
+                }
+            }
+        }
+    }
+
+    @Test(arguments: [
+        #"{"content": {"state": 1}}"#,
+        #"{"content": {"state": 1, "relevanceScore": "high"}, "timestamp": 1}"#,
+        #"{"content": {"relevanceScore": 1}, "timestamp": 1}"#,
+        #"{"content": {"state": 1, "staleDate": true}, "timestamp": 1}"#,
+        #"{"content": [], "timestamp": 1}"#,
+    ])
+    func whatTheDecoderRefusesIsRefused(_ text: String) throws {
+        let value = try JSONSyntax.parse(Array(text.utf8))
+        #expect(throws: (any Error).self) { try WireFormat.decoder().decode(ContentChange.self, from: Data(text.utf8)) }
+        #expect(throws: DecodingError.self) { try value.decode(ContentChange.self) }
+    }
+
+    @Test func aStateChangeNamingAnUnknownStateIsRefused() throws {
+        let value: JSONValue = ["from": "active", "to": "asleep", "reason": "endedByApp", "at": 1]
+        #expect(throws: DecodingError.self) { try value.decode(StateChange.self) }
     }
 }
 

@@ -74,9 +74,13 @@ public struct EncodedEvent: Hashable, Sendable {
         self.json = json
     }
 
-    /// Decodes the wire form back into an `Event`.
+    /// Decodes the wire form back into an `Event`: read by `JSONSyntax` and `JSONReadable`,
+    /// as `WireFormat.decoder()` reads it (which still reads what those refuse, such as a
+    /// state nested deeper than `JSONSyntax.maxDepth`).
     public func decoded() throws -> Event {
-        try WireFormat.decoder().decode(Event.self, from: Data(json.utf8))
+        let bytes = Array(json.utf8)
+        if let parsed = try? JSONSyntax.parse(bytes), let event = try? Event(json: parsed) { return event }
+        return try WireFormat.decoder().decode(Event.self, from: Data(bytes))
     }
 
     private static func quoted(_ string: String) -> String {

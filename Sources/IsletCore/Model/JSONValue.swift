@@ -101,7 +101,8 @@ extension JSONValue: Codable {
         }
     }
 
-    private struct MemberKey: CodingKey {
+    /// An object member's name as a coding key (also what `JSONReadable` names a missing one).
+    struct MemberKey: CodingKey {
         let stringValue: String
         var intValue: Int? { nil }
         init(_ string: String) { stringValue = string }

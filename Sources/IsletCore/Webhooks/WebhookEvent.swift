@@ -78,7 +78,7 @@ public struct WebhookEvent: Sendable, Hashable {
     public let body: String
 
     /// What a webhook event's `data` holds: the fields its type has, the others left out.
-    public struct Data: Encodable, Sendable {
+    public struct Data: JSONWritable, Sendable {
         /// The activity as the API returns it, as it stood just after the event.
         public var activity: Activity?
         public var source: String?
@@ -100,15 +100,55 @@ public struct WebhookEvent: Sendable, Hashable {
         public var budget: BudgetExhaustion?
 
         public init() {}
+
+        public func write(to json: inout JSONWriter) throws {
+            json.beginObject()
+            try json.member("activity", ifPresent: activity)
+            json.member("activityId", string: activityId)
+            json.member("attributesType", string: attributesType)
+            try json.member("budget", encoding: budget)
+            json.member("by", string: by)
+            try json.member("delivery", encoding: delivery)
+            json.member("deviceId", string: deviceId)
+            json.member("from", string: from)
+            json.member("kind", string: kind)
+            json.member("message", string: message)
+            json.member("reason", string: reason)
+            if let reported {
+                json.member("reported")
+                json.bool(reported)
+            }
+            json.member("source", string: source)
+            json.member("to", string: to)
+            json.endObject()
+        }
     }
 
-    private struct Body: Encodable {
+    /// The body, written by `JSONWriter` (a test checks it is what the encoder writes).
+    struct Body: JSONWritable {
         let id: String
         let type: WebhookEventType
         let createdAt: String
         let bundleId: BundleID
         let version: Int
         let data: Data
+
+        func write(to json: inout JSONWriter) throws {
+            json.beginObject()
+            json.member("bundleId")
+            json.string(bundleId)
+            json.member("createdAt")
+            json.string(createdAt)
+            json.member("data")
+            try data.write(to: &json)
+            json.member("id")
+            json.string(id)
+            json.member("type")
+            json.string(type.rawValue)
+            json.member("version")
+            json.integer(Int64(version))
+            json.endObject()
+        }
     }
 
     public init(
@@ -120,12 +160,14 @@ public struct WebhookEvent: Sendable, Hashable {
         self.eventId = eventId
         self.activityId = activityId
         self.deviceId = deviceId
-        let body = Body(
-            id: id, type: type, createdAt: createdAt.formatted(Date.ISO8601FormatStyle(includingFractionalSeconds: true)),
-            bundleId: bundleId, version: Self.version, data: data
-        )
+        let body = Body(id: id, type: type, createdAt: Self.timestamp(createdAt), bundleId: bundleId, version: Self.version, data: data)
         self.body = (try? WireFormat.string(body)) ?? "{}"
     }
+
+    /// `createdAt` as the body writes it: ISO 8601, UTC, with milliseconds.
+    static func timestamp(_ date: Date) -> String { date.formatted(createdAtStyle) }
+
+    private static let createdAtStyle = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
 
     /// The webhook type an event of the log makes, if any, from the event alone (an endpoint
     /// that does not want it need not load its activity).

@@ -167,6 +167,14 @@ public struct JSONWriter {
         member(key)
         self.string(string)
     }
+
+    /// A member whose value has no writer of its own (a rare one): through the encoder, left
+    /// out when `nil`.
+    public mutating func member(_ key: StaticString, encoding value: (some Encodable)?) throws {
+        guard let value else { return }
+        member(key)
+        bytes.append(contentsOf: try WireFormat.encoder().encode(value))
+    }
 }
 
 /// A value that writes Islet's wire format itself (`JSONWriter`), byte for byte as its

@@ -45,8 +45,10 @@ public enum WireFormat {
 }
 
 extension JSONValue {
-    /// The value as a `Decodable` type, through Islet's wire format.
+    /// The value as a `Decodable` type, through Islet's wire format: read straight from the
+    /// value when the type can (`JSONReadable`), else encoded and decoded.
     public func decode<T: Decodable>(_ type: T.Type) throws -> T {
-        try WireFormat.decoder().decode(T.self, from: WireFormat.encoder().encode(self))
+        if let readable = T.self as? any JSONReadable.Type, let value = try readable.init(json: self) as? T { return value }
+        return try WireFormat.decoder().decode(T.self, from: WireFormat.encoder().encode(self))
     }
 }
