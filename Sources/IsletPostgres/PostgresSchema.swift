@@ -312,5 +312,21 @@ enum PostgresSchema {
             );
             CREATE INDEX webhookAttempt_endpoint ON webhookAttempt (endpointId, id)
             """),
+        // An app's users, their phones and tags (SQLite's v18).
+        Migration(version: 10, name: "an app's users, their phones and tags", sql: """
+            CREATE TABLE appUser (
+                bundleId text NOT NULL, externalId text NOT NULL, devices text NOT NULL, tags text NOT NULL,
+                createdAt double precision NOT NULL, updatedAt double precision NOT NULL, PRIMARY KEY (bundleId, externalId)
+            );
+            CREATE TABLE appUserTag (
+                bundleId text NOT NULL, name text NOT NULL, value text NOT NULL, externalId text NOT NULL,
+                PRIMARY KEY (bundleId, name, value, externalId)
+            );
+            CREATE INDEX appUserTag_user ON appUserTag (bundleId, externalId);
+            CREATE TABLE appUserDevice (
+                bundleId text NOT NULL, deviceId text NOT NULL, externalId text NOT NULL, PRIMARY KEY (bundleId, deviceId, externalId)
+            );
+            CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId)
+            """),
     ]
 }

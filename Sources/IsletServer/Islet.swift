@@ -176,6 +176,7 @@ public struct Islet: Sendable {
         EventRoutes(engine: engine, settings: configuration.streams, authentication: authentication)
             .add(to: router, webSocketRouter: webSocketRouter)
         LayoutRoutes(engine: engine).add(to: router)
+        UserRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         WebhookRoutes(
             engine: engine, maxBodySize: configuration.server.maxBodySize,
             // A node that sends no webhooks serves no listening session: nothing would come down it.

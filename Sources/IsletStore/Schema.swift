@@ -395,6 +395,24 @@ enum Schema {
             }
             try db.execute(sql: "CREATE INDEX webhookAttempt_endpoint ON webhookAttempt (endpointId, id)")
         }
+        migrator.registerMigration("v18: an app's users, their phones and tags") { db in
+            // docs/audiences.md: a user as written, and an index row per tag and per phone.
+            try db.execute(sql: """
+                CREATE TABLE appUser (
+                    bundleId TEXT NOT NULL, externalId TEXT NOT NULL, devices TEXT NOT NULL, tags TEXT NOT NULL,
+                    createdAt DOUBLE NOT NULL, updatedAt DOUBLE NOT NULL, PRIMARY KEY (bundleId, externalId)
+                );
+                CREATE TABLE appUserTag (
+                    bundleId TEXT NOT NULL, name TEXT NOT NULL, value TEXT NOT NULL, externalId TEXT NOT NULL,
+                    PRIMARY KEY (bundleId, name, value, externalId)
+                );
+                CREATE INDEX appUserTag_user ON appUserTag (bundleId, externalId);
+                CREATE TABLE appUserDevice (
+                    bundleId TEXT NOT NULL, deviceId TEXT NOT NULL, externalId TEXT NOT NULL, PRIMARY KEY (bundleId, deviceId, externalId)
+                );
+                CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId);
+                """)
+        }
         return migrator
     }
 }

@@ -112,6 +112,7 @@ import Testing
             "updateWebhook": { _ = try read(UpdateWebhookBody.self, $0) },
             "rotateWebhookSecret": { _ = try read(RotateWebhookSecretBody.self, $0) },
             "replayWebhook": { _ = try read(ReplayWebhookBody.self, $0).parsed() },
+            "putUser": { _ = try read(PutAppUserBody.self, $0).checked() },
         ]
         let withBodies = document.operations.filter { $0.spec["requestBody"] != nil }
         #expect(Set(withBodies.map(\.id)) == Set(readers.keys))
@@ -233,6 +234,18 @@ import Testing
 
             try await tour.send(.POST, "/v1/devices", key: admin, example: "phone", 201)
             try await tour.send(.GET, "/v1/devices", key: appKey, 200)
+
+            // An app's users (docs/audiences.md), on the phones just made.
+            let fan = "/v1/apps/\(app)/users/u-1042"
+            try await tour.send(.PUT, fan, key: appKey, example: "fan", 201)
+            try await tour.send(.PUT, fan, key: appKey, example: "fan", 200)
+            try await tour.send(.PUT, fan, key: appKey, body: #"{"devices": ["nowhere"]}"#, 404)
+            try await tour.send(.PUT, fan, key: appKey, body: #"{"tags": {"a:b": "c"}}"#, 400)
+            try await tour.send(.GET, fan, key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/\(app)/users?tag=match:123&tag=team:ajax&limit=10", key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/\(app)/users?tag=match", key: appKey, 400)
+            try await tour.send(.DELETE, fan, key: appKey, 204)
+            try await tour.send(.GET, fan, key: appKey, 404)
             let deviceKey = try await tour.send(.POST, "/v1/devices/phone-2/key", key: admin, 201).json["key"]?.stringValue ?? ""
             try await tour.send(.GET, "/v1/devices/phone-2/settings", key: deviceKey, 200)
             try await tour.send(.GET, "/v1/devices/default/settings", key: deviceKey, 403)

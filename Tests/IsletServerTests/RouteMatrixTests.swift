@@ -174,6 +174,10 @@ struct RouteMatrixTests {
         "POST /v1/apps/{bundleId}/webhooks/{id}/replay · A's": { $0.fill(["id": $0.webhook], body: #"{"since":"evt_1"}"#) },
         "GET /v1/apps/{bundleId}/webhooks/{id}/attempts · A's": { $0.fill(["id": $0.webhook]) },
         "GET /v1/apps/{bundleId}/webhooks/listen · A": { $0.fill() },
+        "GET /v1/apps/{bundleId}/users · A": { $0.fill() },
+        "PUT /v1/apps/{bundleId}/users/{externalId} · A's": { $0.fill(["externalId": "fan-1"], body: #"{"tags":{"team":"b"}}"#) },
+        "GET /v1/apps/{bundleId}/users/{externalId} · A's": { $0.fill(["externalId": "fan-1"]) },
+        "DELETE /v1/apps/{bundleId}/users/{externalId} · A's": { $0.fill(["externalId": "fan-1"]) },
         "POST /v1/apps/{bundleId}/channels · A": { $0.fill(body: #"{"storagePolicy":0}"#) },
         "GET /v1/apps/{bundleId}/channels · A": { $0.fill() },
         "DELETE /v1/apps/{bundleId}/channels/{channelId} · A's": { $0.fill() },
@@ -559,6 +563,7 @@ struct World: Sendable {
                     .POST, "/v1/apps/\(a.bundleId)/webhooks", key: a.apiKey, body: #"{"url":"http://127.0.0.1:9/hook"}"#, 201
                 ).string("id")
                 _ = try await islet.must(.PATCH, "/v1/apps/\(a.bundleId)/webhooks/\(webhook)", key: a.apiKey, body: #"{"enabled":false}"#, 200)
+                _ = try await islet.must(.PUT, "/v1/apps/\(a.bundleId)/users/fan-1", key: a.apiKey, body: #"{"devices":["default"],"tags":{"team":"a"}}"#, 201)
                 let history = try await islet.must(.GET, "/v1/activities/\(try ride.string("id"))/events", key: admin, 200)
                 let listing = try await islet.must(.GET, "/v1/activities?bundleId=\(a.bundleId)&limit=1", key: admin, 200)
                 return try await body(World(

@@ -41,6 +41,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case layoutNotFound
     case deliveryNotFound
     case webhookNotFound
+    case userNotFound
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge

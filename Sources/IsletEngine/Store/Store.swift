@@ -144,6 +144,12 @@ public protocol StoreReading {
     /// only the events given up on with `deadLettersOnly`.
     func webhookAttempts(endpointId: String, deadLettersOnly: Bool, before: Int64?, limit: Int) throws -> [WebhookAttempt]
 
+    /// One of an app's users (docs/audiences.md).
+    func appUser(bundleId: BundleID, externalId: String) throws -> AppUser?
+    /// The app's users carrying every one of `tags` (all with none), after `after` in
+    /// `externalId` order, at most `limit`.
+    func appUsers(bundleId: BundleID, tags: [String: String], after: String?, limit: Int) throws -> [AppUser]
+
     /// An app's activity type's registered shapes.
     func activityType(bundleId: BundleID, name: String) throws -> ActivityType?
     /// An app's registered activity types, by name.
@@ -270,6 +276,11 @@ public protocol Transaction: StoreReading, AnyObject {
     func deleteWebhookEndpoint(_ id: String) throws -> Bool
     /// Appends to the webhook attempt log.
     func addWebhookAttempts(_ attempts: [WebhookAttempt]) throws
+
+    /// Writes one of an app's users whole (its phones and tags replace the earlier).
+    func putAppUser(_ user: AppUser) throws
+    /// Forgets one of an app's users; returns whether there was one.
+    func deleteAppUser(bundleId: BundleID, externalId: String) throws -> Bool
 
     /// Writes a layout record, replacing any earlier revision.
     func putLayout(_ record: LayoutRecord) throws
