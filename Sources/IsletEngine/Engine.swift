@@ -44,6 +44,7 @@ public final class Engine: Sendable {
         if let transport, settings.delivery.enabled {
             timers.append(DeliverySender(engine: self, transport: transport, settings: settings.delivery, logger: logger))
         }
+        timers.append(SendRunner(engine: self, logger: logger))
         if let webhookTransport, settings.webhooks.enabled {
             timers.append(WebhookDispatcher(engine: self, transport: webhookTransport, settings: settings.webhooks, logger: logger))
         }
@@ -63,6 +64,8 @@ public final class Engine: Sendable {
     let tally: EventTally
     let deadlines = WakeSignal()
     let deliveryWake = WakeSignal()
+    /// Wakes the send runner: a send made or moved here.
+    let sendWake = WakeSignal()
     /// Between the fan-out, the webhook use cases and the dispatcher.
     let webhooks = WebhookSignals()
     let webhookTransport: (any WebhookTransport)?

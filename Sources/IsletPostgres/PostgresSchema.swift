@@ -328,5 +328,19 @@ enum PostgresSchema {
             );
             CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId)
             """),
+        // Sends and their phones; an activity's key found on one phone (SQLite's v19).
+        Migration(version: 11, name: "sends and their phones; an activity's key found on one phone", sql: """
+            CREATE TABLE send (id text PRIMARY KEY, bundleId text NOT NULL, status text NOT NULL, at double precision, json text NOT NULL);
+            CREATE INDEX send_bundleId ON send (bundleId, id);
+            CREATE INDEX send_due ON send (status, at);
+            CREATE TABLE sendTarget (
+                sendId text NOT NULL, seq bigint NOT NULL, deviceId text NOT NULL, outcome text, activityId text, reason text,
+                doneAt double precision, PRIMARY KEY (sendId, deviceId)
+            );
+            CREATE INDEX sendTarget_seq ON sendTarget (sendId, seq);
+            CREATE INDEX sendTarget_waiting ON sendTarget (sendId, seq) WHERE outcome IS NULL;
+            DROP INDEX activity_key;
+            CREATE INDEX activity_key ON activity (bundleId, key, deviceId) WHERE key IS NOT NULL
+            """),
     ]
 }

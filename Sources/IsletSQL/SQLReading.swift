@@ -106,7 +106,7 @@ extension SQLReading {
     }
 
     /// The activities a query selects; it must select `body` first.
-    private func activities(_ sql: String, _ values: [(any SQLBindable)?]) throws -> [Activity] {
+    func activities(_ sql: String, _ values: [(any SQLBindable)?]) throws -> [Activity] {
         let decoder = WireFormat.decoder()
         return try session.values(sql, values, as: String.self).map { body in try decoder.decode(Activity.self, from: Data(body.utf8)) }
     }

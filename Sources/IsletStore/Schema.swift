@@ -413,6 +413,22 @@ enum Schema {
                 CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId);
                 """)
         }
+        migrator.registerMigration("v19: sends and their phones; an activity's key found on one phone") { db in
+            // docs/audiences.md, "How a send runs": a send as one row, resolved into its phones.
+            try db.execute(sql: """
+                CREATE TABLE send (id TEXT PRIMARY KEY, bundleId TEXT NOT NULL, status TEXT NOT NULL, at DOUBLE, json TEXT NOT NULL);
+                CREATE INDEX send_bundleId ON send (bundleId, id);
+                CREATE INDEX send_due ON send (status, at);
+                CREATE TABLE sendTarget (
+                    sendId TEXT NOT NULL, seq INTEGER NOT NULL, deviceId TEXT NOT NULL, outcome TEXT, activityId TEXT, reason TEXT, doneAt DOUBLE,
+                    PRIMARY KEY (sendId, deviceId)
+                );
+                CREATE INDEX sendTarget_seq ON sendTarget (sendId, seq);
+                CREATE INDEX sendTarget_waiting ON sendTarget (sendId, seq) WHERE outcome IS NULL;
+                DROP INDEX activity_key;
+                CREATE INDEX activity_key ON activity (bundleId, key, deviceId) WHERE key IS NOT NULL;
+                """)
+        }
         return migrator
     }
 }

@@ -42,6 +42,7 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case deliveryNotFound
     case webhookNotFound
     case userNotFound
+    case sendNotFound
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge

@@ -150,6 +150,29 @@ public protocol StoreReading {
     /// `externalId` order, at most `limit`.
     func appUsers(bundleId: BundleID, tags: [String: String], after: String?, limit: Int) throws -> [AppUser]
 
+    /// One send (docs/audiences.md); locked in a write.
+    func send(_ id: String) throws -> Send?
+    /// An app's sends in the order they were made, after the send `after`, at most `limit`.
+    func sends(bundleId: BundleID, after: String?, limit: Int) throws -> [Send]
+    /// Sends due at `now`: scheduled for then or earlier, or running.
+    func dueSends(at now: Date, limit: Int) throws -> [Send]
+    /// When the next scheduled send is due, if one is.
+    func nextScheduledSend() throws -> Date?
+    /// A send's phones in order after `seq`, only those with `outcome` when given.
+    func sendTargets(sendId: String, outcome: SendTargetOutcome?, after seq: Int64?, limit: Int) throws -> [SendTarget]
+    /// Up to `limit` of a send's waiting phones; claimed in a write (another's are left out).
+    func waitingSendTargets(sendId: String, limit: Int) throws -> [SendTarget]
+    /// How many of a send's phones ended with each outcome.
+    func sendOutcomeCounts(_ sendId: String) throws -> [SendTargetOutcome: Int]
+    /// Whether any of a send's phones still waits.
+    func sendHasWaitingTargets(_ sendId: String) throws -> Bool
+    /// The phones of the app's users named, each once.
+    func devicesOfUsers(bundleId: BundleID, externalIds: [String]) throws -> [DeviceID]
+    /// Those of `ids` that are devices Islet knows.
+    func knownDevices(_ ids: [DeviceID]) throws -> [DeviceID]
+    /// The app's live activity with `key` on one phone; the key on that phone locked in a write.
+    func liveActivity(key: String, bundleId: BundleID, deviceId: DeviceID) throws -> Activity?
+
     /// An app's activity type's registered shapes.
     func activityType(bundleId: BundleID, name: String) throws -> ActivityType?
     /// An app's registered activity types, by name.
@@ -281,6 +304,13 @@ public protocol Transaction: StoreReading, AnyObject {
     func putAppUser(_ user: AppUser) throws
     /// Forgets one of an app's users; returns whether there was one.
     func deleteAppUser(bundleId: BundleID, externalId: String) throws -> Bool
+
+    /// Writes a send, new or changed.
+    func putSend(_ send: Send) throws
+    /// Adds phones to a send after its last, each once; returns how many were new.
+    func addSendTargets(sendId: String, devices: [DeviceID]) throws -> Int
+    /// Writes what a send did on one of its phones.
+    func finishSendTarget(_ target: SendTarget) throws
 
     /// Writes a layout record, replacing any earlier revision.
     func putLayout(_ record: LayoutRecord) throws

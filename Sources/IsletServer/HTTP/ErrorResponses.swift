@@ -16,7 +16,7 @@ extension ErrorReason {
         case .unauthorized: .unauthorized
         case .forbidden, .denied: .forbidden
         case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound, .webhookNotFound,
-            .deliveryNotFound, .userNotFound:
+            .deliveryNotFound, .userNotFound, .sendNotFound:
             .notFound
         case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict
         case .activityEnded, .activityDismissed, .activityPending, .olderTimestamp, .timestampTooFarAhead: .conflict

@@ -1,0 +1,254 @@
+import Foundation
+import IsletCore
+
+extension Engine {
+    // MARK: Sends (docs/audiences.md)
+
+    /// Phones a send's batch carries out in one transaction.
+    static let sendBatch = 200
+    /// Users (or named ids) a send resolves in one transaction.
+    static let sendResolvePage = 1_000
+
+    /// Keeps a send and answers at once: it runs in the background (`SendRunner`), at its `at`
+    /// or now. A start with `endAt` or `dismissAt` gets its follow-up, made with it: an end,
+    /// then, of the phones it started.
+    public func createSend(bundleId: BundleID, _ body: SendBody) async throws -> Send {
+        try body.check(now: clock.now())
+        let send = try await write { tx in
+            _ = try tx.requireApp(bundleId)
+            if case .devices(let ids) = body.audience, let unknown = Set(ids).subtracting(try tx.knownDevices(Array(Set(ids)))).sorted().first {
+                throw IsletError(.deviceNotFound, "audience.devices: no device \(unknown.prefix(100)).")
+            }
+            var send = Send(
+                id: Send.newId(at: tx.now), bundleId: bundleId, status: (body.at.map { $0 > tx.now } ?? false) ? .scheduled : .running,
+                body: body, createdAt: tx.now, updatedAt: tx.now
+            )
+            if body.action == .start, body.endAt != nil || body.dismissAt != nil {
+                let end = SendBody(
+                    action: .end, key: body.key, audience: .startedBy(send.id), at: body.endAt ?? body.dismissAt,
+                    dismissalPolicy: body.dismissAt.map { body.endAt == nil ? .immediate : .after($0) }
+                )
+                let followUp = Send(id: Send.newId(at: tx.now), bundleId: bundleId, status: .scheduled, body: end, createdAt: tx.now, updatedAt: tx.now)
+                try tx.putSend(followUp)
+                send.followUp = followUp.id
+            }
+            try tx.putSend(send)
+            return send
+        }
+        sendWake.notify(deadline: .distantPast)
+        return send
+    }
+
+    /// One of an app's sends, with its counts, or `sendNotFound`.
+    public func send(_ id: String, bundleId: BundleID) async throws -> Send {
+        try await read { store in try Self.counted(try Self.requireSend(id, bundleId: bundleId, in: store), in: store) }
+    }
+
+    /// A page of an app's sends, in the order they were made.
+    public func sends(bundleId: BundleID, page: PageRequest<String>) async throws -> Page<Send> {
+        try await read { store in
+            _ = try store.requireApp(bundleId)
+            let found = try store.sends(bundleId: bundleId, after: page.after, limit: page.limit + 1)
+            return page.page(of: try found.map { (item: try Self.counted($0, in: store), place: $0.id) })
+        }
+    }
+
+    /// A page of a send's phones in order, only those with `outcome` when given.
+    public func sendTargets(_ id: String, bundleId: BundleID, outcome: SendTargetOutcome?, page: PageRequest<Int64>) async throws -> Page<SendTarget> {
+        try await read { store in
+            _ = try Self.requireSend(id, bundleId: bundleId, in: store)
+            let found = try store.sendTargets(sendId: id, outcome: outcome, after: page.after, limit: page.limit + 1)
+            return page.page(of: found.map { (item: $0, place: $0.seq) })
+        }
+    }
+
+    /// Cancels a send that is scheduled or running (a running one stops after its current
+    /// batch); a start cancelled before it ran takes its follow-up with it. A send that ended
+    /// is answered as it is.
+    public func cancelSend(_ id: String, bundleId: BundleID) async throws -> Send {
+        try await write { tx in
+            var send = try Self.requireSend(id, bundleId: bundleId, in: tx)
+            guard send.status == .scheduled || send.status == .running else { return try Self.counted(send, in: tx) }
+            if send.status == .scheduled, let followUp = send.followUp, var next = try tx.send(followUp), next.status == .scheduled {
+                Self.finish(&next, .cancelled, at: tx.now)
+                try tx.putSend(next)
+            }
+            Self.finish(&send, .cancelled, at: tx.now)
+            try tx.putSend(send)
+            return try Self.counted(send, in: tx)
+        }
+    }
+
+    /// Moves a scheduled send to another time (`sendNotScheduled` once it has begun).
+    public func moveSend(_ id: String, bundleId: BundleID, to at: Date) async throws -> Send {
+        guard WireFormat.isAcceptedDate(at.timeIntervalSince1970) else { throw IsletError(.invalidRequest, "at: not a date the API takes.") }
+        let send = try await write { tx in
+            var send = try Self.requireSend(id, bundleId: bundleId, in: tx)
+            guard send.status == .scheduled else {
+                throw IsletError(.invalidRequest, "Send \(id) is \(send.status.rawValue): only a scheduled send moves.")
+            }
+            if send.body.action == .start, let endAt = send.body.endAt, at >= endAt {
+                throw IsletError(.invalidRequest, "at must come before the send's endAt.")
+            }
+            send.body.at = at
+            send.updatedAt = tx.now
+            try tx.putSend(send)
+            return try Self.counted(send, in: tx)
+        }
+        sendWake.notify(deadline: .distantPast)
+        return send
+    }
+
+    /// Carries out every due send as far as it goes now: resolves their audiences and reaches
+    /// their phones, a transaction at a time; returns how many steps did something. The
+    /// `SendRunner` calls it; a test that moves time by hand does too.
+    @discardableResult
+    public func runDueSends() async throws -> Int {
+        var steps = 0
+        while true {
+            let due = try await read { [now = clock.now()] store in try store.dueSends(at: now, limit: 20) }
+            var moved = false
+            for send in due where try await step(send.id) {
+                moved = true
+                steps += 1
+            }
+            if !moved { return steps }
+        }
+    }
+
+    /// One step of a send, in one transaction: made due (running), a page of its audience
+    /// resolved, or a batch of its phones reached; finished once none waits. Whether it moved.
+    func step(_ id: String) async throws -> Bool {
+        // The send as it stands, read without its lock: batches on several nodes run side by
+        // side; resolving and finishing lock it.
+        guard let seen = try await read({ store in try store.send(id) }), seen.status == .scheduled || seen.status == .running else { return false }
+        if seen.status == .scheduled || !seen.resolved {
+            return try await write { tx in
+                guard var send = try tx.send(id), send.status == .scheduled || send.status == .running, send.body.at.map({ $0 <= tx.now }) ?? true
+                else { return false }
+                send.status = .running
+                if !send.resolved {
+                    guard try Self.resolvePage(of: &send, in: tx) else { return false }
+                }
+                send.updatedAt = tx.now
+                try tx.putSend(send)
+                return true
+            }
+        }
+        let rules = self.rules
+        let reached = try await write { tx -> Int in
+            let targets = try tx.waitingSendTargets(sendId: id, limit: Self.sendBatch)
+            for var target in targets {
+                (target.outcome, target.activityId, target.reason) = try Self.reach(target.deviceId, with: seen, rules: rules, in: tx)
+                target.doneAt = tx.now
+                try tx.finishSendTarget(target)
+            }
+            return targets.count
+        }
+        if reached > 0 { return true }
+        // None left to claim: done once none waits (another node may hold the last ones).
+        return try await write { tx in
+            guard var send = try tx.send(id), send.status == .running, !(try tx.sendHasWaitingTargets(id)) else { return false }
+            Self.finish(&send, .done, at: tx.now)
+            try tx.putSend(send)
+            return true
+        }
+    }
+
+    /// Resolves a page of a send's audience into its phones (each once); whether it may go on
+    /// (a follow-up waits for the send whose phones it reaches to finish).
+    private static func resolvePage(of send: inout Send, in tx: any Transaction) throws -> Bool {
+        let page = sendResolvePage
+        var devices: [DeviceID] = []
+        var next: String?
+        switch send.body.audience {
+        case .users(let ids):
+            let from = Int(send.resolveCursor ?? "0") ?? 0
+            let slice = Array(ids[min(from, ids.count)..<min(from + page, ids.count)])
+            devices = try tx.devicesOfUsers(bundleId: send.bundleId, externalIds: slice)
+            next = from + page < ids.count ? String(from + page) : nil
+        case .devices(let ids):
+            let from = Int(send.resolveCursor ?? "0") ?? 0
+            // In the order given; devices removed since the send was made are left out.
+            let slice = Array(ids[min(from, ids.count)..<min(from + page, ids.count)])
+            let known = Set(try tx.knownDevices(slice))
+            devices = slice.filter { known.contains($0) }
+            next = from + page < ids.count ? String(from + page) : nil
+        case .tags(let tags):
+            let users = try tx.appUsers(bundleId: send.bundleId, tags: tags, after: send.resolveCursor, limit: page)
+            devices = users.flatMap(\.devices)
+            next = users.count == page ? users.last?.externalId : nil
+        case .all:
+            let users = try tx.appUsers(bundleId: send.bundleId, tags: [:], after: send.resolveCursor, limit: page)
+            devices = users.flatMap(\.devices)
+            next = users.count == page ? users.last?.externalId : nil
+        case .startedBy(let startId):
+            guard let start = try tx.send(startId), start.status == .done || start.status == .cancelled else { return false }
+            let targets = try tx.sendTargets(sendId: startId, outcome: .started, after: send.resolveCursor.flatMap { Int64($0) }, limit: page)
+            devices = targets.map(\.deviceId)
+            next = targets.count == page ? targets.last.map { String($0.seq) } : nil
+        }
+        send.counts.targeted += try tx.addSendTargets(sendId: send.id, devices: devices)
+        send.resolveCursor = next
+        send.resolved = next == nil
+        return true
+    }
+
+    /// What a send does on one phone, in its batch's transaction, through the same use cases as
+    /// a single start, update or end: ActivityKit's refusal is the phone's `failed`, never the
+    /// batch's.
+    private static func reach(
+        _ deviceId: DeviceID, with send: Send, rules: LifecycleRules, in tx: any Transaction
+    ) throws -> (SendTargetOutcome, ActivityID?, String?) {
+        let body = send.body
+        let live = try tx.liveActivity(key: body.key, bundleId: send.bundleId, deviceId: deviceId).map { try tx.liveEnd(of: $0) }
+        do {
+            switch body.action {
+            case .start:
+                if let live { return (.skipped, live.id, "an activity with the key is live on the phone") }
+                let request = try body.activityRequest(deviceId: deviceId)
+                let outcome = try start(request, bundleId: send.bundleId, key: body.key, rules: rules, in: tx)
+                try tx.deliverStart(of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: send.bundleId, name: request.attributesType))
+                return (.started, outcome.activity.id, nil)
+            case .update, .end:
+                guard var activity = live else { return (.skipped, nil, "no live activity with the key on the phone") }
+                let input: Activity.Input =
+                    if body.action == .update, let content = body.content {
+                        .update(ContentUpdate(content: content, alert: body.alert, timestamp: body.timestamp))
+                    } else {
+                        .end(EndRequest(content: body.content, dismissalPolicy: body.dismissalPolicy ?? .default, timestamp: body.timestamp))
+                    }
+                let (transition, _) = try tx.change(&activity, input, rules: rules)
+                try tx.deliverChange(input, transition: transition, of: activity)
+                if let ignored = transition.ignored { return (.skipped, activity.id, "ignored: \(ignored.rawValue)") }
+                return (body.action == .update ? .updated : .ended, activity.id, nil)
+            }
+        } catch let refusal as IsletError {
+            return (.failed, live?.id, "\(refusal.reason.rawValue): \(refusal.message)")
+        }
+    }
+
+    private static func requireSend(_ id: String, bundleId: BundleID, in store: any StoreReading) throws -> Send {
+        _ = try store.requireApp(bundleId)
+        guard let send = try store.send(id), send.bundleId == bundleId else {
+            throw IsletError(.sendNotFound, "\(bundleId) has no send \(id.prefix(64)).")
+        }
+        return send
+    }
+
+    /// The send with its phones' outcomes counted.
+    private static func counted(_ send: Send, in store: any StoreReading) throws -> Send {
+        var send = send
+        let targeted = send.counts.targeted
+        send.counts = SendCounts()
+        send.counts.targeted = targeted
+        for (outcome, phones) in try store.sendOutcomeCounts(send.id) { send.counts.count(outcome, phones) }
+        return send
+    }
+
+    private static func finish(_ send: inout Send, _ status: SendStatus, at now: Date) {
+        send.status = status
+        send.updatedAt = now
+        send.finishedAt = now
+    }
+}

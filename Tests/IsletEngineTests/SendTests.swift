@@ -1,0 +1,169 @@
+import Foundation
+import IsletCore
+@testable import IsletEngine
+import Testing
+
+/// Sends (docs/audiences.md): one call's start, update or end reaches every phone of its
+/// audience exactly once — through restarts mid-send and two nodes sharing it — at its `at`,
+/// and a start's `endAt` ends what it started. The clock moves by hand; `runDueSends` is what
+/// the send runner calls.
+@Suite("Sends")
+struct SendTests {
+    private let app: BundleID = "com.example.bike"
+
+    /// `phones` phones, and a user for each two of them (the second phone shared with the next
+    /// user, so a phone reached through two users counts once), tagged `match: 123`; every
+    /// third user also `team: ajax`.
+    private func fans(_ phones: Int, in fixture: EngineFixture) async throws -> [DeviceID] {
+        let devices = (0..<phones).map { String(format: "phone-%04d", $0) }
+        for device in devices { try await fixture.engine.createDevice(Device(id: device, name: device, createdAt: t0)) }
+        for user in 0..<phones {
+            var tags = ["match": "123"]
+            if user % 3 == 0 { tags["team"] = "ajax" }
+            _ = try await fixture.engine.putUser(
+                bundleId: app, externalId: String(format: "u-%04d", user),
+                PutAppUserBody(devices: [devices[user], devices[(user + 1) % phones]], tags: tags)
+            )
+        }
+        return devices
+    }
+
+    private func start(_ audience: Audience, at: Date? = nil, endAt: Date? = nil) -> SendBody {
+        SendBody(
+            action: .start, key: "match-123", audience: audience, at: at, attributesType: "MatchAttributes", attributes: ["home": "Ajax"],
+            content: ActivityContent(state: ["score": "0-0"]), endAt: endAt
+        )
+    }
+
+    /// The live activities with the send's key on each phone.
+    private func cards(_ devices: [DeviceID], in fixture: EngineFixture) async throws -> [DeviceID: [Activity]] {
+        try await fixture.engine.read { store in
+            var cards: [DeviceID: [Activity]] = [:]
+            for device in devices {
+                let found = try store.activities(ActivityFilter(bundleId: self.app, deviceId: device, limit: 100)).map(\.activity)
+                cards[device] = found.filter { $0.key == "match-123" && $0.state.isLive }
+            }
+            return cards
+        }
+    }
+
+    @Test(arguments: StoreKind.available) func aStartByTagReachesEveryPhoneOnceThenAnUpdateAndAnEndFollowIt(store: StoreKind) async throws {
+        var rules = LifecycleRules()
+        rules.maxActivitiesPerApp = 100_000
+        try await EngineFixture.with(store, rules: rules, apps: [app]) { fixture in
+            let devices = try await fans(450, in: fixture)
+            let made = try await fixture.engine.createSend(bundleId: app, start(.tags(["match": "123"])))
+            #expect(made.status == .running && made.counts.targeted == 0, "answered at once, nothing resolved inline")
+            try await fixture.engine.runDueSends()
+            let done = try await fixture.engine.send(made.id, bundleId: app)
+            #expect(done.status == .done && done.counts.targeted == 450 && done.counts.started == 450 && done.counts.failed == 0)
+            let shown = try await cards(devices, in: fixture)
+            #expect(shown.values.allSatisfy { $0.count == 1 }, "exactly one card on every phone")
+
+            // The same start again finds them live: skipped, nothing twice.
+            let again = try await fixture.engine.createSend(bundleId: app, start(.tags(["match": "123"])))
+            try await fixture.engine.runDueSends()
+            #expect(try await fixture.engine.send(again.id, bundleId: app).counts.skipped == 450)
+            #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.count == 1 })
+
+            // An update by tag (a narrower audience: Ajax fans' phones), then an end for all.
+            let update = try await fixture.engine.createSend(
+                bundleId: app, SendBody(action: .update, key: "match-123", audience: .tags(["team": "ajax"]), content: ActivityContent(state: ["score": "1-0"]))
+            )
+            try await fixture.engine.runDueSends()
+            let updated = try await fixture.engine.send(update.id, bundleId: app)
+            #expect(updated.counts.updated == updated.counts.targeted && updated.counts.targeted == 300)
+            let end = try await fixture.engine.createSend(bundleId: app, SendBody(action: .end, key: "match-123", audience: .all, dismissalPolicy: .immediate))
+            try await fixture.engine.runDueSends()
+            #expect(try await fixture.engine.send(end.id, bundleId: app).counts.ended == 450)
+            #expect(try await cards(devices, in: fixture).values.allSatisfy(\.isEmpty))
+            let failedOnly = try await fixture.engine.sendTargets(made.id, bundleId: app, outcome: .failed, page: PageRequest())
+            #expect(failedOnly.items.isEmpty)
+        }
+    }
+
+    @Test func aScheduledStartWaitsForItsTimeAndItsEndAtEndsWhatItStarted() async throws {
+        try await EngineFixture.with(apps: [app]) { fixture in
+            let devices = try await fans(10, in: fixture)
+            let made = try await fixture.engine.createSend(bundleId: app, start(.users(["u-0000", "u-0005"]), at: at(10), endAt: at(7_500)))
+            #expect(made.status == .scheduled && made.followUp != nil)
+            try await fixture.engine.runDueSends()
+            #expect(try await cards(devices, in: fixture).values.allSatisfy(\.isEmpty), "nothing before its time")
+
+            fixture.clock.set(at(10))
+            try await fixture.engine.runDueSends()
+            let started = try await cards(devices, in: fixture).filter { !$0.value.isEmpty }.keys.sorted()
+            #expect(started == ["phone-0000", "phone-0001", "phone-0005", "phone-0006"])
+
+            fixture.clock.set(at(7_500))
+            try await fixture.engine.runDueSends()
+            let followUp = try await fixture.engine.send(try #require(made.followUp), bundleId: app)
+            #expect(followUp.status == .done && followUp.counts.ended == 4)
+            #expect(try await cards(devices, in: fixture).values.allSatisfy(\.isEmpty))
+        }
+    }
+
+    @Test func aScheduledSendMovesAndCancelsAndTakesItsFollowUpWithIt() async throws {
+        try await EngineFixture.with(apps: [app]) { fixture in
+            _ = try await fans(4, in: fixture)
+            let made = try await fixture.engine.createSend(bundleId: app, start(.all, at: at(60), endAt: at(600)))
+            let moved = try await fixture.engine.moveSend(made.id, bundleId: app, to: at(120))
+            #expect(moved.body.at == at(120))
+            await #expect(throws: IsletError.self) { try await fixture.engine.moveSend(made.id, bundleId: app, to: at(700)) }
+            let cancelled = try await fixture.engine.cancelSend(made.id, bundleId: app)
+            #expect(cancelled.status == .cancelled)
+            #expect(try await fixture.engine.send(try #require(made.followUp), bundleId: app).status == .cancelled)
+            fixture.clock.set(at(700))
+            #expect(try await fixture.engine.runDueSends() == 0)
+            await #expect(throws: IsletError.self) { try await fixture.engine.moveSend(made.id, bundleId: app, to: at(800)) }
+            await #expect(throws: IsletError(.sendNotFound, "com.example.bike has no send snd_nowhere.")) {
+                try await fixture.engine.send("snd_nowhere", bundleId: app)
+            }
+        }
+    }
+
+    /// A restart between any two of a send's transactions (as after kill -9: what committed
+    /// stays, the rest did not happen) leaves every phone with exactly one card.
+    @Test(arguments: StoreKind.available) func aSendInterruptedBetweenItsStepsStillReachesEachPhoneOnce(store: StoreKind) async throws {
+        var rules = LifecycleRules()
+        rules.maxActivitiesPerApp = 100_000
+        try await EngineFixture.with(store, rules: rules, apps: [app]) { fixture in
+            let devices = try await fans(500, in: fixture)
+            let made = try await fixture.engine.createSend(bundleId: app, start(.all))
+            var steps = 0
+            while try await fixture.engine.step(made.id) {
+                steps += 1
+                try await fixture.restart()
+            }
+            #expect(steps >= 4, "a page resolved, three batches, done")
+            let done = try await fixture.engine.send(made.id, bundleId: app)
+            #expect(done.status == .done && done.counts.started == 500)
+            #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.count == 1 })
+        }
+    }
+
+    /// Two nodes on one PostgreSQL run the same send at once: each phone once, both did some.
+    @Test func twoNodesShareOneSendWithoutReachingAPhoneTwice() async throws {
+        guard StoreKind.available.contains(.postgres) else { return }
+        var rules = LifecycleRules()
+        rules.maxActivitiesPerApp = 100_000
+        try await EngineFixture.with(.postgres, rules: rules, apps: [app]) { fixture in
+            let devices = try await fans(1_200, in: fixture)
+            let node = try await fixture.node()
+            do {
+                let made = try await fixture.engine.createSend(bundleId: app, start(.all))
+                async let first = fixture.engine.runDueSends()
+                async let second = node.engine.runDueSends()
+                let (a, b) = try await (first, second)
+                #expect(a > 0 && b > 0, "both nodes took part: \(a), \(b)")
+                let done = try await fixture.engine.send(made.id, bundleId: app)
+                #expect(done.status == .done && done.counts.started == 1_200 && done.counts.failed == 0)
+                #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.count == 1 })
+                try await node.stop()
+            } catch {
+                try? await node.stop()
+                throw error
+            }
+        }
+    }
+}
