@@ -113,6 +113,11 @@ import Testing
             "rotateWebhookSecret": { _ = try read(RotateWebhookSecretBody.self, $0) },
             "replayWebhook": { _ = try read(ReplayWebhookBody.self, $0).parsed() },
             "putUser": { _ = try read(PutAppUserBody.self, $0).checked() },
+            "createSend": { data in
+                let body = try read(SendBody.self, data)
+                try body.check(now: Date(timeIntervalSince1970: 1_795_000_000))
+            },
+            "moveSend": { _ = try read(MoveSendBody.self, $0) },
         ]
         let withBodies = document.operations.filter { $0.spec["requestBody"] != nil }
         #expect(Set(withBodies.map(\.id)) == Set(readers.keys))
@@ -244,6 +249,23 @@ import Testing
             try await tour.send(.GET, fan, key: appKey, 200)
             try await tour.send(.GET, "/v1/apps/\(app)/users?tag=match:123&tag=team:ajax&limit=10", key: appKey, 200)
             try await tour.send(.GET, "/v1/apps/\(app)/users?tag=match", key: appKey, 400)
+
+            // Sends (docs/audiences.md): an update for the fan's match (none live: each phone skipped).
+            let goal = try await tour.send(.POST, "/v1/apps/\(app)/sends", key: appKey, example: "goal", 202).json["id"]?.stringValue ?? ""
+            try await tour.send(.POST, "/v1/apps/\(app)/sends", key: appKey, body: #"{"action": "start", "key": "k", "audience": "all"}"#, 400)
+            try await tour.send(.POST, "/v1/apps/\(app)/sends", key: appKey, body: #"{"action": "end", "key": "k", "audience": {"devices": ["nowhere"]}}"#, 404)
+            try await tour.send(.GET, "/v1/apps/\(app)/sends", key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/\(app)/sends/\(goal)", key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/\(app)/sends/\(goal)/targets?outcome=skipped&limit=10", key: appKey, 200)
+            try await tour.send(.GET, "/v1/apps/\(app)/sends/\(goal)/targets?outcome=lost", key: appKey, 400)
+            try await tour.send(.GET, "/v1/apps/\(app)/sends/snd_nowhere", key: appKey, 404)
+            let later = try await tour.send(
+                .POST, "/v1/apps/\(app)/sends", key: appKey, body: #"{"action": "end", "key": "match-123", "audience": "all", "at": 4102444800}"#, 202
+            ).json["id"]?.stringValue ?? ""
+            try await tour.send(.PATCH, "/v1/apps/\(app)/sends/\(later)", key: appKey, body: #"{"at": 4102444900}"#, 200)
+            try await tour.send(.PATCH, "/v1/apps/\(app)/sends/\(goal)", key: appKey, example: "later", 400)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/sends/\(later)", key: appKey, 200)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/sends/snd_nowhere", key: appKey, 404)
             try await tour.send(.DELETE, fan, key: appKey, 204)
             try await tour.send(.GET, fan, key: appKey, 404)
             let deviceKey = try await tour.send(.POST, "/v1/devices/phone-2/key", key: admin, 201).json["key"]?.stringValue ?? ""

@@ -178,6 +178,12 @@ struct RouteMatrixTests {
         "PUT /v1/apps/{bundleId}/users/{externalId} · A's": { $0.fill(["externalId": "fan-1"], body: #"{"tags":{"team":"b"}}"#) },
         "GET /v1/apps/{bundleId}/users/{externalId} · A's": { $0.fill(["externalId": "fan-1"]) },
         "DELETE /v1/apps/{bundleId}/users/{externalId} · A's": { $0.fill(["externalId": "fan-1"]) },
+        "POST /v1/apps/{bundleId}/sends · A": { $0.fill(body: #"{"action":"end","key":"k","audience":"all","at":4102444800}"#) },
+        "GET /v1/apps/{bundleId}/sends · A": { $0.fill() },
+        "GET /v1/apps/{bundleId}/sends/{id} · A's": { $0.fill(["id": $0.send]) },
+        "PATCH /v1/apps/{bundleId}/sends/{id} · A's": { $0.fill(["id": $0.send], body: #"{"at":4102444900}"#) },
+        "DELETE /v1/apps/{bundleId}/sends/{id} · A's": { $0.fill(["id": $0.send]) },
+        "GET /v1/apps/{bundleId}/sends/{id}/targets · A's": { $0.fill(["id": $0.send]) },
         "POST /v1/apps/{bundleId}/channels · A": { $0.fill(body: #"{"storagePolicy":0}"#) },
         "GET /v1/apps/{bundleId}/channels · A": { $0.fill() },
         "DELETE /v1/apps/{bundleId}/channels/{channelId} · A's": { $0.fill() },
@@ -499,6 +505,8 @@ struct World: Sendable {
     let rideOnPixel: ActivityID
     /// A's webhook endpoint (paused: it sends nothing).
     let webhook: String
+    /// A's send, scheduled far ahead (it reaches nothing).
+    let send: String
 
     static let layout = #"{"lockScreen":{"type":"Text","text":"Ride"}}"#
     static let broadcast = #"{"event":"update","content":{"state":{"speed":9}}}"#
@@ -564,13 +572,16 @@ struct World: Sendable {
                 ).string("id")
                 _ = try await islet.must(.PATCH, "/v1/apps/\(a.bundleId)/webhooks/\(webhook)", key: a.apiKey, body: #"{"enabled":false}"#, 200)
                 _ = try await islet.must(.PUT, "/v1/apps/\(a.bundleId)/users/fan-1", key: a.apiKey, body: #"{"devices":["default"],"tags":{"team":"a"}}"#, 201)
+                let send = try await islet.must(
+                    .POST, "/v1/apps/\(a.bundleId)/sends", key: a.apiKey, body: #"{"action":"end","key":"k","audience":"all","at":4102444800}"#, 202
+                ).string("id")
                 let history = try await islet.must(.GET, "/v1/activities/\(try ride.string("id"))/events", key: admin, 200)
                 let listing = try await islet.must(.GET, "/v1/activities?bundleId=\(a.bundleId)&limit=1", key: admin, 200)
                 return try await body(World(
                     islet: islet, a: a, b: b, phone2Key: phone2Key, ride: try ride.string("id"), rideToken: rideToken, build: build,
                     delivery: delivery, pushToStart: pushToStart, channel: channel, bRide: bRide, aOnPhone2: aOnPhone2,
                     bOnPhone2: bOnPhone2, eventOfA: try #require(history.json["events"].items.first?["id"]?.text),
-                    cursorOfA: try listing.string("next"), fcmToken: fcmToken, rideOnPixel: rideOnPixel, webhook: webhook
+                    cursorOfA: try listing.string("next"), fcmToken: fcmToken, rideOnPixel: rideOnPixel, webhook: webhook, send: send
                 ))
             }
         }

@@ -244,6 +244,15 @@ public struct SendBody: Codable, Hashable, Sendable {
     }
 }
 
+/// `PATCH /v1/apps/{bundleId}/sends/{id}`: a scheduled send's new time.
+public struct MoveSendBody: Codable, Hashable, Sendable {
+    public var at: Date
+
+    public init(at: Date) {
+        self.at = at
+    }
+}
+
 /// A send: one call's change for an audience, kept and carried out in the background.
 public struct Send: Codable, Hashable, Sendable {
     /// `snd_` and a random part.
