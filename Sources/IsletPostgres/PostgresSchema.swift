@@ -328,8 +328,8 @@ enum PostgresSchema {
             );
             CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId)
             """),
-        // Sends and their phones; an activity's key found on one phone (SQLite's v19).
-        Migration(version: 11, name: "sends and their phones; an activity's key found on one phone", sql: """
+        // Sends and their phones; an activity's key found on one phone; idempotency keys (SQLite's v19).
+        Migration(version: 11, name: "sends and their phones; an activity's key found on one phone; idempotency keys", sql: """
             CREATE TABLE send (id text PRIMARY KEY, bundleId text NOT NULL, status text NOT NULL, at double precision, json text NOT NULL);
             CREATE INDEX send_bundleId ON send (bundleId, id);
             CREATE INDEX send_due ON send (status, at);
@@ -340,7 +340,12 @@ enum PostgresSchema {
             CREATE INDEX sendTarget_seq ON sendTarget (sendId, seq);
             CREATE INDEX sendTarget_waiting ON sendTarget (sendId, seq) WHERE outcome IS NULL;
             DROP INDEX activity_key;
-            CREATE INDEX activity_key ON activity (bundleId, key, deviceId) WHERE key IS NOT NULL
+            CREATE INDEX activity_key ON activity (bundleId, key, deviceId) WHERE key IS NOT NULL;
+            CREATE TABLE idempotencyKey (
+                scope text NOT NULL, key text NOT NULL, digest text NOT NULL, state text NOT NULL, status bigint, contentType text,
+                body text, createdAt double precision NOT NULL, heldUntil double precision NOT NULL, PRIMARY KEY (scope, key)
+            );
+            CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt)
             """),
     ]
 }

@@ -166,7 +166,8 @@ public struct Islet: Sendable {
             router.add(middleware: TracingMiddleware())
         }
         router.add(middleware: RequestChecks(
-            knownQueries: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]), authentication: authentication
+            knownQueries: KnownQueries(openAPI: EmbeddedFiles.files["openapi.json"]), authentication: authentication,
+            idempotency: IdempotencyGate(engine: engine, maxBodySize: configuration.server.maxBodySize)
         ))
         router.add(middleware: MetricsMiddleware())
         let maxBodySize = configuration.server.maxBodySize

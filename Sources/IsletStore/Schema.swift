@@ -413,7 +413,7 @@ enum Schema {
                 CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId);
                 """)
         }
-        migrator.registerMigration("v19: sends and their phones; an activity's key found on one phone") { db in
+        migrator.registerMigration("v19: sends and their phones; an activity's key found on one phone; idempotency keys") { db in
             // docs/audiences.md, "How a send runs": a send as one row, resolved into its phones.
             try db.execute(sql: """
                 CREATE TABLE send (id TEXT PRIMARY KEY, bundleId TEXT NOT NULL, status TEXT NOT NULL, at DOUBLE, json TEXT NOT NULL);
@@ -427,6 +427,11 @@ enum Schema {
                 CREATE INDEX sendTarget_waiting ON sendTarget (sendId, seq) WHERE outcome IS NULL;
                 DROP INDEX activity_key;
                 CREATE INDEX activity_key ON activity (bundleId, key, deviceId) WHERE key IS NOT NULL;
+                CREATE TABLE idempotencyKey (
+                    scope TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, state TEXT NOT NULL, status INTEGER, contentType TEXT,
+                    body TEXT, createdAt DOUBLE NOT NULL, heldUntil DOUBLE NOT NULL, PRIMARY KEY (scope, key)
+                );
+                CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt);
                 """)
         }
         return migrator

@@ -67,6 +67,10 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case timestampTooFarAhead
     case startTooFarAhead
 
+    // Idempotency-Key: the key was used for another request, or its first request runs.
+    case idempotencyKeyReused
+    case idempotencyKeyInUse
+
     // The server's own trouble.
     case internalError
     case unavailable

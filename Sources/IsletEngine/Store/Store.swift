@@ -173,6 +173,9 @@ public protocol StoreReading {
     /// The app's live activity with `key` on one phone; the key on that phone locked in a write.
     func liveActivity(key: String, bundleId: BundleID, deviceId: DeviceID) throws -> Activity?
 
+    /// A caller's kept `Idempotency-Key`; locked in a write.
+    func idempotencyRecord(scope: String, key: String) throws -> IdempotencyRecord?
+
     /// An app's activity type's registered shapes.
     func activityType(bundleId: BundleID, name: String) throws -> ActivityType?
     /// An app's registered activity types, by name.
@@ -304,6 +307,15 @@ public protocol Transaction: StoreReading, AnyObject {
     func putAppUser(_ user: AppUser) throws
     /// Forgets one of an app's users; returns whether there was one.
     func deleteAppUser(bundleId: BundleID, externalId: String) throws -> Bool
+
+    /// Keeps an `Idempotency-Key`, new or moved on.
+    func putIdempotencyRecord(_ record: IdempotencyRecord) throws
+    /// Marks a kept key's request as applied, in its change's transaction.
+    func markIdempotencyApplied(scope: String, key: String) throws
+    /// Forgets a kept key.
+    func deleteIdempotencyRecord(scope: String, key: String) throws
+    /// Forgets up to `limit` keys made before `date`; returns how many.
+    func purgeIdempotencyRecords(before date: Date, limit: Int) throws -> Int
 
     /// Writes a send, new or changed.
     func putSend(_ send: Send) throws

@@ -20,6 +20,8 @@ extension ErrorReason {
             .notFound
         case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict
         case .activityEnded, .activityDismissed, .activityPending, .olderTimestamp, .timestampTooFarAhead: .conflict
+        case .idempotencyKeyInUse: .conflict
+        case .idempotencyKeyReused: .unprocessableContent
         case .payloadTooLarge, .attributesTooLarge: .contentTooLarge
         case .internalError: .internalServerError
         case .unavailable: .serviceUnavailable

@@ -2,7 +2,8 @@ import Hummingbird
 
 /// What every request to a route goes through before its handler, in one step: the path read as
 /// the API describes it (`PathParameters`), a query parameter the operation does not take
-/// refused (`KnownQueries`), the key read (`Authentication`); once answered, the request logged
+/// refused (`KnownQueries`), the key read (`Authentication`), an `Idempotency-Key` taken
+/// (`IdempotencyGate`); once answered, the request logged
 /// (`RequestLogging`).
 ///
 /// One middleware, not four: each layer of async calls leaves about 2.4 KB in its connection's
@@ -12,6 +13,8 @@ import Hummingbird
 struct RequestChecks: RouterMiddleware {
     let knownQueries: KnownQueries
     let authentication: Authentication
+    /// `Idempotency-Key` on changes; a request without one does not go through it.
+    let idempotency: IdempotencyGate
 
     func handle(
         _ request: Request, context: IsletRequestContext, next: (Request, IsletRequestContext) async throws -> Response
@@ -20,7 +23,12 @@ struct RequestChecks: RouterMiddleware {
         try PathParameters.read(request, into: &context)
         try knownQueries.check(request, context: context)
         try await authentication.authenticate(request, &context)
-        let response = try await next(request, context)
+        let response =
+            if let key = IdempotencyGate.key(of: request) {
+                try await idempotency.respond(key: key, to: request, context: context, next: next)
+            } else {
+                try await next(request, context)
+            }
         RequestLogging.log(request, response, context: context)
         return response
     }
