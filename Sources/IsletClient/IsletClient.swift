@@ -146,6 +146,64 @@ public struct IsletClient: Sendable {
         ).items
     }
 
+    // MARK: Users and sends (docs/audiences.md)
+
+    /// Writes one of an app's users whole: their phones and tags.
+    public func putUser(bundleId: BundleID, externalId: String, _ body: PutAppUserBody) async throws -> AppUser {
+        try await send(.PUT, "/v1/apps/\(escaped(bundleId))/users/\(escaped(externalId))", body: body, expect: AppUser.self)
+    }
+
+    /// One of an app's users.
+    public func user(bundleId: BundleID, externalId: String) async throws -> AppUser {
+        try await send(.GET, "/v1/apps/\(escaped(bundleId))/users/\(escaped(externalId))", expect: AppUser.self)
+    }
+
+    /// Every one of an app's users carrying all of `tags`, in `externalId` order.
+    public func users(bundleId: BundleID, tags: [String: String] = [:]) async throws -> [AppUser] {
+        let query = tags.sorted { $0.key < $1.key }.map { "tag=" + escaped("\($0.key):\($0.value)") }.joined(separator: "&")
+        return try await every("/v1/apps/\(escaped(bundleId))/users" + (query.isEmpty ? "" : "?" + query), AppUser.self)
+    }
+
+    /// Forgets one of an app's users and their tags.
+    public func deleteUser(bundleId: BundleID, externalId: String) async throws {
+        _ = try await send(.DELETE, "/v1/apps/\(escaped(bundleId))/users/\(escaped(externalId))", expect: NoContent.self)
+    }
+
+    /// Starts, updates or ends an activity on every phone of an audience, now or at `at`: the
+    /// answer comes at once, and the send runs in the background.
+    public func createSend(bundleId: BundleID, _ body: SendBody) async throws -> Send {
+        try await send(.POST, sendsPath(bundleId), body: body, expect: Send.self)
+    }
+
+    /// One send and its counts.
+    public func send(bundleId: BundleID, id: String) async throws -> Send {
+        try await send(.GET, sendsPath(bundleId, id), expect: Send.self)
+    }
+
+    /// Every send of an app, in the order they were made.
+    public func sends(bundleId: BundleID) async throws -> [Send] {
+        try await every(sendsPath(bundleId), Send.self)
+    }
+
+    /// Cancels a send (a running one stops after its current batch).
+    public func cancelSend(bundleId: BundleID, id: String) async throws -> Send {
+        try await send(.DELETE, sendsPath(bundleId, id), expect: Send.self)
+    }
+
+    /// Moves a scheduled send to another time.
+    public func moveSend(bundleId: BundleID, id: String, to at: Date) async throws -> Send {
+        try await send(.PATCH, sendsPath(bundleId, id), body: MoveSendBody(at: at), expect: Send.self)
+    }
+
+    /// A send's phones and what it did on each; only those with `outcome` when given.
+    public func sendTargets(bundleId: BundleID, id: String, outcome: SendTargetOutcome? = nil) async throws -> [SendTarget] {
+        try await every(sendsPath(bundleId, id) + "/targets" + (outcome.map { "?outcome=\($0.rawValue)" } ?? ""), SendTarget.self)
+    }
+
+    private func sendsPath(_ bundleId: BundleID, _ id: String? = nil) -> String {
+        "/v1/apps/\(escaped(bundleId))/sends" + (id.map { "/\(escaped($0))" } ?? "")
+    }
+
     // MARK: Webhooks
 
     /// Adds a webhook endpoint to an app; the answer holds its secret, which no later answer does.
@@ -508,7 +566,8 @@ public struct IsletClient: Sendable {
         var cursor: String?
         repeat {
             let query = queryString([("limit", "1000")] + (cursor.map { [("cursor", $0)] } ?? []))
-            let page = try await send(.GET, path + query, expect: Listing<Item>.self)
+            // A path with a query of its own (`?tag=…`) takes the page's after it.
+            let page = try await send(.GET, path.contains("?") ? path + "&" + query.dropFirst() : path + query, expect: Listing<Item>.self)
             items += page.items
             cursor = page.next
         } while cursor != nil
@@ -521,19 +580,59 @@ public struct IsletClient: Sendable {
         var request = HTTPClientRequest(url: server + path)
         request.method = method
         if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+        // A change carries a key of its own (docs/audiences.md): sent again after a failure that
+        // may have reached the server, it is done once, and the retry gets the first answer.
+        let changes = Self.changes(method)
+        if changes { request.headers.add(name: Idempotency.header, value: UUID().uuidString) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .bytes(ByteBuffer(data: try WireFormat.encoder().encode(body)))
         }
-        let response: HTTPClientResponse
-        let bytes: ByteBuffer
-        do {
-            response = try await Self.sentAgainIfUnsent { try await http.execute(request, timeout: timeout) }
-            bytes = try await response.body.collect(upTo: 64 << 20)
-        } catch {
-            throw ClientError.unreachable(server: server, cause: error)
+        var attempt = 0
+        while true {
+            attempt += 1
+            let status: Int
+            let bytes: ByteBuffer
+            do {
+                let response = try await Self.sentAgainIfUnsent { try await http.execute(request, timeout: timeout) }
+                status = Int(response.status.code)
+                bytes = try await response.body.collect(upTo: 64 << 20)
+            } catch where changes && attempt < Self.attempts && Self.mayHaveReachedTheServer(error) {
+                try await Task.sleep(for: .milliseconds(250 * attempt))
+                continue
+            } catch {
+                throw ClientError.unreachable(server: server, cause: error)
+            }
+            // The first request with the key still runs: its answer comes to a retry.
+            if changes, attempt < Self.attempts, status == 409, Self.reason(in: bytes) == ErrorReason.idempotencyKeyInUse.rawValue {
+                try await Task.sleep(for: .milliseconds(250 * attempt))
+                continue
+            }
+            return try Self.decode(Response.self, status: status, body: bytes)
         }
-        return try Self.decode(Response.self, status: Int(response.status.code), body: bytes)
+    }
+
+    /// Tries of a change whose answer was lost, or whose first try still runs.
+    static let attempts = 4
+
+    /// Whether a request changes something (and so carries an `Idempotency-Key`).
+    static func changes(_ method: HTTPMethod) -> Bool {
+        [.POST, .PUT, .PATCH, .DELETE].contains(method)
+    }
+
+    /// Whether a request failed after it may have been written: the connection broke, or no
+    /// answer came. Only a change with a key is sent again then.
+    static func mayHaveReachedTheServer(_ error: any Error) -> Bool {
+        if let error = error as? HTTPClientError {
+            return error == .remoteConnectionClosed || error == .readTimeout
+        }
+        if let error = error as? IOError { return [ECONNRESET, EPIPE].contains(error.errnoCode) }
+        return (error as? ChannelError) == .eof
+    }
+
+    /// The `reason` of an error answer, if it is one.
+    private static func reason(in bytes: ByteBuffer) -> String? {
+        (try? WireFormat.decoder().decode(JSONValue.self, from: Data(bytes.readableBytesView)))?["error"]?["reason"]?.stringValue
     }
 
     /// `send`, blocking the calling thread until the server answers: for APIs that are
@@ -550,6 +649,7 @@ public struct IsletClient: Sendable {
             throw ClientError.unreachable(server: server, cause: error)
         }
         if let key { request.headers.add(name: "Authorization", value: "Bearer \(key)") }
+        if Self.changes(method) { request.headers.add(name: Idempotency.header, value: UUID().uuidString) }
         if let body {
             request.headers.add(name: "Content-Type", value: "application/json")
             request.body = .data(try WireFormat.encoder().encode(body))

@@ -165,13 +165,12 @@ public final class Engine: Sendable {
     /// what it writes to the outbox keeps the trace (`TraceParent`). The timers' own changes
     /// (deadlines, the sender's rounds) start no trace of their own.
     func write<T: Sendable>(about activity: ActivityID? = nil, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> T {
-        // A request that gave an Idempotency-Key: its change marks the key applied, in the same transaction.
+        // A request that gave an Idempotency-Key: its change holds the key, in the same transaction.
         if let claim = IdempotencyClaim.current {
             return try await IdempotencyClaim.$current.withValue(nil) {
                 try await write(about: activity) { tx in
-                    let value = try work(tx)
-                    try tx.markIdempotencyApplied(scope: claim.scope, key: claim.key)
-                    return value
+                    try Self.hold(claim, in: tx)
+                    return try work(tx)
                 }
             }
         }

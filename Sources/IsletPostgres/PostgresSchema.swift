@@ -312,8 +312,8 @@ enum PostgresSchema {
             );
             CREATE INDEX webhookAttempt_endpoint ON webhookAttempt (endpointId, id)
             """),
-        // An app's users, their phones and tags (SQLite's v18).
-        Migration(version: 10, name: "an app's users, their phones and tags", sql: """
+        // An app's users, their phones and tags; sends and their phones; idempotency keys (SQLite's v18).
+        Migration(version: 10, name: "an app's users, their phones and tags; sends and their phones; idempotency keys", sql: """
             CREATE TABLE appUser (
                 bundleId text NOT NULL, externalId text NOT NULL, devices text NOT NULL, tags text NOT NULL,
                 createdAt double precision NOT NULL, updatedAt double precision NOT NULL, PRIMARY KEY (bundleId, externalId)
@@ -326,10 +326,7 @@ enum PostgresSchema {
             CREATE TABLE appUserDevice (
                 bundleId text NOT NULL, deviceId text NOT NULL, externalId text NOT NULL, PRIMARY KEY (bundleId, deviceId, externalId)
             );
-            CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId)
-            """),
-        // Sends and their phones; an activity's key found on one phone; idempotency keys (SQLite's v19).
-        Migration(version: 11, name: "sends and their phones; an activity's key found on one phone; idempotency keys", sql: """
+            CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId);
             CREATE TABLE send (id text PRIMARY KEY, bundleId text NOT NULL, status text NOT NULL, at double precision, json text NOT NULL);
             CREATE INDEX send_bundleId ON send (bundleId, id);
             CREATE INDEX send_due ON send (status, at);
@@ -342,8 +339,8 @@ enum PostgresSchema {
             DROP INDEX activity_key;
             CREATE INDEX activity_key ON activity (bundleId, key, deviceId) WHERE key IS NOT NULL;
             CREATE TABLE idempotencyKey (
-                scope text NOT NULL, key text NOT NULL, digest text NOT NULL, state text NOT NULL, status bigint, contentType text,
-                body text, createdAt double precision NOT NULL, heldUntil double precision NOT NULL, PRIMARY KEY (scope, key)
+                scope text NOT NULL, key text NOT NULL, digest text NOT NULL, holder text NOT NULL, state text NOT NULL, status bigint,
+                contentType text, body text, createdAt double precision NOT NULL, PRIMARY KEY (scope, key)
             );
             CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt)
             """),

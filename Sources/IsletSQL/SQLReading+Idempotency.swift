@@ -14,26 +14,18 @@ extension SQLWriting {
     public func putIdempotencyRecord(_ record: IdempotencyRecord) throws {
         try session.execute(
             """
-            INSERT INTO idempotencyKey (scope, key, digest, state, status, contentType, body, createdAt, heldUntil)
+            INSERT INTO idempotencyKey (scope, key, digest, holder, state, status, contentType, body, createdAt)
             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            ON CONFLICT (scope, key) DO UPDATE SET digest = excluded.digest, state = excluded.state, status = excluded.status,
-                contentType = excluded.contentType, body = excluded.body, createdAt = excluded.createdAt, heldUntil = excluded.heldUntil
+            ON CONFLICT (scope, key) DO UPDATE SET digest = excluded.digest, holder = excluded.holder, state = excluded.state,
+                status = excluded.status, contentType = excluded.contentType, body = excluded.body, createdAt = excluded.createdAt
             """,
             [
-                record.scope, record.key, record.digest, record.state.rawValue, record.status.map(Int64.init), record.contentType, record.body,
-                record.createdAt.timeIntervalSince1970, record.heldUntil.timeIntervalSince1970,
+                record.scope, record.key, record.digest, record.holder, record.state.rawValue, record.status.map(Int64.init), record.contentType,
+                record.body, record.createdAt.timeIntervalSince1970,
             ]
         )
     }
 
-    /// Marks a kept key's request as changed what it asked for (in the change's transaction).
-    public func markIdempotencyApplied(scope: String, key: String) throws {
-        try session.execute("UPDATE idempotencyKey SET state = 'applied' WHERE scope = $1 AND key = $2 AND state = 'started'", [scope, key])
-    }
-
-    public func deleteIdempotencyRecord(scope: String, key: String) throws {
-        try session.execute("DELETE FROM idempotencyKey WHERE scope = $1 AND key = $2", [scope, key])
-    }
 
     /// Forgets up to `limit` keys made before `date`; returns how many.
     public func purgeIdempotencyRecords(before date: Date, limit: Int) throws -> Int {
@@ -47,9 +39,9 @@ extension SQLWriting {
 extension SQLRows {
     public static func idempotencyRecord(_ row: any SQLRow) throws -> IdempotencyRecord {
         IdempotencyRecord(
-            scope: try row["scope"], key: try row["key"], digest: try row["digest"],
-            state: IdempotencyRecord.State(rawValue: try row["state"]) ?? .started, status: try row["status", as: Int64?.self].map(Int.init),
-            contentType: try row["contentType"], body: try row["body"], createdAt: try row.date("createdAt"), heldUntil: try row.date("heldUntil")
+            scope: try row["scope"], key: try row["key"], digest: try row["digest"], holder: try row["holder"],
+            state: IdempotencyRecord.State(rawValue: try row["state"]) ?? .applied, status: try row["status", as: Int64?.self].map(Int.init),
+            contentType: try row["contentType"], body: try row["body"], createdAt: try row.date("createdAt")
         )
     }
 }

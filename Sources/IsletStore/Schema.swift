@@ -395,8 +395,10 @@ enum Schema {
             }
             try db.execute(sql: "CREATE INDEX webhookAttempt_endpoint ON webhookAttempt (endpointId, id)")
         }
-        migrator.registerMigration("v18: an app's users, their phones and tags") { db in
-            // docs/audiences.md: a user as written, and an index row per tag and per phone.
+        migrator.registerMigration("v18: an app's users, their phones and tags; sends and their phones; idempotency keys") { db in
+            // docs/audiences.md: a user as written, and an index row per tag and per phone; a send
+            // as one row, resolved into its phones; an activity's key found on one phone; the
+            // Idempotency-Keys kept a day.
             try db.execute(sql: """
                 CREATE TABLE appUser (
                     bundleId TEXT NOT NULL, externalId TEXT NOT NULL, devices TEXT NOT NULL, tags TEXT NOT NULL,
@@ -411,11 +413,6 @@ enum Schema {
                     bundleId TEXT NOT NULL, deviceId TEXT NOT NULL, externalId TEXT NOT NULL, PRIMARY KEY (bundleId, deviceId, externalId)
                 );
                 CREATE INDEX appUserDevice_user ON appUserDevice (bundleId, externalId);
-                """)
-        }
-        migrator.registerMigration("v19: sends and their phones; an activity's key found on one phone; idempotency keys") { db in
-            // docs/audiences.md, "How a send runs": a send as one row, resolved into its phones.
-            try db.execute(sql: """
                 CREATE TABLE send (id TEXT PRIMARY KEY, bundleId TEXT NOT NULL, status TEXT NOT NULL, at DOUBLE, json TEXT NOT NULL);
                 CREATE INDEX send_bundleId ON send (bundleId, id);
                 CREATE INDEX send_due ON send (status, at);
@@ -428,8 +425,8 @@ enum Schema {
                 DROP INDEX activity_key;
                 CREATE INDEX activity_key ON activity (bundleId, key, deviceId) WHERE key IS NOT NULL;
                 CREATE TABLE idempotencyKey (
-                    scope TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, state TEXT NOT NULL, status INTEGER, contentType TEXT,
-                    body TEXT, createdAt DOUBLE NOT NULL, heldUntil DOUBLE NOT NULL, PRIMARY KEY (scope, key)
+                    scope TEXT NOT NULL, key TEXT NOT NULL, digest TEXT NOT NULL, holder TEXT NOT NULL, state TEXT NOT NULL, status INTEGER,
+                    contentType TEXT, body TEXT, createdAt DOUBLE NOT NULL, PRIMARY KEY (scope, key)
                 );
                 CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt);
                 """)

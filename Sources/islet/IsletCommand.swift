@@ -24,7 +24,7 @@ struct IsletCommand: AsyncParsableCommand {
         subcommands: [
             Serve.self, Migrate.self, Apps.self, Devices.self, Start.self, Update.self, End.self, Dismiss.self, Get.self,
             List.self, History.self, Deliveries.self, Channels.self, Watch.self, Push.self, JWT.self, Render.self, DemoCommand.self,
-            Status.self, FCMCommand.self, Webhooks.self, Backup.self, Restore.self,
+            Status.self, FCMCommand.self, Webhooks.self, SendCommand.self, Sends.self, Backup.self, Restore.self,
         ]
     )
 

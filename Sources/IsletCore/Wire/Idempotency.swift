@@ -7,9 +7,6 @@ public enum Idempotency {
     public static let header = "Idempotency-Key"
     /// How long a key is kept.
     public static let lifetime: TimeInterval = 86_400
-    /// How long a request with a key may run before a retry may take the key over (the first
-    /// changed nothing: it would have said so in its transaction).
-    public static let lease: TimeInterval = 60
     /// The longest key, in bytes.
     public static let maximumKey = 255
 
@@ -21,13 +18,13 @@ public enum Idempotency {
     }
 }
 
-/// A kept `Idempotency-Key`: whose, the request's digest, how far the request got, its answer.
+/// A kept `Idempotency-Key`: whose, the request's digest, which request holds it, whether its
+/// answer is kept, and the answer.
 public struct IdempotencyRecord: Hashable, Sendable {
-    /// How far the first request with the key got.
+    /// How far the request holding the key got.
     public enum State: String, Hashable, Sendable {
-        /// Taken: the request runs (or its node stopped before it changed anything).
-        case started
-        /// Its change committed: it is never done again.
+        /// Its change committed (the key was written in the change's transaction): it is never
+        /// done again, and its answer is on the way.
         case applied
         /// Its answer is kept: a retry gets it.
         case answered
@@ -38,27 +35,27 @@ public struct IdempotencyRecord: Hashable, Sendable {
     public var key: String
     /// SHA-256 of the method, the path with its query, and the body, in hex.
     public var digest: String
+    /// The request that holds the key (a random id of its own).
+    public var holder: String
     public var state: State
     /// The answer, once kept.
     public var status: Int?
     public var contentType: String?
     public var body: String?
     public var createdAt: Date
-    /// Until when the first request holds the key (`started`).
-    public var heldUntil: Date
 
     public init(
-        scope: String, key: String, digest: String, state: State, status: Int? = nil, contentType: String? = nil, body: String? = nil,
-        createdAt: Date, heldUntil: Date
+        scope: String, key: String, digest: String, holder: String, state: State, status: Int? = nil, contentType: String? = nil,
+        body: String? = nil, createdAt: Date
     ) {
         self.scope = scope
         self.key = key
         self.digest = digest
+        self.holder = holder
         self.state = state
         self.status = status
         self.contentType = contentType
         self.body = body
         self.createdAt = createdAt
-        self.heldUntil = heldUntil
     }
 }

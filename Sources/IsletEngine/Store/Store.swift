@@ -308,12 +308,8 @@ public protocol Transaction: StoreReading, AnyObject {
     /// Forgets one of an app's users; returns whether there was one.
     func deleteAppUser(bundleId: BundleID, externalId: String) throws -> Bool
 
-    /// Keeps an `Idempotency-Key`, new or moved on.
+    /// Keeps an `Idempotency-Key`: held by a request's change, or answered.
     func putIdempotencyRecord(_ record: IdempotencyRecord) throws
-    /// Marks a kept key's request as applied, in its change's transaction.
-    func markIdempotencyApplied(scope: String, key: String) throws
-    /// Forgets a kept key.
-    func deleteIdempotencyRecord(scope: String, key: String) throws
     /// Forgets up to `limit` keys made before `date`; returns how many.
     func purgeIdempotencyRecords(before date: Date, limit: Int) throws -> Int
 

@@ -8,8 +8,8 @@ import NIOCore
 
 /// `Idempotency-Key` on the API's changes (`POST`, `PUT`, `PATCH`, `DELETE` under `/v1/`;
 /// docs/audiences.md, "Exactly once under retries"): the caller's key is taken with a digest
-/// of the request, the request runs holding it (its change marks it applied in the change's
-/// transaction), and its answer is kept a day; the same key and request again gets that answer
+/// of the request, the request's change holds it in the change's own transaction, and its
+/// answer is kept a day; the same key and request again gets that answer
 /// (`Idempotent-Replayed: true`) and changes nothing.
 struct IdempotencyGate: Sendable {
     let engine: Engine
@@ -48,14 +48,10 @@ struct IdempotencyGate: Sendable {
             response = try await IdempotencyClaim.$current.withValue(claim) { try await next(request, context) }
         } catch let refusal as IsletError {
             response = refusal.response()
-        } catch {
-            try? await engine.releaseIdempotencyKey(claim)
-            throw error
         }
-        guard response.status.code < 500 else {
-            try? await engine.releaseIdempotencyKey(claim)
-            return response
-        }
+        // The server's own failure is not kept: a retry runs again (unless a change committed,
+        // which holds the key).
+        guard response.status.code < 500 else { return response }
         let gathered = Gathered()
         let answered = response.body
         try await answered.write(Collector(gathered: gathered))
