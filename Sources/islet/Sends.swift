@@ -10,9 +10,9 @@ struct SendCommand: AsyncParsableCommand {
         commandName: "send",
         abstract: "Start, update or end an activity on every phone of an audience, now or at a time.",
         discussion: """
-            islet send start MatchAttributes --key match-123 --tags match=123 --at 19:45 --end-at 21:50 \
+            islet send start MatchAttributes --by-key match-123 --tags match=123 --at 19:45 --end-at 21:50 \
             --state '{"score":"0-0"}' starts the match card for everyone who follows match 123 at \
-            kick-off and ends it at full time; islet send update --key match-123 --tags match=123 \
+            kick-off and ends it at full time; islet send update --by-key match-123 --tags match=123 \
             --state '{"score":"1-0"}' updates it on the same phones. The answer comes at once; \
             islet sends get <id> says how far it has got. Times: 19:45 (today, here), an ISO 8601 \
             date, Unix seconds, or +10m from now.
@@ -25,8 +25,8 @@ struct SendCommand: AsyncParsableCommand {
     @Argument(help: "A start's attributes type (like an ActivityAttributes type's name).")
     var attributesType: String?
 
-    @Option(help: "Each phone's activity is the app's activity with this key on that phone.")
-    var key: String
+    @Option(help: "Each phone's activity is the app's activity with this key on that phone (a start makes one up when left out; an update or end names it).")
+    var byKey: String?
 
     @Option(help: "The phones of the users with all these tags: name=value, comma-separated.")
     var tags: String?
@@ -74,12 +74,13 @@ struct SendCommand: AsyncParsableCommand {
         if action != .start, attributesType != nil { throw ValidationError("Only a start names an attributes type.") }
         if action != .start, endAt != nil || dismissAt != nil || pushToken { throw ValidationError("--end-at, --dismiss-at and --push-token are a start's.") }
         if action != .end, dismiss != nil { throw ValidationError("--dismiss is an end's.") }
+        if action != .start, byKey == nil { throw ValidationError("An \(action.rawValue) names the activities' key: --by-key (the start's).") }
     }
 
     func run() async throws {
         let now = Date()
         let body = SendBody(
-            action: action, key: key, audience: try audience(), at: try at.map { try parseMoment($0, option: "--at", now: now) },
+            action: action, key: byKey ?? "send-" + UUID().uuidString.prefix(8).lowercased(), audience: try audience(), at: try at.map { try parseMoment($0, option: "--at", now: now) },
             attributesType: attributesType, attributes: action == .start ? try parseJSON(attributes, option: "--attributes") : nil,
             content: try content.content(), alert: try alert.alert(), pushType: pushToken ? .token : nil,
             dismissalPolicy: try dismiss.map(parseDismissal), endAt: try endAt.map { try parseMoment($0, option: "--end-at", now: now) },
@@ -129,7 +130,7 @@ struct Sends: AsyncParsableCommand {
             case .cancelled: "cancelled"
             }
         var text = "\(send.body.action.rawValue) \(send.body.key) on \(audience(send.body.audience)), \(when)"
-        if send.status != .scheduled {
+        if counts.targeted > 0 {
             text += "; \(counts.targeted) phones: \(counts.started) started, \(counts.updated) updated, \(counts.ended) ended,"
                 + " \(counts.skipped) skipped, \(counts.failed) failed"
         }

@@ -205,6 +205,57 @@ extension DurabilityTests {
         #expect(try await runCLI(["channels", "list"], environment: app).stdout.contains(channel) == false)
     }
 
+    /// `islet send` and `islet sends` (docs/audiences.md): a start for the users with a tag, an
+    /// update for a narrower tag, a scheduled end listed, moved and cancelled.
+    @Test func sendsAreMadeFollowedMovedAndCancelledFromTheCLI() async throws {
+        let data = DataDirectory()
+        let server = try await ServerProcess(data: data)
+        let local = ["ISLET_URL": server.url, "ISLET_STORE_DATA_DIRECTORY": data.path, "ISLET_KEY": ""]
+        let key = try await runCLI(["apps", "create", "com.example.match", "-q"], environment: local).stdout
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+        let app = local.merging(["ISLET_KEY": key]) { _, new in new }
+        let client = IsletClient(server: server.url, key: key)
+        for phone in ["phone-a", "phone-b", "phone-c"] {
+            _ = try await runCLI(["devices", "create", phone], environment: local)
+        }
+        _ = try await client.putUser(bundleId: "com.example.match", externalId: "u-1", PutAppUserBody(devices: ["phone-a", "phone-b"], tags: ["match": "123"]))
+        _ = try await client.putUser(bundleId: "com.example.match", externalId: "u-2", PutAppUserBody(devices: ["phone-b", "phone-c"], tags: ["match": "123", "team": "ajax"]))
+
+        let started = try await runCLI(
+            ["send", "start", "MatchAttributes", "--by-key", "match-123", "--tags", "match=123", "--state", #"{"score":"0-0"}"#, "--end-at", "+1h", "-q"],
+            environment: app
+        )
+        #expect(started.status == 0, "\(started.stderr)")
+        let id = started.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        try await waitUntil { try await client.send(bundleId: "com.example.match", id: id).status == .done }
+        let got = try await runCLI(["sends", "get", id], environment: app)
+        #expect(got.stdout.contains("start match-123 on the phones of users with match=123, done; 3 phones: 3 started"), "\(got.stdout)")
+        let updated = try await runCLI(
+            ["send", "update", "--by-key", "match-123", "--tags", "team=ajax", "--state", #"{"score":"1-0"}"#, "--json"], environment: app
+        )
+        let update = try WireFormat.decoder().decode(Send.self, from: Data(updated.stdout.utf8))
+        try await waitUntil { try await client.send(bundleId: "com.example.match", id: update.id).status == .done }
+        let targets = try await runCLI(["sends", "targets", update.id, "--outcome", "updated"], environment: app)
+        #expect(targets.stdout.contains("phone-b") && targets.stdout.contains("phone-c") && !targets.stdout.contains("phone-a"), "\(targets.stdout)")
+
+        // The start's end is scheduled an hour ahead: listed, moved, cancelled.
+        let followUp = try #require(try await client.send(bundleId: "com.example.match", id: id).followUp)
+        #expect(try await runCLI(["sends"], environment: app).stdout.contains("\(followUp)  end     match-123  scheduled"))
+        #expect(try await runCLI(["sends", "move", followUp, "--at", "+2h"], environment: app).status == 0)
+        let cancelled = try await runCLI(["sends", "cancel", followUp], environment: app)
+        #expect(cancelled.stdout.contains("cancelled"), "\(cancelled.stdout)")
+        #expect(try await runCLI(["send", "update", "--all", "--state", "{}"], environment: app).status == 64, "an update names its key")
+        #expect(try await runCLI(["sends", "get", "snd_nowhere"], environment: app).status == 4)
+    }
+
+    private func waitUntil(_ done: () async throws -> Bool) async throws {
+        for _ in 0..<600 {
+            if try await done() { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        Issue.record("not done within 30 s")
+    }
+
     @Test func cliCommandsAndExitCodes() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)
