@@ -62,6 +62,29 @@ extension FuzzTarget {
             try checkDates(of: end.content, end.timestamp, end.dismissalPolicy.date)
             try bodies.rules.apply(.end(end))
         }
+        // An app's users and its sends (docs/audiences.md): what decodes is checked as the
+        // routes check it, and refused only with invalidRequest.
+        if let user = try bodies.decode(PutAppUserBody.self) {
+            try refusedOnlyAsInvalid { _ = try user.checked() }
+        }
+        if let send = try bodies.decode(SendBody.self) {
+            try checkDates(of: send.content, send.at, send.endAt, send.dismissAt, send.start, send.renewUntil, send.timestamp, send.dismissalPolicy?.date)
+            try refusedOnlyAsInvalid { try send.check(now: Date(timeIntervalSince1970: 1_795_000_000)) }
+        }
+        if let move = try bodies.decode(MoveSendBody.self) {
+            try checkDates(of: nil, move.at)
+        }
+    }
+}
+
+/// Runs a check that may refuse what it is given, only ever with `invalidRequest`.
+private func refusedOnlyAsInvalid(_ check: () throws -> Void) throws(FuzzFailure) {
+    do {
+        try check()
+    } catch let error as IsletError {
+        try expect(error.reason == .invalidRequest, "refused with \(error.reason): \(error.message)")
+    } catch {
+        throw FuzzFailure("refused with \(error)")
     }
 }
 

@@ -51,19 +51,19 @@ struct SendTests {
         var rules = LifecycleRules()
         rules.maxActivitiesPerApp = 100_000
         try await EngineFixture.with(store, rules: rules, apps: [app]) { fixture in
-            let devices = try await fans(450, in: fixture)
+            let devices = try await fans(240, in: fixture)
             let made = try await fixture.engine.createSend(bundleId: app, start(.tags(["match": "123"])))
             #expect(made.status == .running && made.counts.targeted == 0, "answered at once, nothing resolved inline")
             try await fixture.engine.runDueSends()
             let done = try await fixture.engine.send(made.id, bundleId: app)
-            #expect(done.status == .done && done.counts.targeted == 450 && done.counts.started == 450 && done.counts.failed == 0)
+            #expect(done.status == .done && done.counts.targeted == 240 && done.counts.started == 240 && done.counts.failed == 0)
             let shown = try await cards(devices, in: fixture)
             #expect(shown.values.allSatisfy { $0.count == 1 }, "exactly one card on every phone")
 
             // The same start again finds them live: skipped, nothing twice.
             let again = try await fixture.engine.createSend(bundleId: app, start(.tags(["match": "123"])))
             try await fixture.engine.runDueSends()
-            #expect(try await fixture.engine.send(again.id, bundleId: app).counts.skipped == 450)
+            #expect(try await fixture.engine.send(again.id, bundleId: app).counts.skipped == 240)
             #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.count == 1 })
 
             // An update by tag (a narrower audience: Ajax fans' phones), then an end for all.
@@ -72,10 +72,10 @@ struct SendTests {
             )
             try await fixture.engine.runDueSends()
             let updated = try await fixture.engine.send(update.id, bundleId: app)
-            #expect(updated.counts.updated == updated.counts.targeted && updated.counts.targeted == 300)
+            #expect(updated.counts.updated == updated.counts.targeted && updated.counts.targeted == 160)
             let end = try await fixture.engine.createSend(bundleId: app, SendBody(action: .end, key: "match-123", audience: .all, dismissalPolicy: .immediate))
             try await fixture.engine.runDueSends()
-            #expect(try await fixture.engine.send(end.id, bundleId: app).counts.ended == 450)
+            #expect(try await fixture.engine.send(end.id, bundleId: app).counts.ended == 240)
             #expect(try await cards(devices, in: fixture).values.allSatisfy(\.isEmpty))
             let failedOnly = try await fixture.engine.sendTargets(made.id, bundleId: app, outcome: .failed, page: PageRequest())
             #expect(failedOnly.items.isEmpty)
@@ -128,7 +128,7 @@ struct SendTests {
         var rules = LifecycleRules()
         rules.maxActivitiesPerApp = 100_000
         try await EngineFixture.with(store, rules: rules, apps: [app]) { fixture in
-            let devices = try await fans(500, in: fixture)
+            let devices = try await fans(450, in: fixture)
             let made = try await fixture.engine.createSend(bundleId: app, start(.all))
             var steps = 0
             while try await fixture.engine.step(made.id) {
@@ -137,18 +137,18 @@ struct SendTests {
             }
             #expect(steps >= 4, "a page resolved, three batches, done")
             let done = try await fixture.engine.send(made.id, bundleId: app)
-            #expect(done.status == .done && done.counts.started == 500)
+            #expect(done.status == .done && done.counts.started == 450)
             #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.count == 1 })
         }
     }
 
-    /// Two nodes on one PostgreSQL run the same send at once: each phone once, both did some.
+    /// Two nodes on one PostgreSQL run the same send (three batches) at once: each phone once, both did some.
     @Test func twoNodesShareOneSendWithoutReachingAPhoneTwice() async throws {
         guard StoreKind.available.contains(.postgres) else { return }
         var rules = LifecycleRules()
         rules.maxActivitiesPerApp = 100_000
         try await EngineFixture.with(.postgres, rules: rules, apps: [app]) { fixture in
-            let devices = try await fans(1_200, in: fixture)
+            let devices = try await fans(600, in: fixture)
             let node = try await fixture.node()
             do {
                 let made = try await fixture.engine.createSend(bundleId: app, start(.all))
@@ -157,7 +157,7 @@ struct SendTests {
                 let (a, b) = try await (first, second)
                 #expect(a > 0 && b > 0, "both nodes took part: \(a), \(b)")
                 let done = try await fixture.engine.send(made.id, bundleId: app)
-                #expect(done.status == .done && done.counts.started == 1_200 && done.counts.failed == 0)
+                #expect(done.status == .done && done.counts.started == 600 && done.counts.failed == 0)
                 #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.count == 1 })
                 try await node.stop()
             } catch {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import IsletClient
 import IsletCore
 import IsletKit
@@ -14,12 +15,16 @@ struct ReferenceCodeTests {
             let client = IsletClient(server: url, key: appKey)
             // From the first event the server keeps (a server of this test's own): a stream
             // opened "from now" could open after the helper's update, and wait for it forever.
-            var events = try await client.events(IsletClient.StreamOptions(since: 0)).makeAsyncIterator()
+            // Read as they come, so a wait that runs out can say what came (this test once
+            // waited idle until its 10-minute limit in full runs).
+            let seen = SeenEvents()
+            let reading = Task { for try await event in try await client.events(IsletClient.StreamOptions(since: 0)) { seen.append(event) } }
+            defer { reading.cancel() }
 
             let helper = LiveActivityHelper()
             let before = Date()
             // `start()` is synchronous, as ActivityKit's request is: off the cooperative pool.
-            await offThePool { helper.start() }
+            try await phase("the helper's start") { await offThePool { helper.start() } }
             let after = Date()
             let activity = try #require(helper.statusActivity)
             #expect(activity.activityState == .active)
@@ -38,11 +43,11 @@ struct ReferenceCodeTests {
             #expect((before.timeIntervalSinceReferenceDate + 59)...(after.timeIntervalSinceReferenceDate + 61) ~= due)
 
             helper.update()
-            let updated = try await Self.next(.contentUpdated, in: &events)
+            let updated = try await seen.next(.contentUpdated, of: activity.id, client: client)
             #expect(updated.data["content"]?["state"]?["status"] == ["inProgress": [:]])
 
             helper.end(with: .succeed)
-            let ended = try await Self.next(.stateChanged, in: &events)
+            let ended = try await seen.next(.stateChanged, of: activity.id, client: client)
             #expect(ended.data["to"] == "ended")
             #expect(try await client.activity(activity.id).content.state["status"] == ["succeed": [:]])
         }
@@ -116,15 +121,48 @@ struct ReferenceCodeTests {
         default: nil
         }
     }
+}
 
-    static func next(_ type: EventType, in events: inout AsyncThrowingStream<Event, any Error>.Iterator) async throws -> Event {
-        while let event = try await events.next() {
-            if event.type == type { return event }
+struct TestFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
+}
+
+/// The events a stream brought, as they came.
+final class SeenEvents: Sendable {
+    private let events = Mutex<[Event]>([])
+
+    func append(_ event: Event) {
+        events.withLock { $0.append(event) }
+    }
+
+    /// The first event of `type` about `activity`; after 60 s, a failure saying what came and
+    /// what the server holds.
+    func next(_ type: EventType, of activity: String, client: IsletClient) async throws -> Event {
+        let deadline = ContinuousClock.now.advanced(by: .seconds(60))
+        while ContinuousClock.now < deadline {
+            if let found = events.withLock({ $0.first { $0.type == type && $0.activityId == activity } }) { return found }
+            try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestFailure(message: "the stream ended before a \(type) event")
+        let came = events.withLock { $0.map { "#\($0.id) \($0.type.rawValue)" } }
+        let held = (try? await client.activity(activity)).map { "\($0.state.rawValue) \($0.content.state)" } ?? "unreadable"
+        throw TestFailure(message: "no \(type.rawValue) event of \(activity) within 60 s; the stream brought \(came); the server holds \(held)")
     }
 }
 
-struct TestFailure: Error {
-    var message: String
+/// Runs a step that should end within 60 s; one that does not is a failure naming it, not a wait
+/// until the suite's limit (the step is left running).
+func phase(_ name: String, _ step: @escaping @Sendable () async -> Void) async throws {
+    let finished = await withCheckedContinuation { (continuation: CheckedContinuation<Bool, Never>) in
+        let once = Mutex(Optional(continuation))
+        Task {
+            await step()
+            once.withLock { $0.take() }?.resume(returning: true)
+        }
+        Task {
+            try? await Task.sleep(for: .seconds(60))
+            once.withLock { $0.take() }?.resume(returning: false)
+        }
+    }
+    if !finished { throw TestFailure(message: "\(name) did not end within 60 s") }
 }

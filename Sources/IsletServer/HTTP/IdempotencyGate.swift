@@ -29,7 +29,9 @@ struct IdempotencyGate: Sendable {
     ) async throws -> Response {
         try Idempotency.check(key)
         var request = request
-        let body = try await request.collectBody(upTo: maxBodySize, tooLarge: "The request body is over the \(maxBodySize)-byte limit (server.maxBodySize).")
+        // Up to the largest body a route takes (a send's); the route then holds it to its own limit.
+        let limit = max(maxBodySize, SendRoutes.maximumBody)
+        let body = try await request.collectBody(upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit.")
         request.body = RequestBody(buffer: body)
         let claim: IdempotencyClaim
         switch try await engine.claimIdempotencyKey(scope: Self.scope(of: context), key: key, digest: Self.digest(request, body: body)) {

@@ -9,6 +9,9 @@ struct SendRoutes {
     let engine: Engine
     let maxBodySize: Int
 
+    /// The largest send body taken: 20,000 user ids of 128 bytes, and the change.
+    static let maximumBody = 3 << 20
+
     func add(to router: Router<IsletRequestContext>) {
         router.post("v1/apps/:bundleId/sends", use: create)
         router.get("v1/apps/:bundleId/sends", use: list)
@@ -28,7 +31,8 @@ struct SendRoutes {
 
     @Sendable func create(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let bundleId = try app(context)
-        let body = try await request.decodeJSON(SendBody.self, limit: maxBodySize)
+        // Room for 20,000 user ids of the longest, whatever `server.maxBodySize` says.
+        let body = try await request.decodeJSON(SendBody.self, limit: max(maxBodySize, Self.maximumBody))
         return try Response.json(try await engine.createSend(bundleId: bundleId, body), status: .accepted)
     }
 
