@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import IsletClient
 import IsletDelivery
 import IsletKit
@@ -81,14 +82,38 @@ final class LiveServer: Sendable {
 func withLiveServer(_ body: (_ url: String, _ adminKey: String) async throws -> Void) async throws {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-kit-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: directory) }
+    // A test of this suite once waited idle until its 10-minute limit in full runs, and the
+    // process did not end after it: where it waits is written to the standard error after 5
+    // minutes, whatever the trace setting.
+    Trail.mark("starting the server")
+    let watchdog = Task {
+        try await Task.sleep(for: .seconds(300))
+        FileHandle.standardError.write(Data("IsletKit reference test still waiting after 300 s at: \(Trail.last)\n".utf8))
+    }
+    defer { watchdog.cancel() }
     let server = try await LiveServer.start(directory: directory)
+    Trail.mark("running the test's body")
     do {
         try await body(server.url, server.adminKey)
     } catch {
+        Trail.mark("stopping the server after \(error)")
         await server.stop()
         throw error
     }
+    Trail.mark("stopping the server")
     await server.stop()
+    Trail.mark("stopped")
+}
+
+/// Where a test of this suite is (the suite runs one test at a time).
+enum Trail {
+    private static let step = Mutex("")
+
+    static func mark(_ text: String) {
+        step.withLock { $0 = "\(Date()) \(text)" }
+    }
+
+    static var last: String { step.withLock { $0 } }
 }
 
 /// Creates the app these tests act for and points IsletKit at the server with its key, as an

@@ -11,6 +11,7 @@ import Testing
 struct ReferenceCodeTests {
     @Test func theArticlesHelperStartsUpdatesAndEndsABuild() async throws {
         try await withLiveServer { url, adminKey in
+            Trail.mark("connecting IsletKit")
             let appKey = try await connectIsletKit(to: url, adminKey: adminKey)
             let client = IsletClient(server: url, key: appKey)
             // From the first event the server keeps (a server of this test's own): a stream
@@ -24,6 +25,7 @@ struct ReferenceCodeTests {
             let helper = LiveActivityHelper()
             let before = Date()
             // `start()` is synchronous, as ActivityKit's request is: off the cooperative pool.
+            Trail.mark("the helper's start")
             try await phase("the helper's start") { await offThePool { helper.start() } }
             let after = Date()
             let activity = try #require(helper.statusActivity)
@@ -34,6 +36,7 @@ struct ReferenceCodeTests {
             // What the server keeps is what iOS would send: the Swift type's name, and the content
             // state as a default JSONEncoder writes it (an enum case as an object, a Date as
             // seconds since 2001).
+            Trail.mark("reading the started activity")
             let stored = try await client.activity(activity.id)
             #expect(stored.attributesType == "StatusAttribute")
             #expect(stored.attributes == ["buildId": "123456789"])
@@ -42,10 +45,12 @@ struct ReferenceCodeTests {
             // The helper asks for a minute from when it starts (however long a loaded machine takes).
             #expect((before.timeIntervalSinceReferenceDate + 59)...(after.timeIntervalSinceReferenceDate + 61) ~= due)
 
+            Trail.mark("the helper's update")
             helper.update()
             let updated = try await seen.next(.contentUpdated, of: activity.id, client: client)
             #expect(updated.data["content"]?["state"]?["status"] == ["inProgress": [:]])
 
+            Trail.mark("the helper's end")
             helper.end(with: .succeed)
             let ended = try await seen.next(.stateChanged, of: activity.id, client: client)
             #expect(ended.data["to"] == "ended")
