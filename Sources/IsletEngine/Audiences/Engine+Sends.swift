@@ -163,17 +163,15 @@ extension Engine {
         var next: String?
         switch send.body.audience {
         case .users(let ids):
-            let from = Int(send.resolveCursor ?? "0") ?? 0
-            let slice = Array(ids[min(from, ids.count)..<min(from + page, ids.count)])
+            let slice: [String]
+            (slice, next) = namedPage(ids, cursor: send.resolveCursor, size: page)
             devices = try tx.devicesOfUsers(bundleId: send.bundleId, externalIds: slice)
-            next = from + page < ids.count ? String(from + page) : nil
         case .devices(let ids):
-            let from = Int(send.resolveCursor ?? "0") ?? 0
             // In the order given; devices removed since the send was made are left out.
-            let slice = Array(ids[min(from, ids.count)..<min(from + page, ids.count)])
+            let slice: [DeviceID]
+            (slice, next) = namedPage(ids, cursor: send.resolveCursor, size: page)
             let known = Set(try tx.knownDevices(slice))
             devices = slice.filter { known.contains($0) }
-            next = from + page < ids.count ? String(from + page) : nil
         case .tags(let tags):
             let users = try tx.appUsers(bundleId: send.bundleId, tags: tags, after: send.resolveCursor, limit: page)
             devices = users.flatMap(\.devices)
@@ -192,6 +190,14 @@ extension Engine {
         send.resolveCursor = next
         send.resolved = next == nil
         return true
+    }
+
+    /// The page of a named audience (users or devices) that starts at `cursor` (a position),
+    /// and the cursor of the next, `nil` after the last.
+    private static func namedPage(_ ids: [String], cursor: String?, size: Int) -> ([String], String?) {
+        let from = min(Int(cursor ?? "0") ?? 0, ids.count)
+        let to = min(from + size, ids.count)
+        return (Array(ids[from..<to]), to < ids.count ? String(to) : nil)
     }
 
     /// What a send does on one phone, in its batch's transaction, through the same use cases as

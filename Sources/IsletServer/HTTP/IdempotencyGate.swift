@@ -80,7 +80,7 @@ struct IdempotencyGate: Sendable {
         var hash = SHA256()
         hash.update(data: Array("\(request.method.rawValue) \(request.uri.description)\n".utf8))
         hash.update(data: body.readableBytesView)
-        return hash.finalize().map { String(format: "%02x", $0) }.joined()
+        return hash.finalize().hexEncoded
     }
 
     /// A response's body, gathered (the API's answers to changes are small JSON documents).
