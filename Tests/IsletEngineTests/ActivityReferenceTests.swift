@@ -3,11 +3,12 @@ import GRDB
 import IsletCore
 @testable import IsletEngine
 @testable import IsletStore
+import IsletTestSupport
 import Testing
 
 /// An activity named by its whole id in any case, or by the first characters of it, as `watch`
 /// and the tables print them.
-@Suite("Activity references")
+@Suite("Activity references", .hangDetector)
 struct ActivityReferenceTests {
     /// Copies `activity`'s row under another id, so two ids share a chosen prefix.
     private func copy(_ id: ActivityID, as newId: ActivityID, bundleId: BundleID? = nil, in store: SQLiteStore) async throws {

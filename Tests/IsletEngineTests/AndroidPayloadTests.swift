@@ -1,6 +1,7 @@
 import Foundation
 import IsletCore
 import IsletFCM
+import IsletTestSupport
 import Testing
 
 @testable import IsletEngine
@@ -8,7 +9,7 @@ import Testing
 /// The FCM messages the engine will send to Android phones (`AndroidPayloads`): `data.islet` as
 /// docs/android.md's contract says, and a message Islet playing Google (`FCMSendRequest`) takes —
 /// the same 4,096-byte rule on both sides.
-@Suite("Android payloads")
+@Suite("Android payloads", .hangDetector)
 struct AndroidPayloadTests {
     let t0 = Date(timeIntervalSince1970: 1_800_000_000.6)
 

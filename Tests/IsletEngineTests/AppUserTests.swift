@@ -1,11 +1,12 @@
 import Foundation
 import IsletCore
 @testable import IsletEngine
+import IsletTestSupport
 import Testing
 
 /// An app's users, their phones and tags (docs/audiences.md), on each store: written whole,
 /// listed by every tag asked for in `externalId` order a page at a time, kept per app.
-@Suite("An app's users")
+@Suite("An app's users", .hangDetector)
 struct AppUserTests {
     private let app: BundleID = "com.example.bike"
 

@@ -3,12 +3,13 @@ import GRDB
 import IsletEngine
 @testable import IsletSQL
 @testable import IsletStore
+import IsletTestSupport
 import Testing
 
 /// The sender's claim runs for every delivery: it must read the outbox's unfinished rows through
 /// the `delivery_due` index, never the whole table, which keeps every delivery ever made. Once,
 /// with an `OR` of two states, SQLite did not use the partial index and scanned them all.
-@Suite("Delivery query plans")
+@Suite("Delivery query plans", .hangDetector)
 struct DeliveryQueryPlanTests {
     @Test func theClaimReadsTheDueIndexNotTheTable() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-plan-\(UUID().uuidString)")

@@ -1,11 +1,12 @@
 import Foundation
 import IsletCore
 @testable import IsletEngine
+import IsletTestSupport
 import Testing
 
 /// The claim side of a delivery's state machine (`DeliveryContext.route`), row by row: a
 /// context as the claim reads it, and where the delivery goes from it alone.
-@Suite("Where a claimed delivery goes")
+@Suite("Where a claimed delivery goes", .hangDetector)
 struct DeliveryRouteTests {
     static let now = Date(timeIntervalSince1970: 1_800_000_000)
     static let app: BundleID = "com.example.bike"

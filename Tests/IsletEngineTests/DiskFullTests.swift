@@ -4,12 +4,13 @@ import IsletCore
 @testable import IsletEngine
 @testable import IsletStore
 import Synchronization
+import IsletTestSupport
 import Testing
 
 /// A full disk, simulated by capping the database's pages (`PRAGMA max_page_count`) under
 /// concurrent writers: every change is either acknowledged and stored, or refused as
 /// `unavailable` and absent; the store says it cannot write, and recovers when space returns.
-@Suite("Disk full")
+@Suite("Disk full", .hangDetector)
 struct DiskFullTests {
     /// Caps (or uncaps) the file's size on the writer's connection, as a full disk would.
     private func cap(_ store: SQLiteStore, extraPages: Int?) async throws {

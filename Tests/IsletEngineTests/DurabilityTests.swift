@@ -2,13 +2,14 @@ import Foundation
 import GRDB
 import IsletEngine
 @testable import IsletStore
+import IsletTestSupport
 import Testing
 
 /// The durability a store is opened with is the one its writer commits with: `full` syncs the
 /// log on every commit (an acknowledged change survives the loss of power), `normal` does not.
 /// GRDB turns WAL on after the configuration's own setup and sets `synchronous=NORMAL` as it
 /// does, which once made `full` quietly mean `normal`.
-@Suite("Durability")
+@Suite("Durability", .hangDetector)
 struct DurabilityTests {
     @Test(arguments: [(Durability.full, 2), (.normal, 1)])
     func theWriterCommitsWithTheDurabilityAskedFor(_ durability: Durability, _ pragma: Int) async throws {

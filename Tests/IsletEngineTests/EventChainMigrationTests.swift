@@ -3,12 +3,13 @@ import GRDB
 import IsletCore
 import IsletEngine
 @testable import IsletStore
+import IsletTestSupport
 import Testing
 
 /// Migration v10 replaced the index of events by activity with a chain (each event names its
 /// activity's previous one, the activity keeps the last). A database written before it reads
 /// back every activity's history whole and in order, and events added after extend it.
-@Suite("Event chain migration")
+@Suite("Event chain migration", .hangDetector)
 struct EventChainMigrationTests {
     @Test func historiesWrittenBeforeTheChainReadBackWholeAndInOrder() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-chain-\(UUID().uuidString)")

@@ -1,8 +1,9 @@
 @testable import IsletEngine
+import IsletTestSupport
 import Testing
 
 /// The gate the delivery sender waits at until the server answers on its API port.
-@Suite("Gate")
+@Suite("Gate", .hangDetector)
 struct GateTests {
     @Test func waitersGoOnlyOnceTheGateOpens() async {
         let gate = Gate(open: false)

@@ -1,12 +1,13 @@
 import Foundation
 import IsletCore
 @testable import IsletEngine
+import IsletTestSupport
 import Testing
 
 /// `Idempotency-Key` in the engine (docs/audiences.md): a request's change holds its key in the
 /// change's own transaction, so a request whose answer was lost after its change committed is
 /// never done again, and of two requests with one key only the first to commit changes anything.
-@Suite("Idempotency keys")
+@Suite("Idempotency keys", .hangDetector)
 struct IdempotencyTests {
     private let app: BundleID = "com.example.bike"
 

@@ -4,12 +4,13 @@ import IsletCore
 @testable import IsletEngine
 @testable import IsletSQL
 @testable import IsletStore
+import IsletTestSupport
 import Testing
 
 /// Listings come a page at a time, each page starting where the previous one ended: a walk sees
 /// every activity that existed when it began exactly once, however many start meanwhile, and a
 /// late page costs what the first does.
-@Suite("Listing pages")
+@Suite("Listing pages", .hangDetector)
 struct ListingPageTests {
     /// Activities written straight into the store, many to a transaction: the rules have nothing
     /// to say about a listing, and 100,000 starts one by one would take minutes.

@@ -8,7 +8,7 @@ import Testing
 /// The priority-10 budget is each app's on each phone (issue 31): the sender plans every
 /// delivery against the app's sends to the phone, and against what it has out and not yet
 /// answered, so several activities of one app never go at 10 on the last unit.
-@Suite("The phone's budget")
+@Suite("The phone's budget", .hangDetector)
 struct PhoneBudgetTests {
     static let phone: DeviceID = "annas-iphone"
 

@@ -2,10 +2,11 @@ import Foundation
 import IsletCore
 import IsletEngine
 @testable import IsletPostgres
+import IsletTestSupport
 import Testing
 
 /// A PostgreSQL store's address, in libpq's URI form with its common parameters (docs/cluster.md).
-@Suite("PostgreSQL address")
+@Suite("PostgreSQL address", .hangDetector)
 struct PostgresAddressTests {
     @Test func anAddressIsReadWhereItEnters() throws {
         let address = try PostgresAddress("postgres://islet:secret@db.internal:6543/live")

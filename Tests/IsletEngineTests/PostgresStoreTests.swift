@@ -8,7 +8,7 @@ import PostgresNIO
 import Testing
 
 /// The PostgreSQL store's first pieces (docs/cluster.md), against a real server the test starts.
-@Suite("PostgreSQL store")
+@Suite("PostgreSQL store", .hangDetector)
 struct PostgresStoreTests {
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
     func aNodeReachesItsDatabase() async throws {

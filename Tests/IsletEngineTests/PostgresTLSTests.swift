@@ -9,7 +9,7 @@ import Testing
 ///
 /// The server's certificate is signed by an authority of the test's own and names `localhost`
 /// alone, so a connection to 127.0.0.1 tells `verify-ca` (any name) from `verify-full`.
-@Suite("PostgreSQL over TLS", .enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
+@Suite("PostgreSQL over TLS", .enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"), .hangDetector)
 struct PostgresTLSTests {
     /// One server for the suite, stopped and deleted when the test process ends, however it
     /// ends (as `PostgresServer.shared` is).

@@ -8,7 +8,7 @@ import Testing
 /// Activities that outlast `maxActiveDuration` (issue 31, docs/renewal.md), on the injected
 /// clock and on both stores: a renewing activity is replaced by a successor before its end, an
 /// id of the chain stands for its live end, and a display shows one card at every moment.
-@Suite("Renewal")
+@Suite("Renewal", .hangDetector)
 struct RenewalTests {
     static let renewAfter: TimeInterval = 8 * hour - 30 * 60
 

@@ -2,10 +2,11 @@ import Foundation
 import GRDB
 import IsletCore
 @testable import IsletStore
+import IsletTestSupport
 import Testing
 
 /// `islet restore` (`SQLiteBackup.restore`) of a database some node still writes.
-@Suite("Restore")
+@Suite("Restore", .hangDetector)
 struct RestoreTests {
     /// A live node's `islet.sqlite` keeps its newest transactions in the write-ahead log beside
     /// it. The restore copied the main file alone and printed the counts it had read through the

@@ -1,13 +1,14 @@
 import Foundation
 import IsletCore
 @testable import IsletEngine
+import IsletTestSupport
 import Testing
 
 /// Sends (docs/audiences.md): one call's start, update or end reaches every phone of its
 /// audience exactly once — through restarts mid-send and two nodes sharing it — at its `at`,
 /// and a start's `endAt` ends what it started. The clock moves by hand; `runDueSends` is what
 /// the send runner calls.
-@Suite("Sends")
+@Suite("Sends", .hangDetector)
 struct SendTests {
     private let app: BundleID = "com.example.bike"
 

@@ -6,11 +6,12 @@ import IsletStore
 import ServiceLifecycle
 import Logging
 import Synchronization
+import IsletTestSupport
 import Testing
 
 /// Stopping is not a failure: a timer cancelled by shutdown while it talks to the store ends
 /// quietly, with no error-level line (an operator's alerting counts those).
-@Suite("Shutdown")
+@Suite("Shutdown", .hangDetector)
 struct ShutdownTests {
     @Test func theDeadlineSchedulerStopsQuietlyWhenCancelledMidRound() async throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-shutdown-\(UUID().uuidString)")

@@ -1,9 +1,10 @@
 import Foundation
 import IsletCore
 @testable import IsletEngine
+import IsletTestSupport
 import Testing
 
-@Suite("Subscriber queues")
+@Suite("Subscriber queues", .hangDetector)
 struct SubscriptionTests {
     func event(
         _ id: EventID, _ type: EventType, activity: String? = "A", app: BundleID = "com.example.bike", device: DeviceID = "default"

@@ -7,7 +7,7 @@ import IsletTestSupport
 import Testing
 
 /// The engine's use cases, without HTTP, on a real SQLite file: one test per rule.
-@Suite("Use cases")
+@Suite("Use cases", .hangDetector)
 struct UseCaseTests {
     @Test(arguments: StoreKind.available) func startedActivityAndItsEventsAreStored(store: StoreKind) async throws {
         try await EngineFixture.with(store) { fixture in

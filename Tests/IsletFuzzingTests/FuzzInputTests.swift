@@ -55,7 +55,7 @@ private let pending: [String: String] = {
     return waiting
 }()
 
-@Suite("Fuzz inputs")
+@Suite("Fuzz inputs", .hangDetector)
 struct FuzzInputTests {
     /// Each input runs in a child process, so an input that traps fails its own test and no other.
     @Test(arguments: FuzzInput.all(in: "Corpus"))

@@ -9,7 +9,7 @@ import Testing
 /// `islet backup` and `islet restore` (issue 32, docs/operations.md "Backups"), with the real
 /// programs: a backup taken while 16 clients write restores every change acknowledged before it
 /// began, though the node is killed with SIGKILL right after; the same for PostgreSQL's tools.
-@Suite("Backups")
+@Suite("Backups", .hangDetector)
 struct BackupTests {
     @Test(.hangDetector)
     func aBackupTakenUnderLoadRestoresEveryChangeAcknowledgedBeforeIt() async throws {

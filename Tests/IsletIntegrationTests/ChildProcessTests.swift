@@ -4,7 +4,7 @@ import Testing
 
 /// The harness's hold on the programs it starts: a wait on one that dies ends when it dies,
 /// saying how and what it printed last.
-@Suite("Programs the tests start")
+@Suite("Programs the tests start", .hangDetector)
 struct ChildProcessTests {
     /// A server crashed and was killed while Swift's backtracer ran; the backtracer, left
     /// behind, held the server's output open for ever, and a test waiting for a line it would

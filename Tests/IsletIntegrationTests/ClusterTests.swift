@@ -15,7 +15,7 @@ import Testing
 @Suite(
     "Several nodes on PostgreSQL", .serialized,
     .enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)")
-)
+, .hangDetector)
 struct ClusterTests {
     static let adminKey = "islet-cluster-test-admin-key-0001"
 

@@ -27,7 +27,7 @@ final class Acknowledgements: Sendable {
     var count: Int { byActivity.withLock { $0.values.map(\.count).reduce(0, +) } }
 }
 
-@Suite("The real server", .serialized)
+@Suite("The real server", .serialized, .hangDetector)
 struct DurabilityTests {
     @Test func acknowledgedUpdatesSurviveSIGKILLAndStreamsResumeWithoutGaps() async throws {
         try await withHTTPClient { http in try await killAndResume(http) }

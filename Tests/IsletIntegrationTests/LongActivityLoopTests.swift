@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 31 with the real programs, in the loop of `DeliveryLoopTests`: A is the backend, B
 /// plays Apple and the phone, the phone app reports its tokens to A.
-@Suite("Long activities and the phone's budget, A to B", .serialized)
+@Suite("Long activities and the phone's budget, A to B", .serialized, .hangDetector)
 struct LongActivityLoopTests {
     /// B ends an activity 60 s after it starts, as an iPhone does after 8 hours; A renews 20 s
     /// ahead. The phone shows the activity without a gap for more than three of its lifetimes,

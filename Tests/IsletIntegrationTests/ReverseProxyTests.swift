@@ -10,7 +10,7 @@ import Testing
 /// reverse proxy"): every client's request reaches Islet from loopback, with a loopback `Host`,
 /// so only what the proxy says about it — a forwarding header, or HTTP/1.0 — keeps another
 /// machine's request from the keyless console's and display's rights.
-@Suite("Behind a reverse proxy", .enabled(if: NginxServer.available), .serialized)
+@Suite("Behind a reverse proxy", .enabled(if: NginxServer.available), .serialized, .hangDetector)
 struct ReverseProxyTests {
     /// nginx as its documentation's smallest example has it, and as most guides have it.
     static let proxies: [(name: String, location: @Sendable (Int) -> String)] = [

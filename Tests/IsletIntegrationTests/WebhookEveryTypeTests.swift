@@ -8,7 +8,7 @@ import Testing
 /// the backend, B plays Apple and the phone, the phone app (ActivityKit's API on IsletKit)
 /// reports its tokens and what the phone saw to A, and a receiver written with Standard
 /// Webhooks' own verifier takes A's webhooks.
-@Suite("Every webhook event type, A to B", .serialized)
+@Suite("Every webhook event type, A to B", .serialized, .hangDetector)
 struct WebhookEveryTypeTests {
     /// A's budget is 3 priority-10 pushes an hour; its activities live 30 s and renew 25 s
     /// ahead, as an iPhone's live 8 hours.

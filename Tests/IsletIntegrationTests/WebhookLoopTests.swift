@@ -9,7 +9,7 @@ import Testing
 /// Webhooks from the real `islet serve` to a receiver that verifies every request with Standard
 /// Webhooks' own verifier (issue 43's "done when"): a receiver that fails for 30 s, a server
 /// killed with SIGKILL mid-stream, and two nodes on PostgreSQL, each event sent by one of them.
-@Suite("Webhooks from the real server", .serialized)
+@Suite("Webhooks from the real server", .serialized, .hangDetector)
 struct WebhookLoopTests {
     /// The receiver answers 500 for its first 30 s, then 200; meanwhile, and after, activities
     /// change, and Islet is killed with SIGKILL while events flow and started again on its data.

@@ -6,7 +6,7 @@ import NIOHPACK
 import Testing
 
 /// The APNs endpoint against hostile HTTP/2 clients: raw frames over TLS, on a live server.
-@Suite("APNs connections")
+@Suite("APNs connections", .hangDetector)
 struct APNsConnectionTests {
     /// A raw HTTP/2 connection to `islet`'s APNs endpoint, closed after `body`.
     private func withConnection<T: Sendable>(

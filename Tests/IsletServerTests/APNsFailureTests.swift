@@ -3,11 +3,12 @@ import IsletAPNs
 import IsletClient
 import IsletCore
 @testable import IsletServer
+import IsletTestSupport
 import Testing
 
 /// Apple's failures, played by the endpoint so providers can be tested against them
 /// (docs/apns.md, "Apple's failures").
-@Suite("APNs failures played on purpose")
+@Suite("APNs failures played on purpose", .hangDetector)
 struct APNsFailureTests {
     @Test func faultsAreReadAsSharesOfPushes() throws {
         let faults = try APNsFaults(parsing: " 500=0.1, 503=0.05,429=0.05 , close=0.02")

@@ -2,13 +2,14 @@ import NIOCore
 import NIOEmbedded
 import NIOHPACK
 import NIOHTTP2
+import IsletTestSupport
 import Testing
 
 @testable import IsletServer
 
 /// The APNs endpoint's connection and stream deadlines, on embedded channels whose clock the
 /// test moves.
-@Suite("APNs guards")
+@Suite("APNs guards", .hangDetector)
 struct APNsGuardTests {
     private func connection() throws -> (EmbeddedChannel, APNsConnectionGuard) {
         let connection = APNsConnectionGuard(firstRequestTimeout: .seconds(10), idleTimeout: .seconds(3600), logger: .init(label: "test"))

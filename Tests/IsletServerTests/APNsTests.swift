@@ -14,7 +14,7 @@ import Testing
 let t0Seconds = Int(t0.timeIntervalSince1970)
 func at(_ seconds: TimeInterval) -> Date { t0.addingTimeInterval(seconds) }
 
-@Suite("APNs-compatible endpoint")
+@Suite("APNs-compatible endpoint", .hangDetector)
 struct APNsTests {
     // MARK: Device pushes
 

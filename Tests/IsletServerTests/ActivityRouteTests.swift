@@ -6,7 +6,7 @@ import IsletServer
 import IsletTestSupport
 import Testing
 
-@Suite("Activity routes")
+@Suite("Activity routes", .hangDetector)
 struct ActivityRouteTests {
     @Test func startReadUpdateEndAndHistory() async throws {
         try await withIslet { islet in

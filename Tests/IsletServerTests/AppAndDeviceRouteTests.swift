@@ -5,7 +5,7 @@ import IsletServer
 import IsletTestSupport
 import Testing
 
-@Suite("App and device routes")
+@Suite("App and device routes", .hangDetector)
 struct AppAndDeviceRouteTests {
     @Test func createdAppKeyIsShownOnceAndWorks() async throws {
         try await withIslet { islet in

@@ -9,7 +9,7 @@ import Logging
 import IsletTestSupport
 import Testing
 
-@Suite("Bad input")
+@Suite("Bad input", .hangDetector)
 struct BadInputTests {
     @Test func malformedJSONIsNamedAndChangesNothing() async throws {
         try await withIslet { islet in

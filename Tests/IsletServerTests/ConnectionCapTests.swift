@@ -1,11 +1,12 @@
 import NIOCore
 import NIOEmbedded
+import IsletTestSupport
 import Testing
 
 @testable import IsletServer
 
 /// Counting a port's connections, refusing and dropping the ones over its cap.
-@Suite("Connection cap")
+@Suite("Connection cap", .hangDetector)
 struct ConnectionCapTests {
     @Test func connectionsOverTheCapAreRefusedThenDroppedAndClosingFreesTheirPlace() throws {
         let cap = ConnectionCap(limit: 2, refusalSlots: 1)

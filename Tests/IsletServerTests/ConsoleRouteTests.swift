@@ -1,10 +1,11 @@
 import Foundation
 import IsletCore
 import IsletServer
+import IsletTestSupport
 import Testing
 
 /// What the console reads (docs/console.md), and what each reader may see of it.
-@Suite("Console routes")
+@Suite("Console routes", .hangDetector)
 struct ConsoleRouteTests {
     /// A reader without a key sees no more than a token's first 8 digits, wherever Islet wrote
     /// it: a push-to-start delivery's target and note (which name the phone's token), the

@@ -4,7 +4,7 @@ import IsletServer
 import IsletTestSupport
 import Testing
 
-@Suite("Display routes")
+@Suite("Display routes", .hangDetector)
 struct DisplayRouteTests {
     @Test func thePageAndItsFilesAreServed() async throws {
         try await withIslet { islet in

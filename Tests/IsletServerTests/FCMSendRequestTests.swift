@@ -8,7 +8,7 @@ let firebaseAdminAvailable = pythonHas("firebase_admin", requiredBy: "ISLET_REQU
 
 /// `messages:send` bodies, read and checked as FCM checks them (`FCMSendRequest`), and FCM's
 /// error bodies as Islet writes them — which the sender's reader (`FCMRefusal`) reads back.
-@Suite("FCM messages:send requests")
+@Suite("FCM messages:send requests", .hangDetector)
 struct FCMSendRequestTests {
     let token = "fHk3Qd9bT0aXyZ:APA91bG" + String(repeating: "k", count: 140)
 

@@ -10,7 +10,7 @@ let googleAuthAvailable = pythonHas("google.oauth2.service_account", requiredBy:
 
 /// Service accounts as Islet issues and reads them, the assertions they sign, and their checking
 /// when Islet plays Google's token endpoint — against the rules and against Google's own library.
-@Suite("FCM service accounts and access-token assertions")
+@Suite("FCM service accounts and access-token assertions", .hangDetector)
 struct FCMServiceAccountTests {
     let tokenURI = "https://127.0.0.1:2197/token"
     let now = Date(timeIntervalSince1970: 1_800_000_000)

@@ -4,7 +4,7 @@ import IsletTestSupport
 import Testing
 
 /// The REST port against hostile HTTP/1.1 clients, over raw sockets on a live server.
-@Suite("HTTP connections")
+@Suite("HTTP connections", .hangDetector)
 struct HTTPConnectionTests {
     @Test func slowBodiesAreCutOffAndTheServerKeepsAnswering() async throws {
         try await withIslet({

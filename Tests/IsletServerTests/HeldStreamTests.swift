@@ -7,7 +7,7 @@ import Testing
 
 /// `GET /v1/events` served from the connection's pipeline (`EventStreamHandler`): what the
 /// connection does around a stream — a refusal, a stream's end, a reader that takes nothing.
-@Suite("Event streams held by the pipeline")
+@Suite("Event streams held by the pipeline", .hangDetector)
 struct HeldStreamTests {
     @Test func aRefusedStreamAndTheRequestPipelinedBehindItAreBothAnswered() async throws {
         try await withIslet { islet in

@@ -11,7 +11,7 @@ import Testing
 
 /// What a hostile client found (issue 13), kept found: each input is answered precisely and
 /// changes nothing it should not, and nothing it can send stops the server.
-@Suite("Hostile input")
+@Suite("Hostile input", .hangDetector)
 struct HostileInputTests {
     /// A content state number reaching a date, timer or duration in a layout drew a trap; the
     /// project's own ci-build layout was affected.

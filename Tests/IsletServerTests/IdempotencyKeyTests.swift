@@ -1,10 +1,11 @@
 import Foundation
 import IsletCore
+import IsletTestSupport
 import Testing
 
 /// `Idempotency-Key` over HTTP (docs/audiences.md): the same key and request again gets the
 /// first answer and changes nothing; another request under the key is 422; keys are per caller.
-@Suite("Idempotency-Key")
+@Suite("Idempotency-Key", .hangDetector)
 struct IdempotencyKeyTests {
     private let start = #"{"attributesType":"RideAttributes","attributes":{"route":"Loop"},"content":{"state":{"speed":1}}}"#
 
@@ -27,6 +28,13 @@ struct IdempotencyKeyTests {
             // Another app's key of the same name is its own.
             let theirs = try await islet.request(.POST, "/v1/activities", key: other, body: start, headers: [("Idempotency-Key", "start-1")])
             #expect(theirs.status == 201 && theirs.json["id"] != first.json["id"])
+
+            // A request without an API key is no one's: its route refuses it, whatever key it
+            // gives (a key of that name was used above, for another request).
+            for body in [start, "{}"] {
+                let keyless = try await islet.request(.POST, "/v1/activities", key: nil, body: body, headers: [("Idempotency-Key", "start-1")])
+                #expect(keyless.status == 401 && keyless.reason == "unauthorized")
+            }
 
             // A refusal is kept too: the same request again is answered the same, not run.
             let refused = try await islet.request(.POST, "/v1/activities", key: key, body: "{}", headers: [("Idempotency-Key", "bad-1")])

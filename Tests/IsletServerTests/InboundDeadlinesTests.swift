@@ -1,10 +1,11 @@
 import NIOCore
+import IsletTestSupport
 import Testing
 
 @testable import IsletServer
 
 /// The phases of an HTTP/1.1 connection and their deadlines, with time passed by hand.
-@Suite("Inbound deadlines")
+@Suite("Inbound deadlines", .hangDetector)
 struct InboundDeadlinesTests {
     let t0 = NIODeadline.uptimeNanoseconds(1_000_000_000)
 

@@ -7,7 +7,7 @@ import Testing
 
 /// The keyless display on a loopback server answers only what no other web page can send
 /// (docs/security.md): a loopback `Host`, its own `Origin` or none, and JSON writes.
-@Suite("Keyless display")
+@Suite("Keyless display", .hangDetector)
 struct KeylessDisplayTests {
     /// One raw HTTP/1.1 exchange, with exactly the headers given (no client adds any).
     private func raw(

@@ -5,7 +5,7 @@ import IsletServer
 import IsletTestSupport
 import Testing
 
-@Suite("Layout and presentation routes")
+@Suite("Layout and presentation routes", .hangDetector)
 struct LayoutRouteTests {
     let rideLayout = #"""
         {"lockScreen": {"type": "HStack", "children": [

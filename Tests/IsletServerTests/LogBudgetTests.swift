@@ -1,11 +1,12 @@
 import Logging
 import Synchronization
+import IsletTestSupport
 import Testing
 
 @testable import IsletServer
 
 /// Rate-limited logging: a flood of one line writes a few, then says how many it dropped.
-@Suite("Log budget")
+@Suite("Log budget", .hangDetector)
 struct LogBudgetTests {
     @Test func aLineIsWrittenAtMostBurstTimesPerInterval() {
         var budget = LogBudget(burst: 3, interval: .seconds(60))

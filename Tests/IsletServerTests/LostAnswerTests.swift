@@ -4,6 +4,7 @@ import IsletCore
 import NIOCore
 import NIOPosix
 import Synchronization
+import IsletTestSupport
 import Testing
 
 /// A change whose answer is lost on the way back (docs/audiences.md, "Exactly once under
@@ -11,7 +12,7 @@ import Testing
 /// answer comes back, closes the client's connection instead. IsletClient sends the change
 /// again under its own `Idempotency-Key`, and Islet answers it from the first, doing nothing
 /// twice.
-@Suite("A lost answer")
+@Suite("A lost answer", .hangDetector)
 struct LostAnswerTests {
     @Test func aSendWhoseAnswerIsLostIsSentAgainAndMadeOnce() async throws {
         try await withIslet { islet in

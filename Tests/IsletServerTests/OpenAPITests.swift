@@ -3,11 +3,12 @@ import IsletCore
 import IsletFCM
 @testable import IsletServer
 import NIOHTTP1
+import IsletTestSupport
 import Testing
 
 /// `GET /openapi.json` against the server: the same routes, the same reasons, bodies the
 /// server's own types read, and answers that fit.
-@Suite struct OpenAPITests {
+@Suite(.hangDetector) struct OpenAPITests {
     /// The document built into the server.
     static func embedded() throws -> OpenAPIDocument {
         let text = try #require(EmbeddedFiles.files["openapi.json"])

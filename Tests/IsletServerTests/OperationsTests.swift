@@ -9,7 +9,7 @@ import IsletStore
 import IsletTestSupport
 import Testing
 
-@Suite("Operations")
+@Suite("Operations", .hangDetector)
 struct OperationsTests {
     @Test func healthReportsTheStore() async throws {
         try await withIslet { islet in

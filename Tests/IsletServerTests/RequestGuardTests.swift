@@ -1,12 +1,13 @@
 import NIOCore
 import NIOEmbedded
 import NIOHTTP1
+import IsletTestSupport
 import Testing
 
 @testable import IsletServer
 
 /// The HTTP/1.1 request deadlines, on an embedded channel whose clock the test moves.
-@Suite("Request guard")
+@Suite("Request guard", .hangDetector)
 struct RequestGuardTests {
     static let limits = InboundDeadlines.Limits(
         head: .seconds(10), idle: .seconds(60), bodyGrace: .seconds(20), minBodyRate: 500, maxBodySize: 64 * 1024

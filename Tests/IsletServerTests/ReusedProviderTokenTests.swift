@@ -1,11 +1,12 @@
 import Crypto
 import Foundation
 import IsletAPNs
+import IsletTestSupport
 import Testing
 
 /// A provider signs one token and reuses it: Apple refuses a connection whose token changes
 /// more than once in 20 minutes (`TooManyProviderTokenUpdates`).
-@Suite("Provider tokens, reused")
+@Suite("Provider tokens, reused", .hangDetector)
 struct ReusedProviderTokenTests {
     func reused() async throws -> ReusedProviderToken {
         ReusedProviderToken(try await ProviderTokenSigner(p8: P256.Signing.PrivateKey().pemRepresentation, keyId: "KEY1234567", teamId: "TEAM123456"))

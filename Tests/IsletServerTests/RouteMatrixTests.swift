@@ -13,7 +13,7 @@ import Testing
 /// refusal to the answer for made-up ids, and every answer to what its caller may see. The
 /// tables are read from the docs, so the docs and the server cannot drift apart, and a route
 /// either port answers without a row fails the test.
-@Suite("Every route, by caller")
+@Suite("Every route, by caller", .hangDetector)
 struct RouteMatrixTests {
     @Test func everyRouteAnswersEachCallerAsTheSecurityDocsSay() async throws {
         let rows = try Self.table("## Every route, by caller")

@@ -1,11 +1,12 @@
 import Foundation
 import IsletCore
+import IsletTestSupport
 import Testing
 
 /// `POST /v1/apps/{b}/sends` over HTTP (docs/audiences.md): a send naming 20,000 users is taken
 /// whatever `server.maxBodySize` says, with or without an `Idempotency-Key`, and answered before
 /// any of it is resolved; one over the most is refused.
-@Suite("Sends over HTTP")
+@Suite("Sends over HTTP", .hangDetector)
 struct SendRouteTests {
     @Test func aSendForTwentyThousandUsersIsTakenAndAnsweredBeforeItRuns() async throws {
         try await withIslet { islet in

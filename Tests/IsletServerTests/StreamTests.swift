@@ -12,7 +12,7 @@ import NIOWebSocket
 import IsletTestSupport
 import Testing
 
-@Suite("Event streams")
+@Suite("Event streams", .hangDetector)
 struct StreamTests {
     @Test func serverSentEventsArriveInOrderWithIds() async throws {
         try await withIslet { islet in

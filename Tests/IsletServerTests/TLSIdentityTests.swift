@@ -1,10 +1,11 @@
 import Foundation
 import IsletServer
 import SwiftASN1
+import IsletTestSupport
 import Testing
 import X509
 
-@Suite("Development certificate")
+@Suite("Development certificate", .hangDetector)
 struct TLSIdentityTests {
     let directory = FileManager.default.temporaryDirectory.appendingPathComponent("islet-tls-\(UUID().uuidString)").path
     let t0 = Date(timeIntervalSince1970: 1_700_000_000)

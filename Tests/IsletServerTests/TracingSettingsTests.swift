@@ -1,12 +1,13 @@
 import Foundation
 import IsletTracing
+import IsletTestSupport
 import Testing
 import Tracing
 
 /// Islet's tracer (`IsletTracing`): its settings as the OpenTelemetry variables give them, checked
 /// at start; W3C trace-context; sampling. The export itself is checked against a real OTLP
 /// receiver (`TracingTests`).
-@Suite("Traces: settings and context")
+@Suite("Traces: settings and context", .hangDetector)
 struct TracingSettingsTests {
     /// `OTEL_EXPORTER_OTLP_ENDPOINT` with a port past 65535 passed the check of
     /// `telemetry.otlpEndpoint` and killed the server at its first export (issue 41). The address

@@ -17,7 +17,7 @@ import Testing
 /// The sender's transport reads every answer as a typed `APNsAnswer`, and tells the ways a
 /// request gets none apart (`TransportFailure`), against real servers: Islet's APNs endpoint
 /// (with and without a failure it plays), a port nobody listens on, and one that never answers.
-@Suite("The transport's answers")
+@Suite("The transport's answers", .hangDetector)
 struct TransportAnswerTests {
     let bundleId = "com.example.delivery"
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import Testing
 
 /// Fails instead of hanging when something that should happen does not, within `seconds` of
@@ -12,17 +13,69 @@ public func within<T: Sendable>(
     _ seconds: Double = hangFloor, exactly: Bool = false, _ body: @escaping @Sendable () async throws -> T
 ) async throws -> T {
     let seconds = exactly ? seconds : max(seconds, hangFloor)
-    return try await withThrowingTaskGroup(of: T?.self) { group in
-        group.addTask { try await body() }
-        group.addTask {
-            try await Task.sleep(for: .seconds(seconds))
-            return nil
+    // Not a task group: a group ends only once its every task has, so a body that ignores its
+    // cancellation (a wait on something that never comes) would hold it past its time. Here the
+    // first of the body and the clock gives the answer; the other is cancelled and not waited
+    // for. (This wait once held a full run until CI's own limit.)
+    let race = Race<T>()
+    return try await withTaskCancellationHandler {
+        try await withCheckedThrowingContinuation { continuation in
+            race.start(continuation, body: body, timeout: seconds)
         }
-        defer { group.cancelAll() }
-        guard let first = try await group.next(), let value = first else {
-            throw TimedOut(seconds: seconds)
+    } onCancel: {
+        race.cancel()
+    }
+}
+
+/// The body and the clock of one `within`: whichever ends first resumes its continuation, once.
+private final class Race<T: Sendable>: Sendable {
+    private struct State {
+        var continuation: CheckedContinuation<T, any Error>?
+        var tasks: [Task<Void, Never>] = []
+        var cancelled = false
+    }
+
+    private let state = Mutex(State())
+
+    func start(_ continuation: CheckedContinuation<T, any Error>, body: @escaping @Sendable () async throws -> T, timeout seconds: Double) {
+        // The continuation is in place before either task can end.
+        let cancelled = state.withLock {
+            $0.continuation = continuation
+            return $0.cancelled
         }
-        return value
+        guard !cancelled else { return finish(.failure(CancellationError())) }
+        let work = Task {
+            do {
+                self.finish(.success(try await body()))
+            } catch {
+                self.finish(.failure(error))
+            }
+        }
+        let clock = Task {
+            guard (try? await Task.sleep(for: .seconds(seconds))) != nil else { return }
+            self.finish(.failure(TimedOut(seconds: seconds)))
+        }
+        let ended = state.withLock {
+            $0.tasks = [work, clock]
+            return $0.continuation == nil
+        }
+        if ended { [work, clock].forEach { $0.cancel() } }
+    }
+
+    /// The caller was cancelled: so is the body, and the wait ends with `CancellationError`.
+    func cancel() {
+        state.withLock { $0.cancelled = true }
+        finish(.failure(CancellationError()))
+    }
+
+    private func finish(_ result: Result<T, any Error>) {
+        let (continuation, tasks) = state.withLock { state in
+            defer { state.continuation = nil }
+            return (state.continuation, state.tasks)
+        }
+        guard let continuation else { return }
+        tasks.forEach { $0.cancel() }
+        continuation.resume(with: result)
     }
 }
 
@@ -36,13 +89,6 @@ public struct TimedOut: Error, CustomStringConvertible {
     public var description: String { "Nothing happened within \(seconds) s." }
 }
 
-extension Trait where Self == TimeLimitTrait {
-    /// A test's time limit: a hang detector, never a speed check. Ten minutes, which a test that
-    /// works does not reach even with both cores kept busy beside the suite (a test of the real
-    /// programs takes up to four times as long then); one that hangs fails instead of holding
-    /// the run.
-    public static var hangDetector: Self { .timeLimit(.minutes(10)) }
-}
 
 /// Polls `condition` every 50 ms until it gives a value, failing after `seconds`.
 public func eventually<T>(_ what: String, within seconds: Double = 30, _ condition: () async throws -> T?) async throws -> T {

@@ -18,23 +18,34 @@ struct IdempotencyGate: Sendable {
     static let header = HTTPField.Name(Idempotency.header)!
     static let replayed = HTTPField.Name("Idempotent-Replayed")!
 
-    /// The key a request gives, when it is one the gate takes.
-    static func key(of request: Request) -> String? {
-        guard [.post, .put, .patch, .delete].contains(request.method), request.uri.path.hasPrefix("/v1/") else { return nil }
-        return request.headers[header]
+    /// The key a request gives, when it is one the gate takes: a change's, from a caller with an
+    /// API key. Keys are kept per caller, and a request without an API key is no one's: it goes
+    /// to its route as if it gave none, so that a route that needs a key refuses it (`401`)
+    /// rather than the gate answering from the keys of whoever else came without one.
+    static func key(of request: Request, context: IsletRequestContext) -> Key? {
+        guard [.post, .put, .patch, .delete].contains(request.method), request.uri.path.hasPrefix("/v1/"),
+            let scope = scope(of: context), let key = request.headers[header]
+        else { return nil }
+        return Key(scope: scope, key: key)
+    }
+
+    /// A request's `Idempotency-Key`, and whose it is.
+    struct Key {
+        let scope: String
+        let key: String
     }
 
     func respond(
-        key: String, to request: Request, context: IsletRequestContext, next: (Request, IsletRequestContext) async throws -> Response
+        key: Key, to request: Request, context: IsletRequestContext, next: (Request, IsletRequestContext) async throws -> Response
     ) async throws -> Response {
-        try Idempotency.check(key)
+        try Idempotency.check(key.key)
         var request = request
         // Up to the largest body a route takes (a send's); the route then holds it to its own limit.
         let limit = max(maxBodySize, SendRoutes.maximumBody)
         let body = try await request.collectBody(upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit.")
         request.body = RequestBody(buffer: body)
         let claim: IdempotencyClaim
-        switch try await engine.claimIdempotencyKey(scope: Self.scope(of: context), key: key, digest: Self.digest(request, body: body)) {
+        switch try await engine.claimIdempotencyKey(scope: key.scope, key: key.key, digest: Self.digest(request, body: body)) {
         case .replay(let kept):
             var headers = HTTPFields()
             if let type = kept.contentType { headers[.contentType] = type }
@@ -65,13 +76,13 @@ struct IdempotencyGate: Sendable {
         return response
     }
 
-    /// Whose key it is: keys are kept per caller.
-    static func scope(of context: IsletRequestContext) -> String {
+    /// Whose key it is: keys are kept per caller, and a request without an API key has none.
+    static func scope(of context: IsletRequestContext) -> String? {
         switch context.owner {
         case .admin: "admin"
         case .app(let bundleId): "app:\(bundleId)"
         case .device(let id): "device:\(id)"
-        case nil: "keyless"
+        case nil: nil
         }
     }
 

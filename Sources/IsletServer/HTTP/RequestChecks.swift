@@ -24,7 +24,7 @@ struct RequestChecks: RouterMiddleware {
         try knownQueries.check(request, context: context)
         try await authentication.authenticate(request, &context)
         let response =
-            if let key = IdempotencyGate.key(of: request) {
+            if let key = IdempotencyGate.key(of: request, context: context) {
                 try await idempotency.respond(key: key, to: request, context: context, next: next)
             } else {
                 try await next(request, context)
