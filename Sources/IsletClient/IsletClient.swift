@@ -316,6 +316,36 @@ public struct IsletClient: Sendable {
         try await send(.POST, "/v1/activities/\(escaped(id))/end", body: end, expect: Activity.self)
     }
 
+    /// Starts an activity at `at`, on the server: the start is kept as a send, which the sends'
+    /// calls follow, move and cancel (docs/audiences.md, "A single call at a time").
+    public func start(_ request: ActivityRequest, bundleId: BundleID? = nil, at: Date) async throws -> Send {
+        try await send(.POST, "/v1/activities", body: Scheduled(body: StartActivityBody(request: request, bundleId: bundleId), at: at), expect: Send.self)
+    }
+
+    /// Updates an activity's content at `at`, kept as a send until then.
+    public func update(_ id: ActivityID, _ update: ContentUpdate, at: Date) async throws -> Send {
+        try await send(.POST, "/v1/activities/\(escaped(id))/update", body: Scheduled(body: update, at: at), expect: Send.self)
+    }
+
+    /// Ends an activity at `at`, kept as a send until then.
+    public func end(_ id: ActivityID, _ end: EndRequest = EndRequest(), at: Date) async throws -> Send {
+        try await send(.POST, "/v1/activities/\(escaped(id))/end", body: Scheduled(body: end, at: at), expect: Send.self)
+    }
+
+    /// A single call's body with its `at` beside its fields.
+    private struct Scheduled<Body: Encodable>: Encodable {
+        let body: Body
+        let at: Date
+
+        private enum Keys: String, CodingKey { case at }
+
+        func encode(to encoder: any Encoder) throws {
+            try body.encode(to: encoder)
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(at, forKey: .at)
+        }
+    }
+
     /// Dismisses an activity as a person would from a display (admin key).
     public func dismiss(_ id: ActivityID) async throws -> Activity {
         try await send(.POST, "/v1/activities/\(escaped(id))/dismiss", expect: Activity.self)

@@ -144,6 +144,7 @@ struct Sends: AsyncParsableCommand {
         case .tags(let tags): "the phones of users with " + tags.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ", ")
         case .devices(let ids): "\(ids.count) device\(ids.count == 1 ? "" : "s")"
         case .startedBy(let id): "the phones send \(id) started"
+        case .activity(let id): "activity \(id)"
         }
     }
 

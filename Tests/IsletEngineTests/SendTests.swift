@@ -104,6 +104,43 @@ struct SendTests {
         }
     }
 
+    /// A single start, update and end given `at` are kept as sends and carried out then: the
+    /// start on its one phone, the update and end on the activity it made (as renewed since).
+    @Test func aSingleStartUpdateAndEndGivenAtAreCarriedOutThen() async throws {
+        try await EngineFixture.with(apps: [app]) { fixture in
+            let devices = try await fans(2, in: fixture)
+            let request = ActivityRequest(attributesType: "MatchAttributes", content: ActivityContent(state: ["score": "0-0"]), deviceId: devices[1])
+            let start = try await fixture.engine.scheduleStart(request, bundleId: app, at: at(30))
+            #expect(start.status == .scheduled && start.body.audience == .devices([devices[1]]))
+            try await fixture.engine.runDueSends()
+            #expect(try await fixture.engine.activities(ActivityFilter(bundleId: app)).items.isEmpty, "nothing before its time")
+
+            fixture.clock.set(at(30))
+            try await fixture.engine.runDueSends()
+            let started = try await fixture.engine.sendTargets(start.id, bundleId: app, outcome: .started, page: PageRequest())
+            let id = try #require(started.items.first?.activityId)
+            let activity = try await fixture.engine.activity(id, owner: nil)
+            #expect(started.items.count == 1 && activity.deviceId == devices[1] && activity.createdAt == at(30))
+
+            let update = try await fixture.engine.scheduleChange(.update(ContentUpdate(content: ActivityContent(state: ["score": "1-0"]))), to: id, owner: app, at: at(90))
+            let end = try await fixture.engine.scheduleChange(.end(EndRequest(dismissalPolicy: .immediate)), to: id, owner: app, at: at(120))
+            #expect(update.body.audience == .activity(id) && end.status == .scheduled)
+            fixture.clock.set(at(90))
+            try await fixture.engine.runDueSends()
+            #expect(try await fixture.engine.activity(id, owner: nil).content.state == ["score": "1-0"])
+            #expect(try await fixture.engine.activity(id, owner: nil).state == .active, "the end waits for its own time")
+            fixture.clock.set(at(120))
+            try await fixture.engine.runDueSends()
+            #expect(try await fixture.engine.send(end.id, bundleId: app).counts.ended == 1)
+            #expect(try await fixture.engine.activity(id, owner: nil).state.isLive == false)
+
+            // Another app's activity is not found, as for a single update now.
+            await #expect(throws: IsletError(.activityNotFound, "No activity \(id).")) {
+                try await fixture.engine.scheduleChange(.end(EndRequest()), to: id, owner: "com.example.other", at: at(200))
+            }
+        }
+    }
+
     @Test func aScheduledSendMovesAndCancelsAndTakesItsFollowUpWithIt() async throws {
         try await EngineFixture.with(apps: [app]) { fixture in
             _ = try await fans(4, in: fixture)

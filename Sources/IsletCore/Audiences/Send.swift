@@ -31,13 +31,16 @@ public enum Audience: Hashable, Sendable {
     case all
     /// The phones the send with this id started: a start's follow-up (`endAt`).
     case startedBy(String)
+    /// One activity, wherever its renewals have taken it: a single update or end given `at`
+    /// (`POST /v1/activities/{id}/update`, `…/end`), kept as a send until then.
+    case activity(ActivityID)
 
     /// The most users or devices one send names.
     public static let maximumNamed = 20_000
 }
 
 extension Audience: Codable {
-    private enum Keys: String, CodingKey { case users, tags, devices, send }
+    private enum Keys: String, CodingKey { case users, tags, devices, send, activity }
 
     public init(from decoder: any Decoder) throws {
         if let word = try? decoder.singleValueContainer().decode(String.self) {
@@ -59,6 +62,7 @@ extension Audience: Codable {
         case .tags: self = .tags(try container.decode([String: String].self, forKey: .tags))
         case .devices: self = .devices(try container.decode([DeviceID].self, forKey: .devices))
         case .send: self = .startedBy(try container.decode(String.self, forKey: .send))
+        case .activity: self = .activity(try container.decode(ActivityID.self, forKey: .activity))
         }
     }
 
@@ -79,11 +83,15 @@ extension Audience: Codable {
         case .startedBy(let id):
             var container = encoder.container(keyedBy: Keys.self)
             try container.encode(id, forKey: .send)
+        case .activity(let id):
+            var container = encoder.container(keyedBy: Keys.self)
+            try container.encode(id, forKey: .activity)
         }
     }
 
     /// Checks what a caller names: at most 20,000 users or devices, each id as it must be, at
-    /// least one tag. (`send` is Islet's own, for a start's follow-up.)
+    /// least one tag. (`send` and `activity` are Islet's own: a start's follow-up, and a single
+    /// update or end given `at`.)
     public func checkGiven() throws {
         switch self {
         case .users(let ids):
@@ -99,7 +107,7 @@ extension Audience: Codable {
             guard !tags.isEmpty else { throw IsletError(.invalidRequest, "audience.tags: at least one tag (or \"all\").") }
             try AppUser.checkTags(tags, field: "audience.tags")
         case .all: break
-        case .startedBy: throw IsletError(.invalidRequest, "audience: one of users, tags or devices (or \"all\").")
+        case .startedBy, .activity: throw IsletError(.invalidRequest, "audience: one of users, tags or devices (or \"all\").")
         }
     }
 }
@@ -212,7 +220,11 @@ public struct SendBody: Codable, Hashable, Sendable {
         guard !key.isEmpty, key.utf8.count <= Self.maximumKey else {
             throw IsletError(.invalidRequest, "key: 1 to \(Self.maximumKey) bytes; got \(key.utf8.count).")
         }
-        try audience.checkGiven()
+        if case .activity = audience, action != .start {
+            // Islet's own: a single update or end given `at`, whose route has found the activity.
+        } else {
+            try audience.checkGiven()
+        }
         for (name, date) in [("at", at), ("endAt", endAt), ("dismissAt", dismissAt), ("start", start), ("renewUntil", renewUntil), ("timestamp", timestamp)] {
             if let date, !WireFormat.isAcceptedDate(date.timeIntervalSince1970) {
                 throw IsletError(.invalidRequest, "\(name): not a date the API takes.")

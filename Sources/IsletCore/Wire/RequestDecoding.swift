@@ -29,7 +29,33 @@ extension WireFormat {
             if let emptyAs { return emptyAs }
             throw IsletError(.invalidRequest, "The request needs a JSON body.")
         }
-        let value = try decodeRequestValue(from: bytes)
+        return try decodeRequest(T.self, from: try decodeRequestValue(from: bytes))
+    }
+
+    /// A single start's, update's or end's body with its `"at"` beside the fields `T` takes
+    /// (docs/audiences.md, "A single call at a time"): `at` taken out and read as a date, the
+    /// rest decoded as `decodeRequest` does.
+    public static func decodeScheduledRequest<T: Decodable>(
+        _ type: T.Type, from bytes: UnsafeRawBufferPointer, emptyAs: T? = nil
+    ) throws(IsletError) -> (T, at: Date?) {
+        guard !bytes.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) else {
+            return (try decodeRequest(T.self, from: bytes, emptyAs: emptyAs), nil)
+        }
+        var value = try decodeRequestValue(from: bytes)
+        var at: Date?
+        if case .object(var members) = value, let given = members.removeValue(forKey: "at") {
+            at = try decodeRequest(ScheduledAt.self, from: .object(["at": given])).at
+            value = .object(members)
+        }
+        return (try decodeRequest(T.self, from: value), at)
+    }
+
+    /// `at`, as every date of a request is read.
+    private struct ScheduledAt: Decodable {
+        var at: Date?
+    }
+
+    private static func decodeRequest<T: Decodable>(_ type: T.Type, from value: JSONValue) throws(IsletError) -> T {
         do {
             return try StrictDecoding.decode(T.self, from: value)
         } catch let error as DecodingError {

@@ -19,6 +19,9 @@ extension Engine {
             if case .devices(let ids) = body.audience, let unknown = Set(ids).subtracting(try tx.knownDevices(Array(Set(ids)))).sorted().first {
                 throw IsletError(.deviceNotFound, "audience.devices: no device \(unknown.prefix(100)).")
             }
+            if case .activity(let id) = body.audience {
+                _ = try tx.loadActivity(id, owner: bundleId)
+            }
             var send = Send(
                 id: Send.newId(at: tx.now), bundleId: bundleId, status: (body.at.map { $0 > tx.now } ?? false) ? .scheduled : .running,
                 body: body, createdAt: tx.now, updatedAt: tx.now
@@ -37,6 +40,32 @@ extension Engine {
         }
         sendWake.notify(deadline: .distantPast)
         return send
+    }
+
+    /// A single start given `at` (`POST /v1/activities`): kept as a send to its one phone, under
+    /// a key of its own, and carried out then (docs/audiences.md, "A single call at a time").
+    public func scheduleStart(_ request: ActivityRequest, bundleId: BundleID, at: Date) async throws -> Send {
+        try await createSend(bundleId: bundleId, SendBody(
+            action: .start, key: "scheduled-\(UUID().uuidString.lowercased())", audience: .devices([request.deviceId]), at: at,
+            attributesType: request.attributesType, attributes: request.attributes, content: request.content, alert: request.alert,
+            pushType: request.pushType, style: request.style, start: request.start, renew: request.renew, renewUntil: request.renewUntil
+        ))
+    }
+
+    /// A single update or end given `at` (`POST /v1/activities/{id}/update`, `…/end`): kept as a
+    /// send to that activity (`owner`'s, when given) and carried out then.
+    public func scheduleChange(_ input: Activity.Input, to id: ActivityID, owner: BundleID?, at: Date) async throws -> Send {
+        let activity = try await read { store in try store.loadActivity(id, owner: owner) }
+        let body: SendBody =
+            switch input {
+            case .update(let update):
+                SendBody(action: .update, key: id, audience: .activity(id), at: at, content: update.content, alert: update.alert, timestamp: update.timestamp)
+            case .end(let end):
+                SendBody(action: .end, key: id, audience: .activity(id), at: at, content: end.content, dismissalPolicy: end.dismissalPolicy, timestamp: end.timestamp)
+            default:
+                throw IsletError(.invalidRequest, "Only a start, an update or an end takes at.")
+            }
+        return try await createSend(bundleId: activity.bundleId, body)
     }
 
     /// One of an app's sends, with its counts, or `sendNotFound`.
@@ -180,6 +209,8 @@ extension Engine {
             let users = try tx.appUsers(bundleId: send.bundleId, tags: [:], after: send.resolveCursor, limit: page)
             devices = users.flatMap(\.devices)
             next = users.count == page ? users.last?.externalId : nil
+        case .activity(let id):
+            devices = try tx.activity(id).map { [$0.deviceId] } ?? []
         case .startedBy(let startId):
             guard let start = try tx.send(startId), start.status == .done || start.status == .cancelled else { return false }
             let targets = try tx.sendTargets(sendId: startId, outcome: .started, after: send.resolveCursor.flatMap { Int64($0) }, limit: page)
@@ -207,7 +238,13 @@ extension Engine {
         _ deviceId: DeviceID, with send: Send, rules: LifecycleRules, in tx: any Transaction
     ) throws -> (SendTargetOutcome, ActivityID?, String?) {
         let body = send.body
-        let live = try tx.liveActivity(key: body.key, bundleId: send.bundleId, deviceId: deviceId).map { try tx.liveEnd(of: $0) }
+        // The one activity it names (as it stands after its renewals), or the phone's live one under the key.
+        let live =
+            if case .activity(let id) = body.audience {
+                try tx.activity(id).map { try tx.liveEnd(of: $0) }
+            } else {
+                try tx.liveActivity(key: body.key, bundleId: send.bundleId, deviceId: deviceId).map { try tx.liveEnd(of: $0) }
+            }
         do {
             switch body.action {
             case .start:

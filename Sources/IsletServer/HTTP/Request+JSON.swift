@@ -20,6 +20,17 @@ extension Request {
         }
     }
 
+    /// `decodeJSON`, for a single start, update or end, with its `"at"`: when given, the call
+    /// is kept as a send and carried out then (docs/audiences.md, "A single call at a time").
+    func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int, emptyAs: T? = nil, scheduled: Bool) async throws -> (T, at: Date?) {
+        let buffer = try await collectBody(
+            upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit (server.maxBodySize)."
+        )
+        return try buffer.withUnsafeReadableBytes { bytes throws(IsletError) in
+            try WireFormat.decodeScheduledRequest(T.self, from: bytes, emptyAs: emptyAs)
+        }
+    }
+
     /// The page a listing's request asks for: `?limit=` (1 to 1,000, 100 when not given) and
     /// `?cursor=` (the previous page's `next`).
     func page<Place>(of type: Place.Type) throws(IsletError) -> PageRequest<Place> {
@@ -42,3 +53,4 @@ extension Request {
         uri.queryParameters[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
     }
 }
+

@@ -25,9 +25,12 @@ struct ActivityRoutes {
     @Sendable func start(_ request: Request, context: IsletRequestContext) async throws -> Response {
         // Before the body: a key that cannot act for an app (none, or a display's) learns so first.
         _ = try context.appScope()
-        let body = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize)
+        let (body, at) = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize, scheduled: true)
         try body.request.validateCallersSource()
         let bundleId = try context.actingApp(requested: body.bundleId)
+        if let at {
+            return try Response.json(try await engine.scheduleStart(body.request, bundleId: bundleId, at: at), status: .accepted)
+        }
         let outcome = try await engine.start(body.request, bundleId: bundleId)
         return try respond(with: outcome, status: .created)
     }
@@ -82,15 +85,23 @@ struct ActivityRoutes {
 
     @Sendable func update(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
-        let update = try await request.decodeJSON(ContentUpdate.self, limit: maxBodySize)
-        let outcome = try await engine.apply(.update(update), to: try await engine.activityID(in: context, owner: owner), owner: owner)
+        let (update, at) = try await request.decodeJSON(ContentUpdate.self, limit: maxBodySize, scheduled: true)
+        let id = try await engine.activityID(in: context, owner: owner)
+        if let at {
+            return try Response.json(try await engine.scheduleChange(.update(update), to: id, owner: owner, at: at), status: .accepted)
+        }
+        let outcome = try await engine.apply(.update(update), to: id, owner: owner)
         return try respond(with: outcome)
     }
 
     @Sendable func end(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.operatorScope()
-        let end = try await request.decodeJSON(EndRequest.self, limit: maxBodySize, emptyAs: EndRequest())
-        let outcome = try await engine.apply(.end(end), to: try await engine.activityID(in: context, owner: owner), owner: owner)
+        let (end, at) = try await request.decodeJSON(EndRequest.self, limit: maxBodySize, emptyAs: EndRequest(), scheduled: true)
+        let id = try await engine.activityID(in: context, owner: owner)
+        if let at {
+            return try Response.json(try await engine.scheduleChange(.end(end), to: id, owner: owner, at: at), status: .accepted)
+        }
+        let outcome = try await engine.apply(.end(end), to: id, owner: owner)
         return try respond(with: outcome, withoutTokens: !context.showsTokens)
     }
 
