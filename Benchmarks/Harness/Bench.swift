@@ -10,7 +10,7 @@ struct IsletBench: AsyncParsableCommand {
         abstract: "Load harness: Islet and its peers on loopback, the same workload through the same harness.",
         subcommands: [
             All.self, Ingest.self, Latency.self, Fanout.self, Memory.self, Startup.self, APNsPushes.self, DeliveryLatency.self, DeliverySend.self, Ceiling.self,
-            Sink.self, SQLiteAlone.self, Regression.self, Soak.self, WebhooksBench.self,
+            Sink.self, SQLiteAlone.self, Regression.self, Soak.self, WebhooksBench.self, SendsBench.self,
         ]
     )
 }
