@@ -74,6 +74,16 @@ extension FuzzTarget {
         if let move = try bodies.decode(MoveSendBody.self) {
             try checkDates(of: nil, move.at)
         }
+        // A single start, update or end given `at` (docs/audiences.md, "Schedules").
+        if let (start, at) = try bodies.decodeScheduled(StartActivityBody.self) {
+            try checkDates(of: start.request.content, start.request.start, at)
+        }
+        if let (update, at) = try bodies.decodeScheduled(ContentUpdate.self) {
+            try checkDates(of: update.content, update.timestamp, at)
+        }
+        if let (end, at) = try bodies.decodeScheduled(EndRequest.self) {
+            try checkDates(of: end.content, end.timestamp, end.dismissalPolicy.date, at)
+        }
     }
 }
 
@@ -147,8 +157,17 @@ private struct RequestBodies {
     /// The body as `type`, or `nil` when it is refused with a reason a client is told.
     @discardableResult
     mutating func decode<T: Decodable>(_ type: T.Type) throws(FuzzFailure) -> T? {
+        try decoded(type) { raw throws(IsletError) in try WireFormat.decodeRequest(type, from: raw) }
+    }
+
+    /// A single start's, update's or end's body with its `at` (`decodeScheduledRequest`).
+    mutating func decodeScheduled<T: Decodable>(_ type: T.Type) throws(FuzzFailure) -> (T, at: Date?)? {
+        try decoded(type) { raw throws(IsletError) in try WireFormat.decodeScheduledRequest(type, from: raw) }
+    }
+
+    private func decoded<T, Body>(_ type: T.Type, _ decode: (UnsafeRawBufferPointer) throws(IsletError) -> Body) throws(FuzzFailure) -> Body? {
         let decoded = bytes.withUnsafeBytes { raw in
-            Result { () throws(IsletError) in try WireFormat.decodeRequest(type, from: raw) }
+            Result { () throws(IsletError) in try decode(raw) }
         }
         switch decoded {
         case .success(let body):
