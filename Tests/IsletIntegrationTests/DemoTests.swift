@@ -144,7 +144,8 @@ extension DurabilityTests {
         let ride = try #require(riding)
         let stopped = await demo.stop(SIGINT)
         #expect(stopped == .exited(130), "\(demo.output)")
-        #expect(try await local.admin.activity(ride.id).state == .dismissed)
+        // Once failed under load (the activity not dismissed, why unknown): the demo's words say.
+        #expect(try await local.admin.activity(ride.id).state == .dismissed, "\(demo.output)")
     }
 
     @Test func aDemoWhoseActivityIsEndedElsewhereStops() async throws {
