@@ -69,6 +69,13 @@ struct SendRouteTests {
             #expect(theirs.status == 404 && theirs.reason == "activityNotFound")
             let badStart = try await islet.request(.POST, "/v1/activities", key: key, body: #"{"attributesType": "", "content": {"state": {}}, "at": 4102444800}"#)
             #expect(badStart.status == 400)
+            // `{"activity": id}` is Islet's own audience, as `{"send": id}` is: a caller's send
+            // names users, tags, devices or all.
+            let named = try await islet.request(
+                .POST, "/v1/apps/com.example.match/sends", key: key,
+                body: #"{"action": "end", "key": "k", "audience": {"activity": "\#(id)"}}"#
+            )
+            #expect(named.status == 400 && named.reason == "invalidRequest", "\(named.text)")
         }
     }
 }

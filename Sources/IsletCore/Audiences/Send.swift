@@ -217,13 +217,15 @@ public struct SendBody: Codable, Hashable, Sendable {
     /// Checks the body as a whole, where it enters: the key, the audience, the fields the action
     /// takes (a start's request as a single start checks it), and the dates against `now`.
     public func check(now: Date) throws {
+        try audience.checkGiven()
+        try checkChange(now: now)
+    }
+
+    /// `check` but for the audience: for a send Islet makes with an audience of its own (a
+    /// single update or end given `at`, whose route has found the activity).
+    public func checkChange(now: Date) throws {
         guard !key.isEmpty, key.utf8.count <= Self.maximumKey else {
             throw IsletError(.invalidRequest, "key: 1 to \(Self.maximumKey) bytes; got \(key.utf8.count).")
-        }
-        if case .activity = audience, action != .start {
-            // Islet's own: a single update or end given `at`, whose route has found the activity.
-        } else {
-            try audience.checkGiven()
         }
         for (name, date) in [("at", at), ("endAt", endAt), ("dismissAt", dismissAt), ("start", start), ("renewUntil", renewUntil), ("timestamp", timestamp)] {
             if let date, !WireFormat.isAcceptedDate(date.timeIntervalSince1970) {

@@ -14,13 +14,15 @@ extension Engine {
     /// then, of the phones it started.
     public func createSend(bundleId: BundleID, _ body: SendBody) async throws -> Send {
         try body.check(now: clock.now())
+        return try await keep(body, bundleId: bundleId)
+    }
+
+    /// Keeps a checked send (and its follow-up) and wakes the runner.
+    private func keep(_ body: SendBody, bundleId: BundleID) async throws -> Send {
         let send = try await write { tx in
             _ = try tx.requireApp(bundleId)
             if case .devices(let ids) = body.audience, let unknown = Set(ids).subtracting(try tx.knownDevices(Array(Set(ids)))).sorted().first {
                 throw IsletError(.deviceNotFound, "audience.devices: no device \(unknown.prefix(100)).")
-            }
-            if case .activity(let id) = body.audience {
-                _ = try tx.loadActivity(id, owner: bundleId)
             }
             var send = Send(
                 id: Send.newId(at: tx.now), bundleId: bundleId, status: (body.at.map { $0 > tx.now } ?? false) ? .scheduled : .running,
@@ -65,7 +67,8 @@ extension Engine {
             default:
                 throw IsletError(.invalidRequest, "Only a start, an update or an end takes at.")
             }
-        return try await createSend(bundleId: activity.bundleId, body)
+        try body.checkChange(now: clock.now())
+        return try await keep(body, bundleId: activity.bundleId)
     }
 
     /// One of an app's sends, with its counts, or `sendNotFound`.
