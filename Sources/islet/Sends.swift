@@ -88,10 +88,8 @@ struct SendCommand: AsyncParsableCommand {
         )
         let send = try await options.run { client in try await client.createSend(bundleId: try await app.bundleId(client), body) }
         if quiet { return print(send.id) }
-        let output = Output(json: options.json)
-        if options.json { return output.encoded(send) }
-        Terminal.line("Send \(send.id): \(Sends.describe(send)).")
-        if let followUp = send.followUp { Terminal.line("Its end: send \(followUp).") }
+        Sends.show(send, json: options.json)
+        if !options.json, let followUp = send.followUp { Terminal.line("Its end: send \(followUp).") }
     }
 
     private func audience() throws -> Audience {
@@ -135,6 +133,11 @@ struct Sends: AsyncParsableCommand {
                 + " \(counts.skipped) skipped, \(counts.failed) failed"
         }
         return text
+    }
+
+    /// A send as the commands print it: a sentence, or its JSON with `--json`.
+    static func show(_ send: Send, json: Bool) {
+        json ? Output(json: true).encoded(send) : Terminal.line("Send \(send.id): \(describe(send)).")
     }
 
     static func audience(_ audience: Audience) -> String {
@@ -186,7 +189,7 @@ struct Sends: AsyncParsableCommand {
 
         func run() async throws {
             let send = try await options.run { client in try await client.send(bundleId: try await app.bundleId(client), id: id) }
-            options.json ? Output(json: true).encoded(send) : Terminal.line("Send \(send.id): \(Sends.describe(send)).")
+            Sends.show(send, json: options.json)
         }
     }
 
@@ -203,7 +206,7 @@ struct Sends: AsyncParsableCommand {
 
         func run() async throws {
             let send = try await options.run { client in try await client.cancelSend(bundleId: try await app.bundleId(client), id: id) }
-            options.json ? Output(json: true).encoded(send) : Terminal.line("Send \(send.id): \(Sends.describe(send)).")
+            Sends.show(send, json: options.json)
         }
     }
 
@@ -222,7 +225,7 @@ struct Sends: AsyncParsableCommand {
         func run() async throws {
             let moment = try parseMoment(at, option: "--at", now: Date())
             let send = try await options.run { client in try await client.moveSend(bundleId: try await app.bundleId(client), id: id, to: moment) }
-            options.json ? Output(json: true).encoded(send) : Terminal.line("Send \(send.id): \(Sends.describe(send)).")
+            Sends.show(send, json: options.json)
         }
     }
 

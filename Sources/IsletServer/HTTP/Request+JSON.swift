@@ -12,23 +12,22 @@ extension Request {
     ///   - limit: The largest body accepted.
     ///   - emptyAs: What an empty body means; when `nil`, an empty body is an error.
     func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int, emptyAs: T? = nil) async throws -> T {
-        let buffer = try await collectBody(
-            upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit (server.maxBodySize)."
-        )
-        return try buffer.withUnsafeReadableBytes { bytes throws(IsletError) in
+        try await body(upTo: limit).withUnsafeReadableBytes { bytes throws(IsletError) in
             try WireFormat.decodeRequest(T.self, from: bytes, emptyAs: emptyAs)
         }
     }
 
     /// `decodeJSON`, for a single start, update or end, with its `"at"`: when given, the call
     /// is kept as a send and carried out then (docs/audiences.md, "A single call at a time").
-    func decodeJSON<T: Decodable>(_ type: T.Type, limit: Int, emptyAs: T? = nil, scheduled: Bool) async throws -> (T, at: Date?) {
-        let buffer = try await collectBody(
-            upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit (server.maxBodySize)."
-        )
-        return try buffer.withUnsafeReadableBytes { bytes throws(IsletError) in
+    func decodeScheduledJSON<T: Decodable>(_ type: T.Type, limit: Int, emptyAs: T? = nil) async throws -> (T, at: Date?) {
+        try await body(upTo: limit).withUnsafeReadableBytes { bytes throws(IsletError) in
             try WireFormat.decodeScheduledRequest(T.self, from: bytes, emptyAs: emptyAs)
         }
+    }
+
+    /// The body, up to `limit` bytes (`server.maxBodySize`).
+    private func body(upTo limit: Int) async throws -> ByteBuffer {
+        try await collectBody(upTo: limit, tooLarge: "The request body is over the \(limit)-byte limit (server.maxBodySize).")
     }
 
     /// The page a listing's request asks for: `?limit=` (1 to 1,000, 100 when not given) and
@@ -53,4 +52,3 @@ extension Request {
         uri.queryParameters[name[...]].map(String.init).flatMap { $0.isEmpty ? nil : $0 }
     }
 }
-

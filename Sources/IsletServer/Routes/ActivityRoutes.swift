@@ -25,7 +25,7 @@ struct ActivityRoutes {
     @Sendable func start(_ request: Request, context: IsletRequestContext) async throws -> Response {
         // Before the body: a key that cannot act for an app (none, or a display's) learns so first.
         _ = try context.appScope()
-        let (body, at) = try await request.decodeJSON(StartActivityBody.self, limit: maxBodySize, scheduled: true)
+        let (body, at) = try await request.decodeScheduledJSON(StartActivityBody.self, limit: maxBodySize)
         try body.request.validateCallersSource()
         let bundleId = try context.actingApp(requested: body.bundleId)
         if let at {
@@ -85,7 +85,7 @@ struct ActivityRoutes {
 
     @Sendable func update(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.appScope()
-        let (update, at) = try await request.decodeJSON(ContentUpdate.self, limit: maxBodySize, scheduled: true)
+        let (update, at) = try await request.decodeScheduledJSON(ContentUpdate.self, limit: maxBodySize)
         let id = try await engine.activityID(in: context, owner: owner)
         if let at {
             return try Response.json(try await engine.scheduleChange(.update(update), to: id, owner: owner, at: at), status: .accepted)
@@ -96,7 +96,7 @@ struct ActivityRoutes {
 
     @Sendable func end(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.operatorScope()
-        let (end, at) = try await request.decodeJSON(EndRequest.self, limit: maxBodySize, emptyAs: EndRequest(), scheduled: true)
+        let (end, at) = try await request.decodeScheduledJSON(EndRequest.self, limit: maxBodySize, emptyAs: EndRequest())
         let id = try await engine.activityID(in: context, owner: owner)
         if let at {
             return try Response.json(try await engine.scheduleChange(.end(end), to: id, owner: owner, at: at), status: .accepted)
