@@ -190,6 +190,7 @@ public final class PushServiceTransport: DeliveryTransport, Service {
             path = "/3/device/" + token
             headers.add(name: "apns-topic", value: request.bundleId + ".push-type.liveactivity")
             headers.add(name: "apns-id", value: request.apnsId)
+            if let collapseId = request.collapseId { headers.add(name: "apns-collapse-id", value: collapseId) }
         case .channel(let channelId):
             path = "/4/broadcasts/apps/" + request.bundleId
             headers.add(name: "apns-channel-id", value: channelId)

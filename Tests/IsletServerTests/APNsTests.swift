@@ -251,6 +251,41 @@ struct APNsTests {
         }
     }
 
+    /// A start sent again under its `apns-collapse-id` (a provider that lost the answer and
+    /// sent it once more) shows as the one card it is, while that card is live; without the
+    /// header each start is a card of its own, as on an iPhone.
+    @Test func aPushToStartSentAgainUnderItsCollapseIdIsOneCard() async throws {
+        try await withIslet { islet in
+            try await islet.withProvider { provider in
+                let client = islet.isletClient(key: provider.apiKey)
+                let startToken = try #require(try await client.settings(device: "default").first?.pushToStartToken)
+                let start = #"{"aps":{"event":"start","timestamp":\#(t0Seconds),"attributes-type":"DeliveryAttributes","attributes":{"order":"7"},"content-state":{"step":0},"alert":{"title":"Order 7","body":"Preparing"}}}"#
+                func cards() async throws -> [Activity] {
+                    try await client.activities(ActivityFilter(states: [.pending, .active, .stale]))
+                }
+                let collapsed = [("apns-collapse-id", "order-7")]
+                let events = try await client.events()
+                #expect(try await provider.push(startToken, start, headers: collapsed).status == 200)
+                #expect(try await provider.push(startToken, start, headers: collapsed).status == 200)
+                let one = try await cards()
+                #expect(one.count == 1, "\(one.map(\.id))")
+                let recorded = try await within { try await collect(events, count: 3) }
+                #expect(recorded.map(\.type) == [.started, .alert, .updateIgnored])
+                #expect(recorded[2].data["message"]?.stringValue?.contains("already shown") == true)
+
+                // Once that card has ended, the same collapse id starts a new one.
+                _ = try await client.end(try #require(one.first?.id), EndRequest(dismissalPolicy: .immediate))
+                #expect(try await provider.push(startToken, start, headers: collapsed).status == 200)
+                #expect(try await cards().count == 1)
+
+                // Without the header, a start sent twice is two cards.
+                #expect(try await provider.push(startToken, start).status == 200)
+                #expect(try await provider.push(startToken, start).status == 200)
+                #expect(try await cards().count == 3)
+            }
+        }
+    }
+
     @Test func aPushToStartTheDeviceRefusesIsRecordedOnTheDevice() async throws {
         try await withIslet({ $0.lifecycle.maxActivitiesPerApp = 1 }) { islet in
             try await islet.withProvider { provider in

@@ -228,7 +228,8 @@ extension DeliveryContext {
         let priority = DeliveryPriority(event: delivery.event, alert: delivery.alert, spent: iPhone.spent, budget: iPhone.budget)
         let request = OutboundRequest(
             credential: credential, target: .device(token: token.token), bundleId: iPhone.phone.bundleId, payload: delivery.payload,
-            priority: priority.value, expiration: delivery.expiration, apnsId: delivery.apnsId
+            priority: priority.value, expiration: delivery.expiration, apnsId: delivery.apnsId,
+            collapseId: token.kind == .pushToStart ? iPhone.phone.activityId : nil
         )
         let target: Delivery.Attempt.Target = token.kind == .update ? .updateToken(token.token) : .pushToStartToken(token.token)
         return .send(.apns(request), priority: priority, environment: token.environment, target: target)

@@ -28,11 +28,15 @@ public struct OutboundRequest: Sendable {
     public var expiration: Date?
     /// `apns-id` (`apns-request-id` for a broadcast).
     public var apnsId: String
+    /// `apns-collapse-id`: on a push-to-start, the activity's id, so that a start sent again
+    /// (its answer lost to a crash) shows as the one card it is.
+    public var collapseId: String?
 
     public init(
         credential: StoredCredential, target: Target, bundleId: BundleID, payload: String, priority: Int, expiration: Date?,
-        apnsId: String
+        apnsId: String, collapseId: String? = nil
     ) {
+        self.collapseId = collapseId
         self.credential = credential
         self.target = target
         self.bundleId = bundleId

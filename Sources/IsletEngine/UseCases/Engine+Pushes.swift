@@ -13,13 +13,17 @@ public struct DevicePush: Sendable {
     /// The payload as parsed, or why APNs refuses it. A refusal is answered only for a token
     /// that exists and belongs to the topic's app, as Apple checks the token first.
     public var payload: Result<LiveActivityPayload, any Error>
+    /// `apns-collapse-id`: on a push-to-start, a start sent again under it while the card it
+    /// started is live is that card (docs/delivery.md, "A start sent twice").
+    public var collapseId: String?
 
     /// Creates a push.
-    public init(token: String, bundleId: BundleID, priority: Int, payload: Result<LiveActivityPayload, any Error>) {
+    public init(token: String, bundleId: BundleID, priority: Int, payload: Result<LiveActivityPayload, any Error>, collapseId: String? = nil) {
         self.token = token
         self.bundleId = bundleId
         self.priority = priority
         self.payload = payload
+        self.collapseId = collapseId
     }
 }
 
@@ -107,7 +111,9 @@ extension Engine {
             case .pushToStart(let deviceId, let owner):
                 try Self.check(owner, is: push.bundleId)
                 let payload = try push.payload.get()
-                let (started, ignored) = try Self.pushToStart(payload, deviceId: deviceId, bundleId: push.bundleId, rules: rules, in: tx)
+                let (started, ignored) = try Self.pushToStart(
+                    payload, deviceId: deviceId, bundleId: push.bundleId, collapseId: push.collapseId, rules: rules, in: tx
+                )
                 return PushResult(ignored: ignored, strict: app.strictPushes, activityId: started, deviceId: deviceId)
             }
         }
@@ -156,9 +162,14 @@ extension Engine {
     /// A push to a device's push-to-start token: a start the device makes (or refuses, and
     /// records on the device), or any other payload recorded on the device as unusable.
     ///
+    /// A start under an `apns-collapse-id` keeps it as its activity's key (`collapsedKey`): the
+    /// same start sent again (its answer was lost, and the provider sent it once more) while
+    /// that card is live collapses into it, as apps use the header against duplicate starts.
+    ///
     /// - Returns: The activity started, or why the device dropped the push.
     static func pushToStart(
-        _ payload: LiveActivityPayload, deviceId: DeviceID, bundleId: BundleID, rules: LifecycleRules, in tx: any Transaction
+        _ payload: LiveActivityPayload, deviceId: DeviceID, bundleId: BundleID, collapseId: String? = nil, rules: LifecycleRules,
+        in tx: any Transaction
     ) throws -> (started: ActivityID?, ignored: PushResult.IgnoredPush?) {
         let ignored: PushResult.IgnoredPush
         let content: ActivityContent?
@@ -166,8 +177,17 @@ extension Engine {
         case .start(var start):
             start.request.deviceId = deviceId
             start.request.source = .pushToStart
+            let key = collapseId.map(collapsedKey)
+            if let key, let shown = try tx.liveActivity(key: key, bundleId: bundleId, deviceId: deviceId) {
+                ignored = PushResult.IgnoredPush(
+                    reason: .invalidPayload,
+                    detail: "A start under apns-collapse-id \(collapseId ?? "") is already shown (\(shown.id)): sent again, it changes nothing."
+                )
+                content = start.request.content
+                break
+            }
             do {
-                let outcome = try Self.start(start.request, bundleId: bundleId, key: nil, rules: rules, in: tx)
+                let outcome = try Self.start(start.request, bundleId: bundleId, key: key, rules: rules, in: tx)
                 tx.effects.countPush(ignored: nil)
                 return (outcome.activity.id, nil)
             } catch let refusal as IsletError {
@@ -192,6 +212,11 @@ extension Engine {
         try tx.append(.updateIgnored(record), bundleId: bundleId, deviceId: deviceId, activityId: nil)
         tx.effects.countPush(ignored: ignored.reason)
         return (nil, ignored)
+    }
+
+    /// The key a card started under an `apns-collapse-id` keeps: a later start under it finds it.
+    static func collapsedKey(_ collapseId: String) -> String {
+        "apns-collapse-id:\(collapseId)"
     }
 
     /// Records a push the activity's device could not use.

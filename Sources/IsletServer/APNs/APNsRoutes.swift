@@ -89,7 +89,7 @@ struct APNsRoutes {
         let payload = Result<LiveActivityPayload, any Error> { try LiveActivityPayload.parse(body) }
         let result: PushResult
         do {
-            result = try await engine.deliver(DevicePush(token: token, bundleId: bundleId, priority: headers.priority, payload: payload))
+            result = try await engine.deliver(DevicePush(token: token, bundleId: bundleId, priority: headers.priority, payload: payload, collapseId: headers.collapseId))
         } catch let refusal as PushRefusal {
             throw APNsError(refusal)
         }
