@@ -55,6 +55,16 @@ public struct Islet: Sendable {
     private let logger: Logger
     private let lock: DataDirectoryLock
 
+    /// The server as a service, as `run` runs it: the application, its graceful shutdown bounded
+    /// by `server.shutdownTimeout`, after which the connections still open are closed
+    /// (`ShutdownDeadline`). A program (or a test) that runs the server in a service group of
+    /// its own runs this, so that a client that never reads cannot hold its shutdown for ever.
+    public var service: any Service {
+        ShutdownDeadline(
+            service: application, timeout: .seconds(configuration.server.shutdownTimeout), connections: connections, logger: logger
+        )
+    }
+
     /// Runs the server until SIGTERM or SIGINT, then shuts down gracefully: streams end, the
     /// timers stop, and in-flight requests finish — for at most `server.shutdownTimeout`, after
     /// which the connections still open are closed (`ShutdownDeadline`).
@@ -62,12 +72,9 @@ public struct Islet: Sendable {
     /// - Parameter telemetry: Services that outlive the server: they stop after it, so the spans
     ///   of its last requests are still exported (the tracer's).
     public func run(telemetry: [any Service] = []) async throws {
-        let bounded = ShutdownDeadline(
-            service: application, timeout: .seconds(configuration.server.shutdownTimeout), connections: connections, logger: logger
-        )
         // A group stops its services in the reverse of their order.
         let group = ServiceGroup(configuration: .init(
-            services: telemetry + [bounded], gracefulShutdownSignals: [.sigterm, .sigint], logger: application.logger
+            services: telemetry + [service], gracefulShutdownSignals: [.sigterm, .sigint], logger: application.logger
         ))
         do {
             try await group.run()

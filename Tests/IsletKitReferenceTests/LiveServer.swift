@@ -52,12 +52,13 @@ final class LiveServer: Sendable {
         configuration.server.port = port
         configuration.apns.enabled = false
         var logger = Logger(label: "islet-kit-test")
-        logger.logLevel = .warning
+        // Notices too: a shutdown that had to close connections a client held says so.
+        logger.logLevel = .notice
         let (ports, listening) = AsyncStream<Int>.makeStream()
         let islet = try await Islet(configuration: configuration, logger: logger, openStore: { try SQLiteStore($0) }, openTransport: PushServiceTransport.open) { endpoint, port in
             if endpoint == .http { listening.yield(port) }
         }
-        let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))
+        let services = ServiceGroup(configuration: .init(services: [islet.service], logger: logger))
         let running = Task {
             // However it ends, the wait for its port below ends too.
             defer { listening.finish() }
@@ -71,7 +72,9 @@ final class LiveServer: Sendable {
         return LiveServer(port: bound, adminKey: islet.adminKey, services: services, running: running)
     }
 
-    /// Shuts the server down gracefully and waits until it has.
+    /// Shuts the server down gracefully and waits until it has: as `islet serve` does, for at
+    /// most `server.shutdownTimeout` (10 s) before the connections still open are closed. (This
+    /// wait once held a full run: the test servers ran the application alone, without the bound.)
     func stop() async {
         await services.triggerGracefulShutdown()
         _ = try? await running.value

@@ -139,7 +139,7 @@ private func runIslet<T: Sendable>(
     ) { endpoint, port in
         listening.yield((endpoint, port))
     }
-    let services = ServiceGroup(configuration: .init(services: [islet.application], logger: logger))
+    let services = ServiceGroup(configuration: .init(services: [islet.service], logger: logger))
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { try await services.run() }
         var iterator = ports.makeAsyncIterator()

@@ -416,17 +416,19 @@ struct RouteMatrixTests {
         }
     }
 
-    /// Runs of 16 or more hex digits: a token, at more than a keyless reader may see.
+    /// Runs of 16 or more hex digits: a token, at more than a keyless reader may see — but for
+    /// the ids that name something and open nothing, by their prefix: a send's (`snd_…`).
     static func hexRuns(in text: String) -> [String] {
+        let names = ["snd_"]
+        let characters = Array(text) + [" "]
         var runs: [String] = []
-        var run = ""
-        for character in text + " " {
-            if character.isHexDigit {
-                run.append(character)
-            } else {
-                if run.count >= 16 { runs.append(run) }
-                run = ""
+        var start = 0
+        for (index, character) in characters.enumerated() where !character.isHexDigit {
+            if index - start >= 16 {
+                let before = String(characters[max(0, start - 4)..<start])
+                if !names.contains(before) { runs.append(String(characters[start..<index])) }
             }
+            start = index + 1
         }
         return runs
     }

@@ -85,7 +85,9 @@
   function api(method, path, body) {
     var headers = { Accept: "application/json" };
     if (key) headers.Authorization = "Bearer " + key;
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    // Every change says it is JSON, with a body or without: the server takes a keyless change
+    // only so (a form on another page cannot send it; docs/security.md).
+    if (body !== undefined || method !== "GET") headers["Content-Type"] = "application/json";
     return fetch(path, { method: method, headers: headers, body: body === undefined ? undefined : JSON.stringify(body) })
       .then(function (response) {
         return response.text().then(function (text) {
@@ -234,6 +236,7 @@
     else if ((match = path.match(/^\/console\/activities\/([^/]+)$/))) { view = "activities"; timelineView(decodeURIComponent(match[1])); }
     else if (path === "/console/pushes") { view = "pushes"; pushesView(); }
     else if (path === "/console/webhooks") { view = "webhooks"; webhooksView(); }
+    else if (path === "/console/sends") { view = "sends"; sendsView(); }
     else overviewView();
     document.querySelectorAll(".bar nav a").forEach(function (link) {
       if (link.dataset.view === view) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
@@ -882,6 +885,90 @@
     }
     load();
     every(load, 5000);
+  }
+
+  // ---- 6. Sends: each app's sends, newest first, how far each has got, and what it did on the
+  // phones it could not reach (docs/audiences.md).
+  function sendsView() {
+    var list = el("div", { id: "sends" });
+    main.appendChild(el("h1", { text: "Sends" }));
+    main.appendChild(el("p", { class: "sub", text: "One call's start, update or end for an audience, now or at a time: how many phones its audience came to, and what it did on each. A scheduled or running send can be cancelled here; sends are made with a key (islet send, or the API)." }));
+    main.appendChild(list);
+    var open = {};
+    function audience(a) {
+      if (a === "all") return "every user's phones";
+      if (a.users) return a.users.length + (a.users.length === 1 ? " user" : " users");
+      if (a.tags) return "users with " + Object.keys(a.tags).sort().map(function (name) { return name + "=" + a.tags[name]; }).join(", ");
+      if (a.devices) return a.devices.length + (a.devices.length === 1 ? " device" : " devices");
+      if (a.send) return "the phones " + a.send + " started";
+      if (a.activity) return "activity " + a.activity;
+      return "";
+    }
+    var kinds = { scheduled: "warn", running: "ok", done: "ok", cancelled: "bad" };
+    function sendPanel(send) {
+      var path = "/v1/apps/" + encodeURIComponent(send.bundleId) + "/sends/" + encodeURIComponent(send.id);
+      var c = send.counts;
+      var done = c.started + c.updated + c.ended + c.skipped + c.failed;
+      var when = send.status === "scheduled" ? "at " + dateTime(send.body.at) : send.finishedAt ? "finished " + dateTime(send.finishedAt) : "made " + dateTime(send.createdAt);
+      var facts = [el("div", {}, [el("span", { class: "mono", text: send.body.action + " " + send.body.key }), " on " + audience(send.body.audience)]),
+        el("div", { class: "detail", text: send.bundleId + " · " + send.id + " · " + when + (send.followUp ? " · its end: " + send.followUp : "") })];
+      var tally = c.targeted === 0 && !send.resolved ? "its audience not resolved yet"
+        : c.targeted + (c.targeted === 1 ? " phone: " : " phones: ") + [["started", c.started], ["updated", c.updated], ["ended", c.ended], ["skipped", c.skipped], ["failed", c.failed]]
+          .filter(function (pair) { return pair[1] > 0; }).map(function (pair) { return pair[1] + " " + pair[0]; }).join(", ") + (done < c.targeted ? ", " + (c.targeted - done) + " to go" : "");
+      var bar = el("progress", { max: String(Math.max(c.targeted, 1)), value: String(done), "aria-label": "phones done" });
+      var actions = el("div", { class: "toolbar" }, [chip(send.status, kinds[send.status]), el("span", { class: "tally", text: tally })]);
+      if (send.status === "scheduled" || send.status === "running") {
+        actions.appendChild(el("button", { text: "Cancel", "data-action": "cancel", onclick: function () {
+          act("Cancel " + send.id, send.status === "running"
+            ? "It stops after the batch it is in: the phones it reached keep what it did."
+            : "It does not run" + (send.followUp ? ", and its end (" + send.followUp + ") is cancelled with it." : "."),
+            "DELETE", path, undefined, function () { load(); });
+        } }));
+      }
+      var panel = el("section", { class: "panel send", "data-send": send.id, "data-status": send.status }, [el("h2", {}, facts), actions, bar]);
+      if (c.failed > 0) {
+        var failures = el("tbody", {});
+        var details = el("details", { open: !!open[send.id], ontoggle: function () {
+          open[send.id] = details.open;
+          if (details.open) targets();
+        } }, [el("summary", { text: "The phones it could not reach" }), el("div", { class: "table-wrap" }, [el("table", { class: "stack targets" }, [
+          el("thead", {}, [el("tr", {}, [el("th", { text: "Phone" }), el("th", { text: "Why" })])]), failures
+        ])])]);
+        function targets() {
+          api("GET", path + "/targets?outcome=failed&limit=50").then(function (answer) {
+            failures.textContent = "";
+            answer.targets.forEach(function (target) {
+              failures.appendChild(el("tr", { "data-device": target.deviceId }, [
+                el("td", { class: "mono", "data-label": "Phone", text: target.deviceId }),
+                el("td", { "data-label": "Why", text: target.reason || "" })
+              ]));
+            });
+          }, failed);
+        }
+        if (details.open) targets();
+        panel.appendChild(details);
+      }
+      return panel;
+    }
+    // An app's sends come oldest first, a page of up to 1,000 at a time: every page is read.
+    function allSends(bundleId, cursor, sends) {
+      return api("GET", "/v1/apps/" + encodeURIComponent(bundleId) + "/sends?limit=1000" + (cursor ? "&cursor=" + encodeURIComponent(cursor) : "")).then(function (answer) {
+        sends = sends.concat(answer.sends);
+        return answer.next ? allSends(bundleId, answer.next, sends) : sends;
+      });
+    }
+    function load() {
+      return api("GET", "/v1/apps").then(function (listing) {
+        return Promise.all(listing.apps.map(function (app) { return allSends(app.bundleId, null, []); }));
+      }).then(function (lists) {
+        var sends = [].concat.apply([], lists).sort(function (a, b) { return b.createdAt - a.createdAt; }).slice(0, 100);
+        list.textContent = "";
+        sends.forEach(function (send) { list.appendChild(sendPanel(send)); });
+        if (!sends.length) list.appendChild(el("p", { class: "notice", text: "No send yet: islet send start <Type> --by-key K --tags name=value (docs/audiences.md), or POST /v1/apps/<bundleId>/sends." }));
+      }, failed);
+    }
+    load();
+    every(load, 3000);
   }
 
   // ---- Start: who am I, then the stream and the view.

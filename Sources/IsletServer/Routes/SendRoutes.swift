@@ -4,7 +4,8 @@ import IsletCore
 import IsletEngine
 
 /// `/v1/apps/{bundleId}/sends`: one call's change for an audience, now or at a time
-/// (docs/audiences.md). The app's key for its own, the admin's for any app's.
+/// (docs/audiences.md). The app's key for its own, the admin's for any app's; the console reads
+/// and cancels them without a key on a loopback server (`operatedApp`), as it does webhooks.
 struct SendRoutes {
     let engine: Engine
     let maxBodySize: Int
@@ -25,6 +26,12 @@ struct SendRoutes {
         try context.actingApp(requested: try context.parameters.require("bundleId"))
     }
 
+    /// The app whose sends the console reads and cancels: a key's own, any for the admin, and
+    /// any for the keyless console on a loopback server. Making or moving one takes a key (`app`).
+    private func operatedApp(_ context: IsletRequestContext) throws -> BundleID {
+        try context.operatedApp(requested: try context.parameters.require("bundleId"))
+    }
+
     private func send(_ context: IsletRequestContext) throws -> String {
         try context.parameters.require("id")
     }
@@ -37,11 +44,11 @@ struct SendRoutes {
     }
 
     @Sendable func list(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(Listing("sends", try await engine.sends(bundleId: try app(context), page: try request.page(of: String.self))))
+        try Response.json(Listing("sends", try await engine.sends(bundleId: try operatedApp(context), page: try request.page(of: String.self))))
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(try await engine.send(try send(context), bundleId: try app(context)))
+        try Response.json(try await engine.send(try send(context), bundleId: try operatedApp(context)))
     }
 
     /// `{"at": …}`: a scheduled send moved.
@@ -52,12 +59,12 @@ struct SendRoutes {
     }
 
     @Sendable func cancel(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        try Response.json(try await engine.cancelSend(try send(context), bundleId: try app(context)))
+        try Response.json(try await engine.cancelSend(try send(context), bundleId: try operatedApp(context)))
     }
 
     /// `?outcome=failed`, `?limit=`, `?cursor=`.
     @Sendable func targets(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let bundleId = try app(context)
+        let bundleId = try operatedApp(context)
         let outcome = try request.query("outcome").map { given in
             guard let outcome = SendTargetOutcome(rawValue: given) else {
                 throw IsletError(
