@@ -798,12 +798,24 @@
     every(function () { if (cursors.length === 1) load(); }, 3000);
   }
 
+  // A view's heading and words, and the element its items go in.
+  function listView(id, title, words) {
+    var list = el("div", { id: id });
+    main.appendChild(el("h1", { text: title }));
+    main.appendChild(el("p", { class: "sub", text: words }));
+    main.appendChild(list);
+    return list;
+  }
+  // What `read` gives for each app the console sees (a promise of a list), as one list.
+  function fromEveryApp(read) {
+    return api("GET", "/v1/apps").then(function (listing) {
+      return Promise.all(listing.apps.map(function (app) { return read(app.bundleId); }));
+    }).then(function (lists) { return [].concat.apply([], lists); });
+  }
+
   // ---- 5. Webhooks: each app's endpoints, where each stands, and its attempts (docs/webhooks.md).
   function webhooksView() {
-    var list = el("div", { id: "webhooks" });
-    main.appendChild(el("h1", { text: "Webhooks" }));
-    main.appendChild(el("p", { class: "sub", text: "Where each endpoint stands and every request made to it, newest first: the status, the time taken, and the first bytes of the answer. An endpoint sends one activity's events in order: a failing one holds its later events until it answers, on the retry schedule. Endpoints are saved with a key (islet webhooks add, or the API)." }));
-    main.appendChild(list);
+    var list = listView("webhooks", "Webhooks", "Where each endpoint stands and every request made to it, newest first: the status, the time taken, and the first bytes of the answer. An endpoint sends one activity's events in order: a failing one holds its later events until it answers, on the retry schedule. Endpoints are saved with a key (islet webhooks add, or the API).");
     var failedOnly = {};
     function stateOf(endpoint) {
       if (!endpoint.enabled) return { text: "disabled", kind: "bad" };
@@ -872,12 +884,9 @@
       return panel;
     }
     function load() {
-      return api("GET", "/v1/apps").then(function (listing) {
-        return Promise.all(listing.apps.map(function (app) {
-          return api("GET", "/v1/apps/" + encodeURIComponent(app.bundleId) + "/webhooks").then(function (answer) { return answer.webhooks; });
-        }));
-      }).then(function (lists) {
-        var endpoints = [].concat.apply([], lists);
+      return fromEveryApp(function (bundleId) {
+        return api("GET", "/v1/apps/" + encodeURIComponent(bundleId) + "/webhooks").then(function (answer) { return answer.webhooks; });
+      }).then(function (endpoints) {
         list.textContent = "";
         endpoints.forEach(function (endpoint) { list.appendChild(endpointPanel(endpoint)); });
         if (!endpoints.length) list.appendChild(el("p", { class: "notice", text: "No endpoint yet: islet webhooks add --app <bundleId> --url https://… (docs/webhooks.md), or islet webhooks listen --forward-to http://127.0.0.1:3000/hook." }));
@@ -890,10 +899,7 @@
   // ---- 6. Sends: each app's sends, newest first, how far each has got, and what it did on the
   // phones it could not reach (docs/audiences.md).
   function sendsView() {
-    var list = el("div", { id: "sends" });
-    main.appendChild(el("h1", { text: "Sends" }));
-    main.appendChild(el("p", { class: "sub", text: "One call's start, update or end for an audience, now or at a time: how many phones its audience came to, and what it did on each. A scheduled or running send can be cancelled here; sends are made with a key (islet send, or the API)." }));
-    main.appendChild(list);
+    var list = listView("sends", "Sends", "One call's start, update or end for an audience, now or at a time: how many phones its audience came to, and what it did on each. A scheduled or running send can be cancelled here; sends are made with a key (islet send, or the API).");
     var open = {};
     function audience(a) {
       if (a === "all") return "every user's phones";
@@ -958,10 +964,8 @@
       });
     }
     function load() {
-      return api("GET", "/v1/apps").then(function (listing) {
-        return Promise.all(listing.apps.map(function (app) { return allSends(app.bundleId, null, []); }));
-      }).then(function (lists) {
-        var sends = [].concat.apply([], lists).sort(function (a, b) { return b.createdAt - a.createdAt; }).slice(0, 100);
+      return fromEveryApp(function (bundleId) { return allSends(bundleId, null, []); }).then(function (sends) {
+        sends = sends.sort(function (a, b) { return b.createdAt - a.createdAt; }).slice(0, 100);
         list.textContent = "";
         sends.forEach(function (send) { list.appendChild(sendPanel(send)); });
         if (!sends.length) list.appendChild(el("p", { class: "notice", text: "No send yet: islet send start <Type> --by-key K --tags name=value (docs/audiences.md), or POST /v1/apps/<bundleId>/sends." }));
