@@ -67,6 +67,10 @@ struct SendRouteTests {
             #expect(badDate.status == 400 && badDate.reason == "invalidRequest")
             let theirs = try await islet.request(.POST, "/v1/activities/\(id)/end", key: other, body: #"{"at": 4102444800}"#)
             #expect(theirs.status == 404 && theirs.reason == "activityNotFound")
+            // An activity that has ended takes no later change, as now.
+            _ = try await islet.request(.POST, "/v1/activities/\(id)/end", key: key, body: "{}")
+            let ended = try await islet.request(.POST, "/v1/activities/\(id)/update", key: key, body: #"{"content": {"state": {}}, "at": 4102444800}"#)
+            #expect(ended.status == 409 && ended.reason == "activityEnded", "\(ended.text)")
             let badStart = try await islet.request(.POST, "/v1/activities", key: key, body: #"{"attributesType": "", "content": {"state": {}}, "at": 4102444800}"#)
             #expect(badStart.status == 400)
             // `{"activity": id}` is Islet's own audience, as `{"send": id}` is: a caller's send

@@ -57,7 +57,9 @@ extension Engine {
     /// A single update or end given `at` (`POST /v1/activities/{id}/update`, `…/end`): kept as a
     /// send to that activity (`owner`'s, when given) and carried out then.
     public func scheduleChange(_ input: Activity.Input, to id: ActivityID, owner: BundleID?, at: Date) async throws -> Send {
-        let activity = try await read { store in try store.loadActivity(id, owner: owner) }
+        // Refused now as the same call now would be, when the activity (as renewed) has ended.
+        let activity = try await read { store in try store.loadActivity(following: id, owner: owner) }
+        if !activity.state.isLive { throw (activity.state == .dismissed ? IgnoreReason.activityDismissed : .activityEnded).error }
         let body: SendBody =
             switch input {
             case .update(let update):
