@@ -181,6 +181,45 @@ struct SendTests {
     }
 
     /// Two nodes on one PostgreSQL run the same send (three batches) at once: each phone once, both did some.
+    /// An update whose phones are exactly a broadcast channel's goes as one broadcast (kept by
+    /// the channel, as the app's broadcast is); a narrower audience goes phone by phone.
+    @Test(arguments: StoreKind.available) func anUpdateToEveryPhoneOfAChannelGoesAsOneBroadcast(store: StoreKind) async throws {
+        try await EngineFixture.with(store, apps: [app]) { fixture in
+            let devices = try await fans(12, in: fixture)
+            let channel = try await fixture.engine.createChannel(bundleId: app, storagePolicy: 1, limit: 10)
+            var onChannel = start(.tags(["match": "123"]))
+            onChannel.pushType = .channel(channel.id)
+            _ = try await fixture.engine.createSend(bundleId: app, onChannel)
+            try await fixture.engine.runDueSends()
+            #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.count == 1 && $0[0].pushType == .channel(channel.id) })
+
+            func score(_ score: String, to audience: Audience) async throws -> (Send, [SendTarget]) {
+                let made = try await fixture.engine.createSend(
+                    bundleId: app, SendBody(action: .update, key: "match-123", audience: audience, content: ActivityContent(state: ["score": .string(score)]))
+                )
+                try await fixture.engine.runDueSends()
+                let targets = try await fixture.engine.sendTargets(made.id, bundleId: app, outcome: nil, page: PageRequest(limit: 100)).items
+                return (try await fixture.engine.send(made.id, bundleId: app), targets)
+            }
+            func kept() async throws -> Activity.PushedChange? {
+                try await fixture.engine.read { store in try store.storedMessage(channelId: channel.id)?.change }
+            }
+            // Every phone of the channel ("all" is the same phones): one broadcast.
+            let (whole, wholeTargets) = try await score("1-0", to: .all)
+            #expect(whole.status == .done && whole.counts.updated == 12 && wholeTargets.count == 12)
+            #expect(wholeTargets.allSatisfy { $0.outcome == .updated && $0.reason == "by one broadcast on channel \(channel.id)" })
+            #expect(try await kept() == .update(ContentUpdate(content: ActivityContent(state: ["score": "1-0"]))), "the channel keeps it, as a broadcast")
+            #expect(try await cards(devices, in: fixture).values.allSatisfy { $0.first?.content.state["score"] == "1-0" })
+
+            // Ajax fans' phones, 8 of the 12: phone by phone, and the channel keeps what it had.
+            let (narrow, narrowTargets) = try await score("2-0", to: .tags(["team": "ajax"]))
+            #expect(narrow.counts.updated == 8 && narrowTargets.allSatisfy { $0.outcome == .updated && $0.reason == nil })
+            #expect(try await kept() == .update(ContentUpdate(content: ActivityContent(state: ["score": "1-0"]))))
+            let shown = try await cards(devices, in: fixture)
+            #expect(shown.values.filter { $0.first?.content.state["score"] == "2-0" }.count == 8)
+        }
+    }
+
     @Test func twoNodesShareOneSendWithoutReachingAPhoneTwice() async throws {
         guard StoreKind.available.contains(.postgres) else { return }
         var rules = LifecycleRules()

@@ -540,6 +540,55 @@ struct DeliveryLoopTests {
         }
     }
 
+    /// A send whose phones are exactly a channel's goes as one broadcast, one request to Apple
+    /// for both cards; a send to fewer of them cannot reach a card that has no token of its own,
+    /// and says so in its targets (docs/audiences.md).
+    @Test func aSendToEveryPhoneOfAChannelGoesAsOneBroadcast() async throws {
+        try await withLoop { loop in
+            let bAdmin = IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
+            _ = try await bAdmin.createDevice(id: "second")
+            let secondToken = try #require(try await bAdmin.settings(device: "second").first { $0.bundleId == Self.bundleId }?.pushToStartToken)
+            _ = try await loop.appOnA.registerPushToStartToken(secondToken, environment: .development, device: "phone-2", attributesType: "DeliveryAttributes")
+            let channel = try await loop.appOnA.createChannel(bundleId: Self.bundleId, storagePolicy: 0)
+            let phones = [Self.phone, "phone-2"]
+            func done(_ body: SendBody) async throws -> (Send, [SendTarget]) {
+                let made = try await loop.appOnA.createSend(bundleId: Self.bundleId, body)
+                let send = try await eventually("send \(made.id) is done") {
+                    let send = try await loop.appOnA.send(bundleId: Self.bundleId, id: made.id)
+                    return send.status == .done ? send : nil
+                }
+                return (send, try await loop.appOnA.sendTargets(bundleId: Self.bundleId, id: made.id))
+            }
+            let (start, started) = try await done(SendBody(
+                action: .start, key: "order-30", audience: .devices(phones), attributesType: "DeliveryAttributes", attributes: ["orderNumber": "30"],
+                content: ActivityContent(state: ["status": "confirmed"]), alert: Alert(title: "Order 30", body: ""), pushType: .channel(channel.id)
+            ))
+            #expect(start.counts.started == 2)
+            var onB: [Activity] = []
+            for id in started.compactMap(\.activityId) {
+                onB.append(try await eventually("\(id) appears on B") { try await loop.appOnB.activities().first { $0.attributes["islet"] == .string(id) } })
+            }
+            #expect(onB.allSatisfy { $0.pushType == .channel(channel.id) })
+
+            let (update, updated) = try await done(SendBody(
+                action: .update, key: "order-30", audience: .devices(phones), content: ActivityContent(state: ["status": "onTheWay"])
+            ))
+            #expect(update.counts.updated == 2)
+            #expect(updated.allSatisfy { $0.reason == "by one broadcast on channel \(channel.id)" })
+            for activity in onB { try await loop.waitOnB(activity.id, status: "onTheWay") }
+            let lines = try await started.compactMap(\.activityId).asyncMap { try await loop.appOnA.deliveries($0) }
+                .map { $0.filter { $0.report.target == "channel \(channel.id)" && $0.report.status == 200 } }
+            #expect(lines.map(\.count) == [1, 1], "one request to Apple, on both cards' logs")
+            #expect(Set(lines.flatMap { $0.map(\.report.delivery) }).count == 1)
+
+            let (narrow, narrowTargets) = try await done(SendBody(
+                action: .update, key: "order-30", audience: .devices([Self.phone]), content: ActivityContent(state: ["status": "delivered"])
+            ))
+            #expect(narrow.counts.failed == 1)
+            #expect(narrowTargets.first?.reason?.contains("joined channel \(channel.id), whose changes reach the phone only by broadcast") == true)
+        }
+    }
+
     @Test func badDeliveryInputIsRefusedWithAReasonAndChangesNothing() async throws {
         try await withLoop { loop in
             let admin = IsletClient(server: loop.a.url, key: loop.aData.adminKey, http: loop.http)

@@ -324,7 +324,7 @@ public struct SendTarget: Codable, Hashable, Sendable {
     public var outcome: SendTargetOutcome?
     /// The activity started, updated or ended there.
     public var activityId: ActivityID?
-    /// Why it was skipped or failed.
+    /// Why it was skipped or failed; for a phone reached by one broadcast, the channel.
     public var reason: String?
     public var doneAt: Date?
 

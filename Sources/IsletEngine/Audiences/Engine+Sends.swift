@@ -156,6 +156,7 @@ extension Engine {
         // The send as it stands, read without its lock: batches on several nodes run side by
         // side; resolving and finishing lock it.
         guard let seen = try await read({ store in try store.send(id) }), seen.status == .scheduled || seen.status == .running else { return false }
+        let rules = self.rules
         if seen.status == .scheduled || !seen.resolved {
             return try await write { tx in
                 guard var send = try tx.send(id), send.status == .scheduled || send.status == .running, send.body.at.map({ $0 <= tx.now }) ?? true
@@ -163,13 +164,15 @@ extension Engine {
                 send.status = .running
                 if !send.resolved {
                     guard try Self.resolvePage(of: &send, in: tx) else { return false }
+                    if send.resolved, try Self.broadcastToChannel(send, rules: rules, in: tx) {
+                        Self.finish(&send, .done, at: tx.now)
+                    }
                 }
                 send.updatedAt = tx.now
                 try tx.putSend(send)
                 return true
             }
         }
-        let rules = self.rules
         let reached = try await write { tx -> Int in
             let targets = try tx.waitingSendTargets(sendId: id, limit: Self.sendBatch)
             for var target in targets {
@@ -228,6 +231,45 @@ extension Engine {
         return true
     }
 
+    /// An update or end whose phones are exactly a broadcast channel's (iOS 18+; every live
+    /// activity on the channel has the send's key, and each is on one of its phones) goes as
+    /// one broadcast — `Engine.broadcast`, as the app's broadcast route sends — in the
+    /// transaction that resolved its last page, before any batch could run (resolving holds the
+    /// send). Every phone's outcome is written with it. Whether it went.
+    private static func broadcastToChannel(_ send: Send, rules: LifecycleRules, in tx: any Transaction) throws -> Bool {
+        let body = send.body
+        guard body.action != .start, send.counts.targeted > 0,
+            let first = try tx.sendTargets(sendId: send.id, outcome: nil, after: nil, limit: 1).first,
+            let live = try tx.liveActivity(key: body.key, bundleId: send.bundleId, deviceId: first.deviceId),
+            case .channel(let channelId) = live.pushType,
+            let channel = try tx.channel(channelId, bundleId: send.bundleId)
+        else { return false }
+        let joined = try tx.liveActivities(channelId: channelId, bundleId: send.bundleId)
+        guard joined.count == send.counts.targeted, joined.allSatisfy({ $0.key == body.key }) else { return false }
+        let targets = try tx.sendTargets(sendId: send.id, outcome: nil, after: nil, limit: send.counts.targeted)
+        guard targets.count == joined.count, Set(targets.map(\.deviceId)) == Set(joined.map(\.deviceId)) else { return false }
+        let change: Activity.PushedChange =
+            if body.action == .update, let content = body.content {
+                .update(ContentUpdate(content: content, alert: body.alert, timestamp: body.timestamp))
+            } else {
+                .end(EndRequest(content: body.content, dismissalPolicy: body.dismissalPolicy ?? .default, timestamp: body.timestamp))
+            }
+        let outcomes = try broadcast(change, on: channel, rules: rules, in: tx)
+        let byDevice = Dictionary(outcomes.map { ($0.activity.deviceId, $0) }, uniquingKeysWith: { first, _ in first })
+        for var target in targets {
+            let outcome = byDevice[target.deviceId]
+            target.activityId = outcome?.activity.id
+            if let ignored = outcome?.transition.ignored {
+                (target.outcome, target.reason) = (.skipped, "ignored: \(ignored.rawValue)")
+            } else {
+                (target.outcome, target.reason) = (body.action == .update ? .updated : .ended, "by one broadcast on channel \(channelId)")
+            }
+            target.doneAt = tx.now
+            try tx.finishSendTarget(target)
+        }
+        return true
+    }
+
     /// The page of a named audience (users or devices) that starts at `cursor` (a position),
     /// and the cursor of the next, `nil` after the last.
     private static func namedPage(_ ids: [String], cursor: String?, size: Int) -> ([String], String?) {
@@ -260,6 +302,13 @@ extension Engine {
                 return (.started, outcome.activity.id, nil)
             case .update, .end:
                 guard var activity = live else { return (.skipped, nil, "no live activity with the key on the phone") }
+                if let channelId = try tx.phoneActivity(activity.id)?.channelId {
+                    // Such a card has no token of its own: only a broadcast reaches it (above, when the send's phones are the channel's).
+                    return (
+                        .failed, activity.id,
+                        "not sent: the activity joined channel \(channelId), whose changes reach the phone only by broadcast, and this send's phones are not all of the channel's"
+                    )
+                }
                 let input: Activity.Input =
                     if body.action == .update, let content = body.content {
                         .update(ContentUpdate(content: content, alert: body.alert, timestamp: body.timestamp))

@@ -78,16 +78,23 @@ extension Engine {
             guard let channel = try tx.channel(channelId, bundleId: bundleId) else {
                 throw IsletError(.channelNotFound, "\(bundleId) has no channel \(channelId).")
             }
-            let now = tx.now
-            if channel.storagePolicy == 1 {
-                try tx.storeMessage(change, channelId: channel.id, expires: now.addingTimeInterval(BroadcastChannel.messageLifetime))
-            }
-            let outcomes = try Self.reach(channel, with: change, rules: rules, in: tx)
-            if channel.environment != nil {
-                try tx.deliverBroadcast(change, on: channel)
-            }
-            return outcomes
+            return try Self.broadcast(change, on: channel, rules: rules, in: tx)
         }
+    }
+
+    /// A broadcast from the app, in its transaction: kept when the channel keeps its latest
+    /// message, applied to the activities here that joined it, and one request to Apple for a
+    /// channel made there. The app's broadcast route and a send whose phones are the channel's
+    /// (docs/audiences.md) both go this way.
+    static func broadcast(_ change: Activity.PushedChange, on channel: BroadcastChannel, rules: LifecycleRules, in tx: any Transaction) throws -> [Outcome] {
+        if channel.storagePolicy == 1 {
+            try tx.storeMessage(change, channelId: channel.id, expires: tx.now.addingTimeInterval(BroadcastChannel.messageLifetime))
+        }
+        let outcomes = try reach(channel, with: change, rules: rules, in: tx)
+        if channel.environment != nil {
+            try tx.deliverBroadcast(change, on: channel)
+        }
+        return outcomes
     }
 
     /// The credential a channel is made with at Apple, if the app delivers.
