@@ -151,7 +151,9 @@ struct AudienceLoopTests {
                 let send = try await loop.appOnA.send(bundleId: Self.bundleId, id: made.id)
                 return send.counts.started > 0 ? send : nil
             }
+            let killedAt = Date().timeIntervalSince(at)
             try await loop.kill(0)
+            let restartedAt = Date().timeIntervalSince(at)
 
             let done = try await eventually("the send is done", within: 600) {
                 let send = try await loop.appOnA.send(bundleId: Self.bundleId, id: made.id)
@@ -178,7 +180,12 @@ struct AudienceLoopTests {
             #expect(twice.isEmpty, "phones with more than one card: \(twice.prefix(10))")
             let iPhones = cards.keys.filter { $0.hasPrefix("ios-") }.count
             #expect(iPhones == Self.users && cards.count - iPhones == Self.users)
-            let log = "\(phones) phones, killed at \(running.counts.done) of \(running.counts.targeted) resolved; first phone \(first.timeIntervalSince(at)) s after at"
+            // When B (the phones) showed each card, after `at`: the whole spread, printed.
+            let shown = cards.values.flatMap { $0 }.map { $0.createdAt.timeIntervalSince(at) }.sorted()
+            let seconds = { (value: Double) in String(format: "%.2f s", value) }
+            let log = "\(phones) phones, killed at \(running.counts.done) of \(running.counts.targeted) resolved (\(seconds(killedAt)) after at, back \(seconds(restartedAt))); first phone \(seconds(first.timeIntervalSince(at))) after at on A; "
+                + "cards shown on B from \(seconds(shown[0])) to \(seconds(shown[shown.count - 1])) after at, half by \(seconds(shown[shown.count / 2])), "
+                + "99% by \(seconds(shown[shown.count * 99 / 100]))"
             print("AudienceLoopTests (\(onPostgres ? "two nodes on PostgreSQL" : "SQLite")): \(log)")
         }
     }

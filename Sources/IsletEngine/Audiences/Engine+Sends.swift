@@ -5,7 +5,7 @@ extension Engine {
     // MARK: Sends (docs/audiences.md)
 
     /// Phones a send's batch carries out in one transaction.
-    static let sendBatch = 200
+    static let sendBatch = 50
     /// Users (or named ids) a send resolves in one transaction.
     static let sendResolvePage = 1_000
 
@@ -158,6 +158,10 @@ extension Engine {
         guard let seen = try await read({ store in try store.send(id) }), seen.status == .scheduled || seen.status == .running else { return false }
         let rules = self.rules
         if seen.status == .scheduled || !seen.resolved {
+            // A start's phones are reached between the pages of its audience, so the first ones
+            // start at its time rather than once the whole audience is resolved; an update or end
+            // is resolved whole first (it may go as one broadcast).
+            if seen.status == .running, seen.body.action == .start, try await carryOutBatch(of: seen, rules: rules) > 0 { return true }
             return try await write { tx in
                 guard var send = try tx.send(id), send.status == .scheduled || send.status == .running, send.body.at.map({ $0 <= tx.now }) ?? true
                 else { return false }
@@ -173,22 +177,27 @@ extension Engine {
                 return true
             }
         }
-        let reached = try await write { tx -> Int in
-            let targets = try tx.waitingSendTargets(sendId: id, limit: Self.sendBatch)
+        if try await carryOutBatch(of: seen, rules: rules) > 0 { return true }
+        // None left to claim: done once none waits (another node may hold the last ones).
+        return try await write { tx in
+            guard var send = try tx.send(id), send.status == .running, send.resolved, !(try tx.sendHasWaitingTargets(id)) else { return false }
+            Self.finish(&send, .done, at: tx.now)
+            try tx.putSend(send)
+            return true
+        }
+    }
+
+    /// Reaches a batch of a send's waiting phones, claimed so that another node takes others,
+    /// in one transaction; how many.
+    private func carryOutBatch(of send: Send, rules: LifecycleRules) async throws -> Int {
+        try await write { tx -> Int in
+            let targets = try tx.waitingSendTargets(sendId: send.id, limit: Self.sendBatch)
             for var target in targets {
-                (target.outcome, target.activityId, target.reason) = try Self.reach(target.deviceId, with: seen, rules: rules, in: tx)
+                (target.outcome, target.activityId, target.reason) = try Self.reach(target.deviceId, with: send, rules: rules, in: tx)
                 target.doneAt = tx.now
                 try tx.finishSendTarget(target)
             }
             return targets.count
-        }
-        if reached > 0 { return true }
-        // None left to claim: done once none waits (another node may hold the last ones).
-        return try await write { tx in
-            guard var send = try tx.send(id), send.status == .running, !(try tx.sendHasWaitingTargets(id)) else { return false }
-            Self.finish(&send, .done, at: tx.now)
-            try tx.putSend(send)
-            return true
         }
     }
 
