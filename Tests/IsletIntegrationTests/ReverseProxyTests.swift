@@ -46,7 +46,9 @@ struct ReverseProxyTests {
                 defer { nginx.stop() }
                 let base = "http://127.0.0.1:\(nginx.port)"
                 for (method, path) in [("GET", "/v1/apps"), ("GET", "/v1/activities/\(activity.id)"), ("GET", "/v1/devices/default/display"),
-                    ("GET", "/v1/overview"), ("POST", "/v1/activities/\(activity.id)/end"), ("POST", "/v1/activities/\(activity.id)/dismiss")]
+                    ("GET", "/v1/overview"), ("POST", "/v1/activities/\(activity.id)/end"), ("POST", "/v1/activities/\(activity.id)/dismiss"),
+                    ("GET", "/v1/apps/com.example.ci/sends"), ("DELETE", "/v1/apps/com.example.ci/sends/snd_0123456789ab0123456789ab"),
+                    ("GET", "/v1/apps/com.example.ci/webhooks")]
                 {
                     let answer = try await status(http, method, base + path)
                     #expect(answer == 403, "\(proxy.name): \(method) \(path) answered \(answer)")
@@ -58,6 +60,42 @@ struct ReverseProxyTests {
             #expect(try await served.client.activity(activity.id).state == .active)
             #expect(await served.server.stop(signal: SIGTERM) == 0)
         }
+    }
+
+    /// A backend behind each proxy: its user and its send pass through, and the send retried
+    /// with its `Idempotency-Key` (a lost answer) gets the first answer again, made once.
+    @Test func aSendThroughTheProxyIsMadeOnceUnderItsIdempotencyKey() async throws {
+        try await withHTTPClient { http in
+            let served = try await ServedApp("com.example.ci", http: http)
+            for (index, proxy) in Self.proxies.enumerated() {
+                let nginx = try await NginxServer(location: proxy.location(served.server.port))
+                defer { nginx.stop() }
+                let base = "http://127.0.0.1:\(nginx.port)/v1/apps/com.example.ci"
+                let user = try await call(http, "PUT", base + "/users/u-\(index)", key: served.app.apiKey, body: #"{"devices": ["default"], "tags": {"match": "123"}}"#)
+                #expect(user.status == 201, "\(proxy.name): \(user.body)")
+                let send = #"{"action": "start", "key": "match-\#(index)", "audience": {"users": ["u-\#(index)"]}, "attributesType": "MatchAttributes", "content": {"state": {"score": "0-0"}}, "at": 4102444800}"#
+                let first = try await call(http, "POST", base + "/sends", key: served.app.apiKey, body: send, idempotencyKey: "kick-off-\(index)")
+                let again = try await call(http, "POST", base + "/sends", key: served.app.apiKey, body: send, idempotencyKey: "kick-off-\(index)")
+                #expect(first.status == 202 && again.status == 202, "\(proxy.name): \(first.status) \(again.status) \(again.body)")
+                #expect(again.body == first.body && again.replayed && !first.replayed, "\(proxy.name)")
+            }
+            #expect(try await served.client.sends(bundleId: "com.example.ci").count == Self.proxies.count)
+            #expect(await served.server.stop(signal: SIGTERM) == 0)
+        }
+    }
+
+    private func call(
+        _ http: HTTPClient, _ method: String, _ url: String, key: String, body: String, idempotencyKey: String? = nil
+    ) async throws -> (status: Int, body: String, replayed: Bool) {
+        var request = HTTPClientRequest(url: url)
+        request.method = .init(rawValue: method)
+        request.headers.add(name: "Authorization", value: "Bearer \(key)")
+        request.headers.add(name: "Content-Type", value: "application/json")
+        if let idempotencyKey { request.headers.add(name: "Idempotency-Key", value: idempotencyKey) }
+        request.body = .bytes(ByteBuffer(string: body))
+        let response = try await http.execute(request, timeout: .seconds(10))
+        let text = String(buffer: try await response.body.collect(upTo: 1 << 20))
+        return (Int(response.status.code), text, response.headers.first(name: "Idempotent-Replayed") == "true")
     }
 
     /// A proxy that says nothing (HTTP/1.1, no forwarding header) cannot be told from a browser
