@@ -96,7 +96,6 @@ struct SendsBench: AsyncParsableCommand {
             if requests >= Double(phones) { delivered = clock.now - posted }
         }
         let use = meter.use()
-        await connection.close()
         guard let sendDone, let delivered else { throw HarnessError("the start did not reach every phone within 600 s") }
         let seconds = { (duration: Duration) in duration / .seconds(1) }
         let startedRate = Double(phones) / seconds(sendDone)
@@ -108,6 +107,50 @@ struct SendsBench: AsyncParsableCommand {
                 + " (started/s ÷ deliveries/s = \(String(format: "%.2f", startedRate / deliveredRate))×; target ≥ 1: the send never waits on itself);"
                 + " A \(use.text.replacingOccurrences(of: "server ", with: ""))"
         )
+
+        // The node's delivery rate alone: delivery paused, a second start by tag (another
+        // match's card: push-to-starts, which need no token from the phone) is made and held in
+        // the outbox, then delivery resumes and the backlog drains with no send beside it.
+        try await pauseDelivery(true, connection: connection, base: base, auth: auth)
+        let update = #"{"action":"start","key":"match-124","audience":{"tags":{"match":"123"}},"attributesType":"Bench","content":{"state":{"score":"0-0"}}}"#
+        let updatePosted = clock.now
+        let (updateStatus, updateAnswer) = try await connection.send(.POST, "\(base)/sends", headers: auth, body: ByteBuffer(string: update))
+        guard updateStatus == 202, let updateId = Self.field("id", in: updateAnswer) else {
+            throw HarnessError("the second start: \(updateStatus) \(String(buffer: updateAnswer))")
+        }
+        var updated: Duration?
+        while updated == nil, clock.now < updatePosted.advanced(by: .seconds(600)) {
+            try await Task.sleep(for: .milliseconds(50))
+            let (_, body) = try await connection.send(.GET, "\(base)/sends/\(updateId)", headers: auth)
+            if Self.field("status", in: body) == "done" { updated = clock.now - updatePosted }
+        }
+        guard let updated else { throw HarnessError("the second start was not done within 600 s") }
+        let held = try await DeliveryLatency.senderCounters(port: backend.port, auth: auth).requests
+        let drainMeter = CPUMeter(backend)
+        let resumed = clock.now
+        try await pauseDelivery(false, connection: connection, base: base, auth: auth)
+        var drained: Duration?
+        while drained == nil, clock.now < resumed.advanced(by: .seconds(600)) {
+            try await Task.sleep(for: .milliseconds(50))
+            let requests = try await DeliveryLatency.senderCounters(port: backend.port, auth: auth).requests - held
+            if requests >= Double(phones) { drained = clock.now - resumed }
+        }
+        let drainUse = drainMeter.use()
+        await connection.close()
+        guard let drained else { throw HarnessError("the held starts were not delivered within 600 s") }
+        let aloneRate = Double(phones) / seconds(drained)
+        print(
+            "sends: A's deliveries alone (delivery paused, a second start by tag made in \(String(format: "%.2f", seconds(updated))) s"
+                + " = \(grouped(Double(phones) / seconds(updated))) phones started/s, then resumed): \(grouped(aloneRate)) deliveries/s,"
+                + " A \(drainUse.text.replacingOccurrences(of: "server ", with: ""));"
+                + " the start's phones started/s ÷ A's deliveries/s alone = \(String(format: "%.2f", startedRate / aloneRate))× (target ≥ 1)"
+        )
+    }
+
+    /// Pauses or resumes A's delivery to real phones (`PATCH /v1/apps/{b}` `deliveryPaused`).
+    private func pauseDelivery(_ paused: Bool, connection: HTTPConnection, base: String, auth: [(String, String)]) async throws {
+        let (status, answer) = try await connection.send(.PATCH, base, headers: auth, body: ByteBuffer(string: #"{"deliveryPaused":\#(paused)}"#))
+        guard status == 200 else { throw HarnessError("deliveryPaused \(paused): \(status) \(String(buffer: answer))") }
     }
 
     /// A top-level string field of a JSON answer.
