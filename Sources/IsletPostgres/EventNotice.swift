@@ -9,7 +9,7 @@ import IsletCore
 /// them), then — when the events fit — a line break and the events in the same order without
 /// their ids, as JSON (the writer encodes them before the statement). PostgreSQL refuses a
 /// payload of 8,000 bytes or more, so events that would not fit are left out and the nodes read
-/// them. A payload of ids alone (events left out, or a node of an earlier version that sends
+/// them, and more ids than fit (`maximumIds`) are given as the last alone. A payload of ids alone (events left out, or a node of an earlier version that sends
 /// only the last id) asks the tail to read.
 struct EventNotice: Sendable, Equatable {
     /// The transaction's event ids, increasing.
@@ -21,6 +21,9 @@ struct EventNotice: Sendable, Equatable {
     static let payloadLimit = 7_999
     /// The most bytes an id and its comma take (`Int64.max` has 19 digits).
     static let idBytes = 20
+    /// The most ids a payload names; a commit of more names its last alone, and the tails read
+    /// (a send's batch of 1,000 phones once failed its commit here, again and again).
+    static let maximumIds = payloadLimit / idBytes
 
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()

@@ -235,8 +235,9 @@ final class PostgresWriter: Sendable {
         // One statement whatever the count, the lock taken in it: the events as arrays,
         // numbered in their order (`unnest` gives rows in array order, `nextval` runs row by
         // row, and no row is made before the lock's one row is there); the notification, with
-        // the ids and the events when they fit (`EventNotice`), in the same trip. An event
-        // without an activity has "" for it.
+        // the ids and the events when they fit (`EventNotice`), in the same trip — more ids
+        // than a notification holds, the last alone (the tails read). An event without an
+        // activity has "" for it.
         let ids = try session.query(
             """
             WITH written AS (
@@ -247,11 +248,12 @@ final class PostgresWriter: Sendable {
                     AS e(time, type, bundleId, deviceId, activityId, data)
                 RETURNING id
             )
-            SELECT array_agg(id ORDER BY id), pg_notify($7, string_agg(id::text, ',' ORDER BY id) || $9) FROM written
+            SELECT array_agg(id ORDER BY id), pg_notify($7, CASE WHEN count(*) <= $10
+                THEN string_agg(id::text, ',' ORDER BY id) || $9 ELSE max(id)::text END) FROM written
             """,
             [
                 events.map { $0.time.timeIntervalSince1970 }, events.map(\.type.rawValue), events.map(\.bundleId), events.map(\.deviceId),
-                events.map { $0.activityId ?? "" }, events.map(\.data), channel, eventsLock, EventNotice.body(of: events),
+                events.map { $0.activityId ?? "" }, events.map(\.data), channel, eventsLock, EventNotice.body(of: events), EventNotice.maximumIds,
             ]
         ).first.map { row in try PostgresRow.Columns.binary(row.makeRandomAccess()[0]).decode([Int64].self) } ?? []
         return WrittenEvents(numbering: events, ids: ids)

@@ -1,6 +1,6 @@
 import Foundation
 import IsletCore
-import IsletEngine
+@testable import IsletEngine
 @testable import IsletPostgres
 import IsletTestSupport
 import Logging
@@ -188,6 +188,32 @@ struct PostgresStoreTests {
                 try? await other.close()
                 throw error
             }
+            try await second.stop()
+        }
+    }
+
+    /// A commit of more events than a notification can name (8,000 bytes of ids, 400 at worst)
+    /// commits, and the other node publishes every one of them, by a read. A send's batch of
+    /// 1,000 phones once failed its commit here ("payload string too long"), again and again.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"), .hangDetector)
+    func aCommitOfMoreEventsThanANotificationNamesReachesTheOtherNode() async throws {
+        try await EngineFixture.with(.postgres) { first in
+            let second = try await first.node()
+            let count = 10 * EventNotice.maximumIds
+            try await first.engine.write { tx in
+                for index in 0..<count {
+                    let record = IgnoredUpdate(
+                        reason: .invalidPayload, action: "update", content: nil, timestamp: tx.now, lastUpdateTimestamp: nil, message: "push \(index)"
+                    )
+                    try tx.append(.updateIgnored(record), bundleId: "com.example.bike", deviceId: "default", activityId: nil)
+                }
+            }
+            let last = try await first.engine.lastEventID()
+            try await within {
+                while !second.recorded.events.contains(where: { $0.id == last }) { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            let published = second.recorded.events.suffix(count)
+            #expect(published.count == count && published.map(\.id) == Array(published.first!.id...last))
             try await second.stop()
         }
     }
