@@ -196,8 +196,14 @@ extension Engine {
     private func carryOutBatch(of send: Send, rules: LifecycleRules) async throws -> Int {
         try await write { tx -> Int in
             let targets = try tx.waitingSendTargets(sendId: send.id, limit: Self.sendBatch(of: send, now: tx.now))
+            // What every phone's start would read of the app, read once (a refusal here, such as
+            // an app removed since, is each phone's, below).
+            var context: StartContext?
+            if send.body.action == .start, !targets.isEmpty {
+                do { context = try StartContext.read(bundleId: send.bundleId, attributesType: send.body.attributesType ?? "", in: tx) } catch is IsletError {}
+            }
             for var target in targets {
-                (target.outcome, target.activityId, target.reason) = try Self.reach(target.deviceId, with: send, rules: rules, in: tx)
+                (target.outcome, target.activityId, target.reason) = try Self.reach(target.deviceId, with: send, context: context, rules: rules, in: tx)
                 target.doneAt = tx.now
                 try tx.finishSendTarget(target)
             }
@@ -295,7 +301,7 @@ extension Engine {
     /// a single start, update or end: ActivityKit's refusal is the phone's `failed`, never the
     /// batch's.
     private static func reach(
-        _ deviceId: DeviceID, with send: Send, rules: LifecycleRules, in tx: any Transaction
+        _ deviceId: DeviceID, with send: Send, context: StartContext?, rules: LifecycleRules, in tx: any Transaction
     ) throws -> (SendTargetOutcome, ActivityID?, String?) {
         let body = send.body
         // The one activity it names (as it stands after its renewals), or the phone's live one under the key.
@@ -310,8 +316,9 @@ extension Engine {
             case .start:
                 if let live { return (.skipped, live.id, "an activity with the key is live on the phone") }
                 let request = try body.activityRequest(deviceId: deviceId)
-                let outcome = try start(request, bundleId: send.bundleId, key: body.key, rules: rules, in: tx)
-                try tx.deliverStart(of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: send.bundleId, name: request.attributesType))
+                let context = try context ?? StartContext.read(bundleId: send.bundleId, attributesType: request.attributesType, in: tx)
+                let outcome = try start(request, bundleId: send.bundleId, key: body.key, rules: rules, in: tx, context: context)
+                try tx.deliverStart(of: outcome.activity, alert: request.alert, context: context)
                 return (.started, outcome.activity.id, nil)
             case .update, .end:
                 guard var activity = live else { return (.skipped, nil, "no live activity with the key on the phone") }

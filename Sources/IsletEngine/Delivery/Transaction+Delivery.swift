@@ -7,15 +7,13 @@ extension Transaction {
     /// The delivery a start makes when its device is a phone with a push-to-start token for the
     /// app and the type, and the app delivers (it has credentials). Refuses the start when the
     /// app's attributes cannot carry Islet's reference.
-    func deliverStart(of activity: Activity, alert requested: Alert?, type: ActivityType?) throws {
+    func deliverStart(of activity: Activity, alert requested: Alert?, context: StartContext) throws {
         // The app started it on the phone itself: a push-to-start would show it twice.
         if activity.source == .phone { return }
-        if try fcmCredential(bundleId: activity.bundleId) != nil,
-            let token = try phoneFCMToken(deviceId: activity.deviceId, bundleId: activity.bundleId)
-        {
+        if context.deliversToAndroid, let token = try phoneFCMToken(deviceId: activity.deviceId, bundleId: activity.bundleId) {
             return try deliverAndroidStart(of: activity, alert: requested, to: token)
         }
-        guard try !deliveryCredentials(bundleId: activity.bundleId).isEmpty,
+        guard context.deliversToApple,
             let token = try pushToStartToken(deviceId: activity.deviceId, bundleId: activity.bundleId, attributesType: activity.attributesType)
         else { return }
         if activity.attributes[Payloads.reference] != nil {
@@ -26,7 +24,7 @@ extension Transaction {
         }
         var carried = activity.attributes.objectValue ?? [:]
         carried[Payloads.reference] = .string(activity.id)
-        if let mismatch = type?.attributes?.mismatch(in: .object(carried), at: "attributes") {
+        if let mismatch = context.type?.attributes?.mismatch(in: .object(carried), at: "attributes") {
             throw IsletError(
                 .attributesMismatch,
                 "\(mismatch): the registered attributes of \(activity.attributesType) cannot carry Islet's activity id in \"\(Payloads.reference)\" (a String?), which a push-to-start needs."
@@ -38,7 +36,7 @@ extension Transaction {
             alert = requested
         } else {
             // Apple drops a push-to-start without an alert, silently.
-            alert = Alert(title: try requireApp(activity.bundleId).name, body: "")
+            alert = Alert(title: context.app.name, body: "")
             notes.append("an alert supplied (\"\(alert.title)\"): a push-to-start needs one")
         }
         var channelId: String?

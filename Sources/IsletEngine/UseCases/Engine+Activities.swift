@@ -36,8 +36,9 @@ extension Engine {
     public func start(_ request: ActivityRequest, bundleId: BundleID) async throws -> Outcome {
         let rules = self.rules
         return try await write { tx in
-            var outcome = try Self.start(request, bundleId: bundleId, key: nil, rules: rules, in: tx)
-            try tx.deliverStart(of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: bundleId, name: request.attributesType))
+            let context = try StartContext.read(bundleId: bundleId, attributesType: request.attributesType, in: tx)
+            var outcome = try Self.start(request, bundleId: bundleId, key: nil, rules: rules, in: tx, context: context)
+            try tx.deliverStart(of: outcome.activity, alert: request.alert, context: context)
             outcome.warnings = try tx.renewalWarnings(of: outcome.activity)
             return outcome
         }
@@ -116,10 +117,9 @@ extension Engine {
                         .update(ContentUpdate(content: request.content, alert: request.alert, timestamp: timestamp))
                     }
             } else {
-                outcome = try Self.start(request, bundleId: bundleId, key: key, rules: rules, in: tx)
-                try tx.deliverStart(
-                    of: outcome.activity, alert: request.alert, type: try tx.activityType(bundleId: bundleId, name: request.attributesType)
-                )
+                let context = try StartContext.read(bundleId: bundleId, attributesType: request.attributesType, in: tx)
+                outcome = try Self.start(request, bundleId: bundleId, key: key, rules: rules, in: tx, context: context)
+                try tx.deliverStart(of: outcome.activity, alert: request.alert, context: context)
                 outcome.warnings = try tx.renewalWarnings(of: outcome.activity)
                 guard let end else { return outcome }
                 input = .end(EndRequest(dismissalPolicy: end, timestamp: timestamp))
@@ -139,11 +139,19 @@ extension Engine {
     ///
     /// - Parameter predecessor: The live activity this one renews: it leaves in the same
     ///   transaction, so it does not count against the limits.
+    ///   - context: What the start reads of its app, when the caller has read it (a send's
+    ///     batch reads it once for all its phones); read here otherwise.
     static func start(
         _ request: ActivityRequest, bundleId: BundleID, key: String?, rules: LifecycleRules, in tx: any Transaction,
-        renewing predecessor: Activity? = nil
+        renewing predecessor: Activity? = nil, context: StartContext? = nil
     ) throws -> Outcome {
-        _ = try tx.requireApp(bundleId)
+        let type: ActivityType?
+        if let context {
+            type = context.type
+        } else {
+            _ = try tx.requireApp(bundleId)
+            type = try tx.activityType(bundleId: bundleId, name: request.attributesType)
+        }
         _ = try tx.requireDevice(request.deviceId)
         let settings = try tx.settings(deviceId: request.deviceId, bundleId: bundleId)
         let leaving = predecessor == nil ? 0 : 1
@@ -159,7 +167,6 @@ extension Engine {
                 throw IsletError(.channelNotFound, "No broadcast channel \(channelId) for \(bundleId); an invalid channel makes a start fail.")
             }
         }
-        let type = try tx.activityType(bundleId: bundleId, name: request.attributesType)
         var (activity, transition) = try Activity.request(
             request, id: UUID().uuidString, bundleId: bundleId, key: key, pushToken: Tokens.generate(),
             occupancy: occupancy, now: tx.now, rules: rules, type: type, renewing: predecessor
@@ -223,5 +230,23 @@ extension Engine {
     /// How many activities are in each state, for metrics.
     public func activityCounts() async throws -> [ActivityState: Int] {
         try await read { store in try store.activityCounts(bundleId: nil) }
+    }
+}
+
+/// What a start reads of its app: the app, the activity type it names, and whether the app
+/// delivers to iPhones (credentials for Apple) and to Android phones (one for FCM). Read once
+/// by a send's batch for all its phones, and by a single start for both its steps.
+struct StartContext: Sendable {
+    let app: App
+    let type: ActivityType?
+    let deliversToApple: Bool
+    let deliversToAndroid: Bool
+
+    /// `appNotFound` for an app that is not there.
+    static func read(bundleId: BundleID, attributesType: String, in tx: any Transaction) throws -> StartContext {
+        StartContext(
+            app: try tx.requireApp(bundleId), type: try tx.activityType(bundleId: bundleId, name: attributesType),
+            deliversToApple: !(try tx.deliveryCredentials(bundleId: bundleId).isEmpty), deliversToAndroid: try tx.fcmCredential(bundleId: bundleId) != nil
+        )
     }
 }

@@ -19,9 +19,9 @@ extension Engine {
                 var activity = try tx.loadActivity(id, owner: nil)
                 guard activity.state.isLive, let renewAt = activity.renewAt, renewAt <= tx.now else { return false }
                 let request = activity.successorRequest
-                let type = try tx.activityType(bundleId: activity.bundleId, name: activity.attributesType)
-                let successor = try Self.start(request, bundleId: activity.bundleId, key: activity.key, rules: rules, in: tx, renewing: activity)
-                try tx.deliverStart(of: successor.activity, alert: nil, type: type)
+                let context = try StartContext.read(bundleId: activity.bundleId, attributesType: activity.attributesType, in: tx)
+                let successor = try Self.start(request, bundleId: activity.bundleId, key: activity.key, rules: rules, in: tx, renewing: activity, context: context)
+                try tx.deliverStart(of: successor.activity, alert: nil, context: context)
                 let (transition, _) = try tx.change(&activity, .renewed(by: successor.activity.id), rules: rules)
                 if try tx.phoneActivity(successor.activity.id) != nil {
                     // On a phone the old card leaves once the successor shows (`Engine.resolve`):
