@@ -77,6 +77,11 @@ extension SQLReading {
         return settings
     }
 
+    public func activitiesEnabled(deviceId: DeviceID, bundleId: BundleID) throws -> Bool {
+        try session.value("SELECT activitiesEnabled FROM appSettings WHERE deviceId = $1 AND bundleId = $2", [deviceId, bundleId], as: Bool.self)
+            ?? AppSettings(bundleId: bundleId, deviceId: deviceId).activitiesEnabled
+    }
+
     public func keyOwner(hash: String) throws -> KeyOwner? {
         try session.row("SELECT bundleId, deviceId FROM apiKey WHERE hash = $1", [hash]) { row -> KeyOwner in
             if let bundleId = try row["bundleId", as: String?.self] { return .app(bundleId) }
@@ -141,15 +146,16 @@ extension SQLReading {
         return try session.value(newest("id"), [bundleId, key], as: String.self).flatMap { try activity($0) }
     }
 
-    public func liveActivityCount(deviceId: DeviceID, bundleId: BundleID?) throws -> Int {
+    public func liveActivityCounts(deviceId: DeviceID, bundleId: BundleID) throws -> (app: Int, device: Int) {
         // Counted under the device's lock: starts on one device take turns with the count.
         try session.lock("device:\(deviceId)")
-        var conditions = SQLConditions()
-        conditions.equal("deviceId", deviceId)
-        conditions.equal("bundleId", bundleId)
-        return try session.value(
-            "SELECT COUNT(*) FROM activity \(conditions.whereClause) AND state IN \(liveStates)", conditions.values, as: Int.self
-        ) ?? 0
+        return try session.row(
+            """
+            SELECT COALESCE(SUM(CASE WHEN bundleId = $2 THEN 1 ELSE 0 END), 0) AS app, COUNT(*) AS device
+            FROM activity WHERE deviceId = $1 AND state IN \(liveStates)
+            """,
+            [deviceId, bundleId]
+        ) { row in (app: try row["app", as: Int.self], device: try row["device", as: Int.self]) } ?? (0, 0)
     }
 
     public func liveActivities(channelId: String, bundleId: BundleID) throws -> [Activity] {

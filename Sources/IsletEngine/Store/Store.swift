@@ -101,6 +101,9 @@ public protocol StoreReading {
     /// A device's settings for an app as stored (the defaults when never changed), with the
     /// device's current push-to-start token for the app.
     func settings(deviceId: DeviceID, bundleId: BundleID) throws -> AppSettings
+    /// Whether Live Activities are on for an app on a device (its settings' one field a start
+    /// reads; on unless turned off).
+    func activitiesEnabled(deviceId: DeviceID, bundleId: BundleID) throws -> Bool
     /// Who the API key with this hash speaks for.
     func keyOwner(hash: String) throws -> KeyOwner?
 
@@ -116,8 +119,8 @@ public protocol StoreReading {
     func activityIDs(prefix: String, bundleId: BundleID?, limit: Int) throws -> [ActivityID]
     /// The newest live (pending, active or stale) activity an app started under `key`.
     func liveActivity(key: String, bundleId: BundleID) throws -> Activity?
-    /// How many live activities are on a device, of one app or of all.
-    func liveActivityCount(deviceId: DeviceID, bundleId: BundleID?) throws -> Int
+    /// How many live activities are on a device, of one app and of all, in one read.
+    func liveActivityCounts(deviceId: DeviceID, bundleId: BundleID) throws -> (app: Int, device: Int)
     /// An app's live activities started with a broadcast channel.
     func liveActivities(channelId: String, bundleId: BundleID) throws -> [Activity]
     /// An app's activities not yet dismissed, on one device or all, of one type or all.

@@ -153,12 +153,11 @@ extension Engine {
             type = try tx.activityType(bundleId: bundleId, name: request.attributesType)
         }
         _ = try tx.requireDevice(request.deviceId)
-        let settings = try tx.settings(deviceId: request.deviceId, bundleId: bundleId)
         let leaving = predecessor == nil ? 0 : 1
+        let live = try tx.liveActivityCounts(deviceId: request.deviceId, bundleId: bundleId)
         let occupancy = Occupancy(
-            activitiesEnabled: settings.activitiesEnabled,
-            appActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: bundleId) - leaving,
-            deviceActivities: try tx.liveActivityCount(deviceId: request.deviceId, bundleId: nil) - leaving
+            activitiesEnabled: try tx.activitiesEnabled(deviceId: request.deviceId, bundleId: bundleId),
+            appActivities: live.app - leaving, deviceActivities: live.device - leaving
         )
         var channel: BroadcastChannel?
         if case .channel(let channelId) = request.pushType {
