@@ -107,6 +107,15 @@ struct DeliveryLoopTests {
             try? await http.shutdown()
         }
 
+        /// A second phone: device `second` on B, its push-to-start token reported to A by hand as
+        /// `phone-2`'s.
+        func addSecondPhone() async throws {
+            let bAdmin = IsletClient(server: b.url, key: bData.adminKey, http: http)
+            _ = try await bAdmin.createDevice(id: "second")
+            let token = try #require(try await bAdmin.settings(device: "second").first { $0.bundleId == DeliveryLoopTests.bundleId }?.pushToStartToken)
+            _ = try await appOnA.registerPushToStartToken(token, environment: .development, device: "phone-2", attributesType: "DeliveryAttributes")
+        }
+
         /// Starts an activity on A for the phone and waits until B shows it.
         func startActivity(order: String, status: String = "confirmed") async throws -> (a: Activity, b: Activity) {
             let onA = try await appOnA.start(ActivityRequest(
@@ -504,11 +513,7 @@ struct DeliveryLoopTests {
 
     @Test func oneBroadcastReachesEveryPhoneOnTheChannelInOneRequest() async throws {
         try await withLoop { loop in
-            // A second phone: another device on B, its push-to-start token reported to A by hand.
-            let bAdmin = IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
-            _ = try await bAdmin.createDevice(id: "second")
-            let secondToken = try #require(try await bAdmin.settings(device: "second").first { $0.bundleId == Self.bundleId }?.pushToStartToken)
-            _ = try await loop.appOnA.registerPushToStartToken(secondToken, environment: .development, device: "phone-2", attributesType: "DeliveryAttributes")
+            try await loop.addSecondPhone()
             // The channel is made at Apple (B) first, with Apple's id.
             let channel = try await loop.appOnA.createChannel(bundleId: Self.bundleId, storagePolicy: 0)
             #expect(channel.environment == .development)
@@ -545,10 +550,7 @@ struct DeliveryLoopTests {
     /// and says so in its targets (docs/audiences.md).
     @Test func aSendToEveryPhoneOfAChannelGoesAsOneBroadcast() async throws {
         try await withLoop { loop in
-            let bAdmin = IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
-            _ = try await bAdmin.createDevice(id: "second")
-            let secondToken = try #require(try await bAdmin.settings(device: "second").first { $0.bundleId == Self.bundleId }?.pushToStartToken)
-            _ = try await loop.appOnA.registerPushToStartToken(secondToken, environment: .development, device: "phone-2", attributesType: "DeliveryAttributes")
+            try await loop.addSecondPhone()
             let channel = try await loop.appOnA.createChannel(bundleId: Self.bundleId, storagePolicy: 0)
             let phones = [Self.phone, "phone-2"]
             func done(_ body: SendBody) async throws -> (Send, [SendTarget]) {

@@ -322,7 +322,7 @@ extension Engine {
                 return (.started, outcome.activity.id, nil)
             case .update, .end:
                 guard var activity = live else { return (.skipped, nil, "no live activity with the key on the phone") }
-                if let channelId = try tx.phoneActivity(activity.id)?.channelId {
+                if case .channel = activity.pushType, let channelId = try tx.phoneActivity(activity.id)?.channelId {
                     // Such a card has no token of its own: only a broadcast reaches it (above, when the send's phones are the channel's).
                     return (
                         .failed, activity.id,
