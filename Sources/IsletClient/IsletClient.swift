@@ -83,9 +83,11 @@ public struct IsletClient: Sendable {
 
     /// Changes a device's settings for an app (admin key).
     public func updateSettings(
-        device: DeviceID, bundleId: BundleID, activitiesEnabled: Bool? = nil, frequentUpdates: Bool? = nil
+        device: DeviceID, bundleId: BundleID, activitiesEnabled: Bool? = nil, frequentUpdates: Bool? = nil, fcmInstallationIdEnabled: Bool? = nil
     ) async throws -> AppSettings {
-        let body = SettingsBody(bundleId: bundleId, activitiesEnabled: activitiesEnabled, frequentUpdates: frequentUpdates)
+        let body = SettingsBody(
+            bundleId: bundleId, activitiesEnabled: activitiesEnabled, frequentUpdates: frequentUpdates, fcmInstallationIdEnabled: fcmInstallationIdEnabled
+        )
         return try await send(.PUT, "/v1/devices/\(escaped(device))/settings", body: body, expect: AppSettings.self)
     }
 
@@ -444,7 +446,13 @@ public struct IsletClient: Sendable {
 
     /// Reports an Android phone's registration token for an app (the admin names the app).
     public func registerFCMToken(_ token: String, device: DeviceID, bundleId: BundleID? = nil) async throws -> PhoneToken {
-        try await send(.PUT, "/v1/devices/\(escaped(device))/fcm-token", body: FCMTokenBody(token: token, bundleId: bundleId), expect: PhoneToken.self)
+        try await registerFCMAddress(.token(token), device: device, bundleId: bundleId)
+    }
+
+    /// Reports where FCM reaches an Android phone's app: its registration token or its Firebase
+    /// installation ID (the admin names the app).
+    public func registerFCMAddress(_ address: FCMAddress, device: DeviceID, bundleId: BundleID? = nil) async throws -> PhoneToken {
+        try await send(.PUT, "/v1/devices/\(escaped(device))/fcm-token", body: FCMTokenBody(address, bundleId: bundleId), expect: PhoneToken.self)
     }
 
     /// A service account this server issues, playing Google (admin key): its JSON, as Google's

@@ -51,7 +51,7 @@ extension PushServiceTransport {
         http.method = .POST
         http.headers.add(name: "authorization", value: "Bearer \(token)")
         http.headers.add(name: "content-type", value: "application/json; charset=UTF-8")
-        let message = AndroidPayloads.message(token: request.token, islet: request.islet, activityId: request.activityId, ttl: request.ttl)
+        let message = AndroidPayloads.message(to: request.address, islet: request.islet, activityId: request.activityId, ttl: request.ttl)
         http.body = .bytes(ByteBuffer(data: (try? JSONEncoder().encode(message)) ?? Data()))
         do {
             let response = try await client.execute(http, timeout: timeout)

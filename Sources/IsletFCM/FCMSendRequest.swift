@@ -39,6 +39,8 @@ public struct FCMMessage: Hashable, Sendable {
     public enum Target: Hashable, Sendable {
         /// A device's registration token.
         case token(String)
+        /// An app instance's Firebase installation ID.
+        case fid(String)
         case topic(String)
         case condition(String)
     }
@@ -76,17 +78,18 @@ public struct FCMMessage: Hashable, Sendable {
     init(_ object: [String: JSONValue]) throws(FCMError) {
         try FCMError.refuseUnknown(
             object,
-            known: ["name", "data", "notification", "android", "webpush", "apns", "fcm_options", "fcmOptions", "token", "topic", "condition"],
+            known: ["name", "data", "notification", "android", "webpush", "apns", "fcm_options", "fcmOptions", "token", "fid", "topic", "condition"],
             at: "message"
         )
         let targets: [Target] = try [
             Self.text(object["token"], at: "message.token").map(Target.token),
+            Self.text(object["fid"], at: "message.fid").map(Target.fid),
             Self.text(object["topic"], at: "message.topic").map(Target.topic),
             Self.text(object["condition"], at: "message.condition").map(Target.condition),
         ].compactMap { $0 }
         guard targets.count == 1, let target = targets.first else {
             throw FCMError.invalidArgument(
-                "Request contains an invalid argument: exactly one of message.token, message.topic or message.condition must be given (\(targets.count) were).",
+                "Request contains an invalid argument: exactly one of message.token, message.fid, message.topic or message.condition must be given (\(targets.count) were).",
                 field: "message"
             )
         }
@@ -94,6 +97,9 @@ public struct FCMMessage: Hashable, Sendable {
             guard (1...Self.maximumTokenLength).contains(token.utf8.count), token.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
                 throw FCMError.invalidArgument("The registration token is not a valid FCM registration token", field: "message.token")
             }
+        }
+        if case .fid(let fid) = target, !FCMAddress.isInstallationId(fid) {
+            throw FCMError.invalidArgument("The installation ID is not a valid Firebase installation ID", field: "message.fid")
         }
         if case .topic(let topic) = target {
             let name = topic.hasPrefix("/topics/") ? String(topic.dropFirst("/topics/".count)) : topic

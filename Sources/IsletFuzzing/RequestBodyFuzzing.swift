@@ -25,10 +25,12 @@ extension FuzzTarget {
         try bodies.decode(RotateWebhookSecretBody.self)
         if let body = try bodies.decode(FCMTokenBody.self) {
             do {
-                try PhoneToken.validateRegistration(body.token)
-                try expect(body.token.allSatisfy { $0.isASCII && !$0.isWhitespace }, "took the registration token \(body.token.debugDescription)")
+                let address = try body.address()
+                try address.validate()
+                try expect(address.value.allSatisfy { $0.isASCII && !$0.isWhitespace }, "took the \(address.name) \(address.value.debugDescription)")
+                if case .fid(let fid) = address { try expect(fid.utf8.count == FCMAddress.installationIdLength, "took the installation ID \(fid.debugDescription)") }
             } catch let error as IsletError {
-                try expect(error.reason == .invalidRequest, "refused a registration token with \(error.reason)")
+                try expect(error.reason == .invalidRequest, "refused an FCM address with \(error.reason)")
             } catch {
                 throw FuzzFailure("\(error)")
             }

@@ -344,5 +344,9 @@ enum PostgresSchema {
             );
             CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt)
             """),
+        Migration(version: 11, name: "an Android phone's FCM address may be a Firebase installation ID", sql: """
+            DROP INDEX phoneToken_fcm;
+            CREATE INDEX phoneToken_fcm ON phoneToken (deviceId, bundleId) WHERE kind IN ('fcm', 'fid') AND retiredAt IS NULL
+            """),
     ]
 }

@@ -17,17 +17,19 @@ extension SQLReading {
     public func phoneFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> PhoneToken? {
         try session.row(
             """
-            SELECT * FROM phoneToken WHERE kind = 'fcm' AND deviceId = $1 AND bundleId = $2 AND retiredAt IS NULL
+            SELECT * FROM phoneToken WHERE kind IN ('fcm', 'fid') AND deviceId = $1 AND bundleId = $2 AND retiredAt IS NULL
             ORDER BY createdAt DESC LIMIT 1
             """,
             [deviceId, bundleId], SQLRows.phoneToken
         )
     }
 
-    public func issuedFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> String? {
-        try session.value(
-            "SELECT token FROM pushToken WHERE kind = 'fcm' AND deviceId = $1 AND bundleId = $2 AND retiredAt IS NULL", [deviceId, bundleId]
-        )
+    public func issuedFCMAddresses(deviceId: DeviceID, bundleId: BundleID) throws -> (token: String?, fid: String?) {
+        let issued = try session.rows(
+            "SELECT kind, token FROM pushToken WHERE kind IN ('fcm', 'fid') AND deviceId = $1 AND bundleId = $2 AND retiredAt IS NULL",
+            [deviceId, bundleId]
+        ) { row in (kind: try row["kind", as: String.self], token: try row["token", as: String.self]) }
+        return (issued.first { $0.kind == "fcm" }?.token, issued.first { $0.kind == "fid" }?.token)
     }
 
     public func issuedAccounts() throws -> [IssuedAccount] {

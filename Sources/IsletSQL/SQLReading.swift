@@ -73,7 +73,7 @@ extension SQLReading {
             settings.frequentUpdates = try row["frequentUpdates"]
         }
         settings.pushToStartToken = try pushToStartToken(deviceId: deviceId, bundleId: bundleId)
-        settings.fcmToken = try issuedFCMToken(deviceId: deviceId, bundleId: bundleId)
+        (settings.fcmToken, settings.fcmInstallationId) = try issuedFCMAddresses(deviceId: deviceId, bundleId: bundleId)
         return settings
     }
 
@@ -287,6 +287,7 @@ extension SQLReading {
             switch try row["kind", as: String.self] {
             case "pushToStart": return .pushToStart(try row["deviceId"], bundleId: bundleId)
             case "fcm": return .fcm(try row["deviceId"], bundleId: bundleId)
+            case "fid": return .fid(try row["deviceId"], bundleId: bundleId)
             default: break
             }
             return .activity(try row["activityId"], bundleId: bundleId)

@@ -143,6 +143,11 @@ extension SQLWriting {
                 "INSERT INTO pushToken (token, kind, deviceId, bundleId, createdAt) VALUES ($1, 'fcm', $2, $3, $4)",
                 [token, deviceId, bundleId, now.timeIntervalSince1970]
             )
+        case .fid(let deviceId, let bundleId):
+            try session.execute(
+                "INSERT INTO pushToken (token, kind, deviceId, bundleId, createdAt) VALUES ($1, 'fid', $2, $3, $4)",
+                [token, deviceId, bundleId, now.timeIntervalSince1970]
+            )
         }
     }
 
@@ -157,6 +162,8 @@ extension SQLWriting {
             try retireDeviceTokens(kind: "pushToStart", deviceId: deviceId, bundleId: bundleId, reason: reason)
         case .fcm(let deviceId, let bundleId):
             try retireDeviceTokens(kind: "fcm", deviceId: deviceId, bundleId: bundleId, reason: reason)
+        case .fid(let deviceId, let bundleId):
+            try retireDeviceTokens(kind: "fid", deviceId: deviceId, bundleId: bundleId, reason: reason)
         }
     }
 
@@ -279,7 +286,7 @@ extension SQLWriting {
             try session.execute(
                 """
                 UPDATE phoneToken SET retiredAt = $1, retiredReason = $2
-                WHERE kind = 'fcm' AND deviceId = $3 AND bundleId = $4 AND retiredAt IS NULL
+                WHERE kind IN ('fcm', 'fid') AND deviceId = $3 AND bundleId = $4 AND retiredAt IS NULL
                 """,
                 [now.timeIntervalSince1970, reason, deviceId, bundleId]
             )

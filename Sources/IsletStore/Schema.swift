@@ -431,6 +431,13 @@ enum Schema {
                 CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt);
                 """)
         }
+        migrator.registerMigration("v19: an Android phone's FCM address may be a Firebase installation ID") { db in
+            // docs/android.md: a phone token of kind `fid` is found as an `fcm` one is.
+            try db.execute(sql: """
+                DROP INDEX phoneToken_fcm;
+                CREATE INDEX phoneToken_fcm ON phoneToken (deviceId, bundleId) WHERE kind IN ('fcm', 'fid') AND retiredAt IS NULL;
+                """)
+        }
         return migrator
     }
 }

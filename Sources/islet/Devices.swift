@@ -109,24 +109,32 @@ struct Devices: AsyncParsableCommand {
     struct FCMToken: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "fcm-token",
-            abstract: "Record an Android phone's FCM registration token for an app, as the app reports it (an unknown device is created as an Android phone)."
+            abstract: "Record where FCM reaches an Android phone's app, as the app reports it: its registration token, or its Firebase installation ID with --fid (an unknown device is created as an Android phone)."
         )
 
         @Argument(help: "The device (the Android phone).")
         var device: String
 
-        @Argument(help: "The registration token (FirebaseMessaging.getToken()).")
-        var token: String
+        @Argument(help: "The registration token (FirebaseMessaging.getToken()); or give --fid.")
+        var token: String?
+
+        @Option(help: "The app's Firebase installation ID instead of a token (onRegistered(installationId), FirebaseInstallations.getId()).")
+        var fid: String?
 
         @Option(help: "The app, with the admin key (an app's key reports for its own app).")
         var app: String?
 
         @OptionGroup var options: ClientOptions
 
+        func validate() throws {
+            if (token == nil) == (fid == nil) { throw ValidationError("Give the registration token or --fid, one of them.") }
+        }
+
         func run() async throws {
-            let recorded = try await options.run { try await $0.registerFCMToken(token, device: device, bundleId: app) }
+            let address: FCMAddress = fid.map(FCMAddress.fid) ?? .token(token!)
+            let recorded = try await options.run { try await $0.registerFCMAddress(address, device: device, bundleId: app) }
             if options.json { return Output(json: true).encoded(recorded) }
-            print("Recorded \(recorded.bundleId)'s registration token on Android phone \(recorded.deviceId).")
+            print("Recorded \(recorded.bundleId)'s \(address.name) on Android phone \(recorded.deviceId).")
         }
     }
 
@@ -179,8 +187,14 @@ struct Devices: AsyncParsableCommand {
         @Option(help: "Frequent updates for the app: on or off.")
         var frequentUpdates: Toggle?
 
+        @Option(help: "On an Android phone: reach the app by its Firebase installation ID, on or off (off retires the ID).")
+        var fcmInstallationId: Toggle?
+
         @Flag(help: "Print only the app's FCM registration token on this Android phone (with --app).")
         var fcmToken = false
+
+        @Flag(help: "Print only the app's Firebase installation ID on this Android phone (with --app).")
+        var fid = false
 
         @OptionGroup var options: ClientOptions
 
@@ -189,21 +203,25 @@ struct Devices: AsyncParsableCommand {
         }
 
         func validate() throws {
-            if (activities != nil || frequentUpdates != nil) && app == nil {
+            let changes = activities != nil || frequentUpdates != nil || fcmInstallationId != nil
+            if changes && app == nil {
                 throw ValidationError("Name the app to change with --app.")
             }
-            if fcmToken && (app == nil || activities != nil || frequentUpdates != nil) {
-                throw ValidationError("--fcm-token prints one app's token: give --app, and nothing to change.")
+            if fcmToken && fid {
+                throw ValidationError("--fcm-token and --fid each print one thing: give one of them.")
+            }
+            if (fcmToken || fid) && (app == nil || changes) {
+                throw ValidationError("--\(fid ? "fid" : "fcm-token") prints one app's: give --app, and nothing to change.")
             }
         }
 
         func run() async throws {
             let output = Output(json: options.json)
-            if let app, activities != nil || frequentUpdates != nil {
+            if let app, activities != nil || frequentUpdates != nil || fcmInstallationId != nil {
                 let settings = try await options.run {
                     try await $0.updateSettings(
                         device: device, bundleId: app, activitiesEnabled: activities.map { $0 == .on },
-                        frequentUpdates: frequentUpdates.map { $0 == .on }
+                        frequentUpdates: frequentUpdates.map { $0 == .on }, fcmInstallationIdEnabled: fcmInstallationId.map { $0 == .on }
                     )
                 }
                 if options.json { return output.encoded(settings) }
@@ -211,11 +229,15 @@ struct Devices: AsyncParsableCommand {
             }
             var settings = try await options.run { try await $0.settings(device: device) }
             if let app { settings = settings.filter { $0.bundleId == app } }
-            if fcmToken {
-                guard let token = settings.first?.fcmToken else {
-                    throw CommandFailure("\(device) holds no FCM registration token for \(app ?? ""): is it an Android phone (islet devices create … --platform android), and the app on this server?")
+            if fcmToken || fid {
+                guard let value = fid ? settings.first?.fcmInstallationId : settings.first?.fcmToken else {
+                    throw CommandFailure(
+                        fid
+                            ? "\(device) holds no Firebase installation ID for \(app ?? ""): turn it on with --fcm-installation-id on (an Android phone only)."
+                            : "\(device) holds no FCM registration token for \(app ?? ""): is it an Android phone (islet devices create … --platform android), and the app on this server?"
+                    )
                 }
-                return print(token)
+                return print(value)
             }
             if options.json { return output.encoded(["settings": settings]) }
             output.table(["APP", "ACTIVITIES", "FREQUENT UPDATES"], settings.map(Self.row))

@@ -86,6 +86,21 @@ struct FCMAnswerTests {
         #expect(delivery.state == .failed)
     }
 
+    /// An installation ID FCM no longer knows (the app asked for a token again) is retired as a
+    /// token is, and the log says which it was.
+    @Test func unregisteredRetiresAnInstallationIdAsAToken() {
+        var delivery = machine.sending()
+        let fid = "cFqg2ZkRS9Sx8VZk1dA1Qm"
+        let actions = delivery.handle(
+            FCMAnswer(status: 404, body: Self.body(.unregistered), retryAfter: nil),
+            of: Delivery.Attempt(number: 1, target: .installationId(fid), priority: 10, environment: .production), at: machine.t0,
+            maximumBackoff: 300, jitter: 1
+        )
+        #expect(actions.contains(.retireToken(fid, reason: "UNREGISTERED", invalidSince: nil)))
+        #expect(actions.contains { if case .log(.tokenRetired, let note) = $0 { note?.contains("the installation ID is retired") == true } else { false } })
+        #expect(Delivery.Attempt.Target.installationId(fid).shown == "fid \(fid)")
+    }
+
     @Test func quotaExceededWaitsAtLeastRetryAfterOrAMinute() {
         for (header, wait) in [("120", 120.0), (nil, Delivery.fcmQuotaWait), ("soon", Delivery.fcmQuotaWait), ("99999999999", Delivery.fcmQuotaWait)] {
             var delivery = machine.sending()

@@ -42,7 +42,7 @@ struct AndroidPayloadTests {
             ],
         ])
         let text = try AndroidPayloads.text(islet)
-        let body = try WireFormat.string(AndroidPayloads.message(token: "fHk3:APA91b", islet: text, activityId: "A1", ttl: 3599.9))
+        let body = try WireFormat.string(AndroidPayloads.message(to: .token("fHk3:APA91b"), islet: text, activityId: "A1", ttl: 3599.9))
         let taken = try FCMSendRequest(body: Data(body.utf8))
         #expect(taken.message.target == .token("fHk3:APA91b"))
         #expect(taken.message.data == ["islet": text])
@@ -63,7 +63,7 @@ struct AndroidPayloadTests {
         let base = try WireFormat.string(islet(0)).utf8.count + AndroidPayloads.key.utf8.count
         let fits = AndroidPayloads.maximumData - base
         let text = try AndroidPayloads.text(islet(fits))
-        let message = try WireFormat.string(AndroidPayloads.message(token: "t", islet: text, activityId: "A1", ttl: 60))
+        let message = try WireFormat.string(AndroidPayloads.message(to: .token("t"), islet: text, activityId: "A1", ttl: 60))
         #expect(throws: Never.self) { try FCMSendRequest(body: Data(message.utf8)) }
 
         let error = #expect(throws: IsletError.self) { try AndroidPayloads.text(islet(fits + 1)) }
@@ -71,14 +71,14 @@ struct AndroidPayloadTests {
         #expect(error?.message.contains("4097 bytes") == true, "\(error?.message ?? "")")
         let over = try WireFormat.string(islet(fits + 1))
         let refused = #expect(throws: FCMError.self) {
-            try FCMSendRequest(body: Data(try WireFormat.string(AndroidPayloads.message(token: "t", islet: over, activityId: "A1", ttl: 60)).utf8))
+            try FCMSendRequest(body: Data(try WireFormat.string(AndroidPayloads.message(to: .token("t"), islet: over, activityId: "A1", ttl: 60)).utf8))
         }
         #expect(refused?.errorCode == .invalidArgument)
     }
 
     @Test func aTTLIsWholeSecondsWithinFCMsRange() throws {
         for (ttl, expected) in [(-5.0, "0s"), (0.5, "0s"), (90, "90s"), (1e300, "2419200s"), (.infinity, "0s"), (.nan, "0s")] {
-            let message = AndroidPayloads.message(token: "t", islet: "{}", activityId: "A1", ttl: ttl)
+            let message = AndroidPayloads.message(to: .token("t"), islet: "{}", activityId: "A1", ttl: ttl)
             #expect(message["message"]?["android"]?["ttl"] == .string(expected), "\(ttl)")
         }
     }

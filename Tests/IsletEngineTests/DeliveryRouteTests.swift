@@ -53,7 +53,7 @@ struct DeliveryRouteTests {
             let request: String
             switch outbound {
             case .apns(let apns): request = "apns \(apns.priority) exp=\(apns.expiration.map { "\(Int($0.timeIntervalSince1970))" } ?? "-")"
-            case .fcm(let fcm): request = "fcm ttl=\(Int(fcm.ttl))"
+            case .fcm(let fcm): request = "fcm \(fcm.address.field) ttl=\(Int(fcm.ttl))"
             }
             return "send \(request) \(priority) \(environment.rawValue) \(target)"
         case .hold(let hold): return "hold \(hold)"
@@ -149,7 +149,9 @@ struct DeliveryRouteTests {
         var refused = fcm
         refused.credential.failure = "invalid_grant"
         let rows: [(DeliveryContext.Destination, String)] = [
-            (android(), "send fcm ttl=3600 fcm production registrationToken(\"bb22\")"),
+            (android(), "send fcm token ttl=3600 fcm production registrationToken(\"bb22\")"),
+            // An installation ID goes as `message.fid`, and the log names it.
+            (android(token: Self.token(.fid)), "send fcm fid ttl=3600 fcm production installationId(\"bb22\")"),
             (android(state: .tokenRetired), "fail tokenRetired(IsletCore.DevicePlatform.android)"),
             (android(token: nil), "hold noRegistrationToken(\"com.example.bike\", \"pixel\")"),
             (android(paused: true), "hold paused(\"com.example.bike\")"),

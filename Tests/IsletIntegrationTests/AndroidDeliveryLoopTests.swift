@@ -175,6 +175,44 @@ struct AndroidDeliveryLoopTests {
         }
     }
 
+    /// The app opted in to Firebase installation IDs (firebase-messaging 25.1.2+): it reports its
+    /// ID instead of a token, and A sends `message.fid`. When the app asks for a token again, B
+    /// answers `UNREGISTERED` for the ID and A retires it.
+    @Test func aPhoneReachedByItsInstallationIdGetsStartUpdatesAndEnd() async throws {
+        try await withLoop { loop in
+            let settings = try await loop.adminOnB.updateSettings(device: Self.phone, bundleId: Self.bundleId, fcmInstallationIdEnabled: true)
+            let fid = try #require(settings.fcmInstallationId)
+            let recorded = try await loop.appOnA.registerFCMAddress(.fid(fid), device: Self.phone)
+            #expect(recorded.kind == .fid && recorded.token == fid)
+            // The ID replaced the token: one FCM address per phone and app.
+            let tokens = try await loop.appOnA.phone(Self.phone).tokens
+            #expect(tokens.filter { $0.retiredAt == nil }.map(\.kind) == [.fid], "\(tokens)")
+            let (onA, onB) = try await loop.startRide("r1")
+            for status in ["pickup", "arriving"] { try await loop.update(onA.id, status) }
+            _ = try await loop.appOnA.end(onA.id, EndRequest(content: ActivityContent(state: ["status": "arrived"])))
+            try await loop.waitOnB(onB.id, status: "arrived", state: .ended)
+            #expect(DeliveryLoopTests.inOrder(try await loop.statusesOnB(onB.id), ["booked", "pickup", "arriving", "arrived"]))
+            // A's log names the installation ID it sent to.
+            let sent = try await loop.appOnA.deliveries(onA.id).filter { $0.report.status != nil }
+            #expect(sent.first?.report.event == "start" && sent.last?.report.event == "end")
+            #expect(sent.allSatisfy { $0.report.status == 200 && $0.report.target == "fid \(fid)" }, "\(sent.map(\.report))")
+
+            // The app asks for a token again: B retires the ID, and A's next message retires it too.
+            _ = try await loop.adminOnB.updateSettings(device: Self.phone, bundleId: Self.bundleId, fcmInstallationIdEnabled: false)
+            let next = try await loop.appOnA.start(ActivityRequest(
+                attributesType: "RideAttributes", attributes: ["ride": "r2"], content: ActivityContent(state: ["status": "booked"]),
+                deviceId: Self.phone
+            ))
+            let retired = try await eventually("A retires the installation ID") {
+                try await loop.appOnA.deliveries(next.id).first { $0.report.outcome == .tokenRetired }
+            }
+            #expect(retired.report.status == 404 && retired.report.reason == "UNREGISTERED", "\(retired.report)")
+            #expect(retired.report.note?.contains("the installation ID is retired") == true, "\(retired.report.note ?? "")")
+            let gone = try await loop.appOnA.phone(Self.phone).tokens.first { $0.token == fid }
+            #expect(gone?.retiredAt != nil && gone?.retiredReason == "UNREGISTERED")
+        }
+    }
+
     @Test func anUnregisteredTokenIsRetiredAndNotSentToAgain() async throws {
         try await withLoop { loop in
             let (onA, _) = try await loop.startRide("r1")

@@ -1,6 +1,7 @@
 import Foundation
 import IsletCore
 import IsletFCM
+import IsletEngine
 import IsletTestSupport
 import Testing
 
@@ -36,6 +37,10 @@ struct FCMSendRequestTests {
         #expect(sent.message.android.ttl == 3600)
         #expect(sent.message.android.collapseKey == "A1")
         #expect(!sent.message.hasNotification)
+        // The same message to an installation ID, as Islet's sender writes it.
+        let fid = "cFqg2ZkRS9Sx8VZk1dA1Qm"
+        let toFid = try FCMSendRequest(body: Data(try WireFormat.string(AndroidPayloads.message(to: .fid(fid), islet: "{}", activityId: "A1", ttl: 60)).utf8))
+        #expect(toFid.message.target == .fid(fid))
         let checked = try request(#"{"validate_only": true, "message": {"topic": "/topics/rides", "android": {"data": {"k": "v"}, "ttl": "0.5s"}}}"#)
         #expect(checked.validateOnly)
         #expect(checked.message.data == ["k": "v"])
@@ -49,6 +54,12 @@ struct FCMSendRequestTests {
             (#"{"message": {"token": "t", "tokens": []}}"#, 400, nil, "message", #"Unknown name "tokens" at 'message'"#),
             (#"{"message": {}}"#, 400, .invalidArgument, "message", "exactly one of message.token"),
             (#"{"message": {"token": "t", "topic": "x"}}"#, 400, .invalidArgument, "message", "(2 were)"),
+            (#"{"message": {"token": "t", "fid": "cFqg2ZkRS9Sx8VZk1dA1Qm"}}"#, 400, .invalidArgument, "message", "(2 were)"),
+            // An installation ID is 22 characters of URL-safe base64 starting with c to f.
+            (#"{"message": {"fid": "fHk3:APA91bTheTokenIsNotAnId"}}"#, 400, .invalidArgument, "message.fid", "not a valid Firebase installation ID"),
+            (#"{"message": {"fid": "aFqg2ZkRS9Sx8VZk1dA1Qm"}}"#, 400, .invalidArgument, "message.fid", "not a valid Firebase installation ID"),
+            (#"{"message": {"fid": "cFqg2ZkRS9Sx8VZk1dA1Q"}}"#, 400, .invalidArgument, "message.fid", "not a valid Firebase installation ID"),
+            (#"{"message": {"fid": 7}}"#, 400, nil, "message.fid", "(TYPE_STRING), number"),
             (#"{"message": {"token": "a b"}}"#, 400, .invalidArgument, "message.token", "not a valid FCM registration token"),
             (#"{"message": {"token": ""}}"#, 400, .invalidArgument, "message.token", "not a valid FCM registration token"),
             (#"{"message": {"token": 7}}"#, 400, nil, "message.token", "(TYPE_STRING), number"),

@@ -103,7 +103,7 @@ import Testing
             "putFCMCredential": { data in
                 _ = try ServiceAccount.read(WireFormat.encoder().encode(try read(FCMCredentialBody.self, data).serviceAccount))
             },
-            "putFCMToken": { try PhoneToken.validateRegistration(try read(FCMTokenBody.self, $0).token) },
+            "putFCMToken": { try read(FCMTokenBody.self, $0).address().validate() },
             "issueServiceAccount": { _ = try read(ServiceAccountBody.self, $0) },
             "createWebhook": { data in
                 let body = try read(CreateWebhookBody.self, data)

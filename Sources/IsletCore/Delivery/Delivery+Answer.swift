@@ -26,6 +26,8 @@ extension Delivery {
             case channel(String)
             /// An Android phone's FCM registration token for the app.
             case registrationToken(String)
+            /// An Android phone's Firebase installation ID for the app (`message.fid`).
+            case installationId(String)
         }
 
         /// The delivery's `attempts` when it was claimed: an answer to an older attempt (whose
@@ -202,7 +204,7 @@ extension Delivery {
         switch attempt.target {
         case .updateToken(let token):
             actions += [.retireToken(token, reason: refusal.text ?? "Unregistered", invalidSince: since), .stopActivityDelivery]
-        case .pushToStartToken(let token), .registrationToken(let token):
+        case .pushToStartToken(let token), .registrationToken(let token), .installationId(let token):
             actions.append(.retireToken(token, reason: refusal.text ?? "Unregistered", invalidSince: since))
         case .channel:
             // Apple gives no 410 for a channel; one that came from elsewhere ends this delivery only.
@@ -255,11 +257,22 @@ extension Delivery.Attempt.Target {
         return false
     }
 
-    /// As the delivery log shows it: a token shortened, or the channel.
+    /// As the delivery log shows it: a token shortened, an installation ID after `fid`, or the
+    /// channel.
     public var shown: String {
         switch self {
         case .updateToken(let token), .pushToStartToken(let token), .registrationToken(let token): PhoneToken.shorten(token)
+        case .installationId(let fid): "fid \(fid)"
         case .channel(let id): "channel \(id)"
+        }
+    }
+
+    /// The FCM address it is, for a message to an Android phone.
+    public var fcmAddress: FCMAddress? {
+        switch self {
+        case .registrationToken(let token): .token(token)
+        case .installationId(let fid): .fid(fid)
+        case .updateToken, .pushToStartToken, .channel: nil
         }
     }
 }

@@ -69,12 +69,12 @@ extension Delivery {
     /// more goes to it.
     private mutating func registrationGone(_ refusal: FCMRefusal, of attempt: Attempt, at now: Date) -> [Action] {
         finish(.failed, at: now)
-        guard case .registrationToken(let token) = attempt.target else {
-            return [.save, .log(.failed, note: "FCM answered \(refusal.text) for a target that is not a registration token: not retried"), .nextInOrder]
+        guard let address = attempt.target.fcmAddress else {
+            return [.save, .log(.failed, note: "FCM answered \(refusal.text) for a target that is not an FCM address: not retried"), .nextInOrder]
         }
         return [
-            .save, .retireToken(token, reason: refusal.errorCodeText ?? "UNREGISTERED", invalidSince: nil), .stopActivityDelivery,
-            .log(.tokenRetired, note: joined(accessTokenRenewed(attempt), "FCM answered \(refusal.text): the registration token is retired; nothing more goes to it")),
+            .save, .retireToken(address.value, reason: refusal.errorCodeText ?? "UNREGISTERED", invalidSince: nil), .stopActivityDelivery,
+            .log(.tokenRetired, note: joined(accessTokenRenewed(attempt), "FCM answered \(refusal.text): the \(address.name) is retired; nothing more goes to it")),
             .nextInOrder,
         ]
     }

@@ -67,15 +67,19 @@ public struct DeliveryCredential: Codable, Hashable, Sendable {
 }
 
 /// A token a real phone reported: a push-to-start token for an app and activity type, an
-/// activity's update token, or an Android phone's FCM registration token for an app.
+/// activity's update token, or an Android phone's FCM registration token or Firebase
+/// installation ID for an app.
 public struct PhoneToken: Codable, Hashable, Sendable {
-    /// Which of the three.
+    /// Which of the four.
     public enum Kind: String, Codable, Hashable, Sendable {
         /// APNs tokens.
         case pushToStart, update
         /// An FCM registration token: every activity of the app on that phone goes to it. Its
         /// environment is `production` (FCM has one).
         case fcm
+        /// A Firebase installation ID, used as `fcm` is (`message.fid`): a phone has one of the
+        /// two for an app, the newer replacing the older (`FCMAddress`).
+        case fid
     }
 
     /// The token, lowercase hexadecimal.
@@ -116,7 +120,7 @@ public struct PhoneToken: Codable, Hashable, Sendable {
     /// Every JSON field in which Islet writes a phone's token, of any kind: an activity's update
     /// token, a push-to-start token, an Android phone's FCM registration token. A reader without
     /// a key is shown none of them (`EncodedEvent.withoutTokens`, `AppSettings.withoutTokens`).
-    public static let fields = ["pushToken", "pushToStartToken", "fcmToken"]
+    public static let fields = ["pushToken", "pushToStartToken", "fcmToken", "fcmInstallationId"]
 
     /// The token as logs show it: its first and last eight characters.
     public var shortened: String { PhoneToken.shorten(token) }

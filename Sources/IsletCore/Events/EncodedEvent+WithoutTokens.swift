@@ -52,12 +52,13 @@ extension Activity {
 }
 
 extension AppSettings {
-    /// The settings without the phone's tokens: its push-to-start token, or its FCM
-    /// registration token.
+    /// The settings without the phone's tokens: its push-to-start token, its FCM registration
+    /// token or its Firebase installation ID.
     public var withoutTokens: AppSettings {
         var settings = self
         settings.pushToStartToken = nil
         settings.fcmToken = nil
+        settings.fcmInstallationId = nil
         return settings
     }
 }

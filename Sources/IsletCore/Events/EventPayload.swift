@@ -151,18 +151,21 @@ public struct PushTokenChange: Codable, Hashable, Sendable {
         case phonePushToStart
         /// An Android phone's FCM registration token for an app (`PUT /v1/devices/{id}/fcm-token`).
         case fcm
+        /// An Android phone's Firebase installation ID for an app (`PUT /v1/devices/{id}/fcm-token` with `fid`).
+        case fid
 
-        /// As a webhook's `token.updated` names it: `update`, `push-to-start` or `fcm`.
+        /// As a webhook's `token.updated` names it: `update`, `push-to-start`, `fcm` or `fid`.
         public var webhookKind: String {
             switch self {
             case .activity, .phoneUpdate: "update"
             case .pushToStart, .phonePushToStart: "push-to-start"
             case .fcm: "fcm"
+            case .fid: "fid"
             }
         }
 
         /// Whether a phone's app reported it (not issued by Islet playing the device).
-        public var isReported: Bool { [.phoneUpdate, .phonePushToStart, .fcm].contains(self) }
+        public var isReported: Bool { [.phoneUpdate, .phonePushToStart, .fcm, .fid].contains(self) }
     }
 
     /// The new token: 64 hexadecimal characters when Islet issued it; as the phone reported it otherwise.

@@ -12,9 +12,12 @@ public struct AppSettings: Codable, Hashable, Sendable {
     public var pushToStartToken: String?
     /// An Android phone's FCM registration token for the app (docs/android.md).
     public var fcmToken: String?
+    /// An Android phone's Firebase installation ID for the app, once the app opted in to being
+    /// reached by it (`fcmInstallationIdEnabled` in `PUT …/settings`; docs/android.md).
+    public var fcmInstallationId: String?
 
     enum CodingKeys: String, CodingKey {
-        case bundleId, deviceId = "device", activitiesEnabled, frequentUpdates, pushToStartToken, fcmToken
+        case bundleId, deviceId = "device", activitiesEnabled, frequentUpdates, pushToStartToken, fcmToken, fcmInstallationId
     }
 
     /// Creates settings; an app that was never configured on a device is enabled without frequent updates.

@@ -121,15 +121,32 @@ public struct FCMCredentialBody: Codable, Hashable, Sendable {
     }
 }
 
-/// `PUT /v1/devices/{id}/fcm-token`: an Android phone's registration token for an app.
+/// `PUT /v1/devices/{id}/fcm-token`: where FCM reaches an Android phone's app, its registration
+/// token (`token`) or its Firebase installation ID (`fid`), one of the two.
 public struct FCMTokenBody: Codable, Hashable, Sendable {
-    public var token: String
+    public var token: String?
+    public var fid: String?
     /// The app, when the admin key reports it (an app's key reports for its own app).
     public var bundleId: BundleID?
 
-    public init(token: String, bundleId: BundleID? = nil) {
-        self.token = token
+    public init(_ address: FCMAddress, bundleId: BundleID? = nil) {
+        switch address {
+        case .token(let token): self.token = token
+        case .fid(let fid): self.fid = fid
+        }
         self.bundleId = bundleId
+    }
+
+    /// The address the body gives, or `invalidRequest` when it gives none or both.
+    public func address() throws(IsletError) -> FCMAddress {
+        switch (token, fid) {
+        case (let token?, nil): .token(token)
+        case (nil, let fid?): .fid(fid)
+        case (nil, nil):
+            throw IsletError(.invalidRequest, "Give the phone's FCM registration token (\"token\") or its Firebase installation ID (\"fid\").")
+        case (_?, _?):
+            throw IsletError(.invalidRequest, "Give \"token\" or \"fid\", not both: a phone's app is reached at one of them, the newer replacing the older.")
+        }
     }
 }
 

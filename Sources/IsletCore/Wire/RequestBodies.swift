@@ -126,11 +126,17 @@ public struct SettingsBody: Codable, Hashable, Sendable {
     public var activitiesEnabled: Bool?
     /// Whether the app's pushes get the larger budget.
     public var frequentUpdates: Bool?
+    /// On an Android phone Islet plays: whether the app is reached by its Firebase installation
+    /// ID (firebase-messaging's `firebase_messaging_installation_id_enabled`). Turned on, the
+    /// settings give `fcmInstallationId`; turned off (the app asks for a token again), that ID
+    /// is retired and FCM answers `UNREGISTERED` for it.
+    public var fcmInstallationIdEnabled: Bool?
 
-    public init(bundleId: BundleID?, activitiesEnabled: Bool? = nil, frequentUpdates: Bool? = nil) {
+    public init(bundleId: BundleID?, activitiesEnabled: Bool? = nil, frequentUpdates: Bool? = nil, fcmInstallationIdEnabled: Bool? = nil) {
         self.bundleId = bundleId
         self.activitiesEnabled = activitiesEnabled
         self.frequentUpdates = frequentUpdates
+        self.fcmInstallationIdEnabled = fcmInstallationIdEnabled
     }
 }
 

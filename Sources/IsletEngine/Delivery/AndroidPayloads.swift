@@ -46,13 +46,14 @@ public enum AndroidPayloads {
         return text
     }
 
-    /// The `messages:send` body: the data message, high priority, collapsed per activity, kept
-    /// by FCM for `ttl` seconds (whole, at least 0).
-    public static func message(token: String, islet: String, activityId: ActivityID, ttl: TimeInterval) -> JSONValue {
+    /// The `messages:send` body: the data message to `address` (`message.token` or
+    /// `message.fid`), high priority, collapsed per activity, kept by FCM for `ttl` seconds
+    /// (whole, at least 0).
+    public static func message(to address: FCMAddress, islet: String, activityId: ActivityID, ttl: TimeInterval) -> JSONValue {
         let seconds = ttl.isFinite ? Int64(min(max(0, ttl), 28 * 86_400).rounded(.down)) : 0
         return [
             "message": [
-                "token": .string(token), "data": [key: .string(islet)],
+                address.field: .string(address.value), "data": [key: .string(islet)],
                 "android": ["priority": "HIGH", "collapse_key": .string(activityId), "ttl": .string("\(seconds)s")],
             ],
         ]

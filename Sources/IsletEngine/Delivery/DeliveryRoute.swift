@@ -245,8 +245,13 @@ extension DeliveryContext {
         guard let credential = app.fcmCredential else { return .hold(.noFCMCredential(app.bundleId)) }
         if let failure = credential.credential.failure { return .hold(.fcmCredentialRefused(app.bundleId, failure)) }
         let ttl = delivery.expiration.map { $0.timeIntervalSince(now) } ?? Deliveries.lifetime
-        let request = FCMRequest(credential: credential, token: token.token, islet: delivery.payload, activityId: android.phone.activityId, ttl: ttl)
-        return .send(.fcm(request), priority: .fcm, environment: .production, target: .registrationToken(token.token))
+        let address = FCMAddress(token) ?? .token(token.token)
+        let request = FCMRequest(credential: credential, address: address, islet: delivery.payload, activityId: android.phone.activityId, ttl: ttl)
+        let target: Delivery.Attempt.Target = switch address {
+        case .token(let token): .registrationToken(token)
+        case .fid(let fid): .installationId(fid)
+        }
+        return .send(.fcm(request), priority: .fcm, environment: .production, target: target)
     }
 
     /// To the channel, with the credential of the environment it was made in, at priority 10: a

@@ -51,8 +51,8 @@ public struct OutboundRequest: Sendable {
 /// token, with the app's service account.
 public struct FCMRequest: Sendable {
     public var credential: StoredFCMCredential
-    /// The registration token.
-    public var token: String
+    /// Where FCM delivers it: the phone's registration token or installation ID for the app.
+    public var address: FCMAddress
     /// `data.islet`, as the change's delivery stored it.
     public var islet: String
     /// The activity: the message's `collapse_key`.
@@ -60,9 +60,9 @@ public struct FCMRequest: Sendable {
     /// How long FCM may keep the message, in seconds (`android.ttl`).
     public var ttl: TimeInterval
 
-    public init(credential: StoredFCMCredential, token: String, islet: String, activityId: ActivityID, ttl: TimeInterval) {
+    public init(credential: StoredFCMCredential, address: FCMAddress, islet: String, activityId: ActivityID, ttl: TimeInterval) {
         self.credential = credential
-        self.token = token
+        self.address = address
         self.islet = islet
         self.activityId = activityId
         self.ttl = ttl

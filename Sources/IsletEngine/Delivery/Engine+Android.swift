@@ -39,10 +39,11 @@ extension Engine {
         }
     }
 
-    /// Records an Android phone's registration token for an app, replacing the one it had; a
-    /// device not yet known is created as an Android phone.
-    public func registerFCMToken(_ token: String, deviceId: DeviceID, bundleId: BundleID) async throws -> PhoneToken {
-        try PhoneToken.validateRegistration(token)
+    /// Records where FCM reaches an Android phone's app — its registration token or its Firebase
+    /// installation ID — replacing the one it had, of either kind; a device not yet known is
+    /// created as an Android phone.
+    public func registerFCMAddress(_ address: FCMAddress, deviceId: DeviceID, bundleId: BundleID) async throws -> PhoneToken {
+        try address.validate()
         try Device.validate(id: deviceId)
         return try await write { tx in
             _ = try tx.requireApp(bundleId)
@@ -50,7 +51,7 @@ extension Engine {
                 guard device.platform == .android else {
                     throw IsletError(
                         .invalidRequest,
-                        "Device \(deviceId) is an iPhone: an FCM registration token belongs to an Android phone (POST /v1/devices {\"id\": …, \"platform\": \"android\"}, or a new device id)."
+                        "Device \(deviceId) is an iPhone: an FCM \(address.name) belongs to an Android phone (POST /v1/devices {\"id\": …, \"platform\": \"android\"}, or a new device id)."
                     )
                 }
             } else {
@@ -60,10 +61,12 @@ extension Engine {
                     try tx.issueAppToken(device: device, bundleId: app.bundleId)
                 }
             }
-            if let current = try tx.phoneFCMToken(deviceId: deviceId, bundleId: bundleId), current.token == token { return current }
-            try Self.claimToken(token, for: bundleId, in: tx)
+            if let current = try tx.phoneFCMToken(deviceId: deviceId, bundleId: bundleId), FCMAddress(current) == address { return current }
+            try Self.claimToken(address.value, for: bundleId, in: tx)
             try tx.retirePhoneTokens(.fcm(deviceId: deviceId, bundleId: bundleId), reason: "replaced")
-            let recorded = PhoneToken(token: token, kind: .fcm, bundleId: bundleId, deviceId: deviceId, environment: .production, createdAt: tx.now)
+            let recorded = PhoneToken(
+                token: address.value, kind: address.kind, bundleId: bundleId, deviceId: deviceId, environment: .production, createdAt: tx.now
+            )
             try Self.record(recorded, in: tx)
             try Self.release(bundleId: bundleId, in: tx)
             return recorded

@@ -149,6 +149,7 @@ extension Engine {
             case .pushToStart: .phonePushToStart
             case .update: .phoneUpdate
             case .fcm: .fcm
+            case .fid: .fid
             }
         try tx.append(
             .pushTokenUpdated(PushTokenChange(pushToken: token.token, kind: kind, attributesType: token.attributesType)),

@@ -47,7 +47,7 @@ struct ClaimedDelivery: Sendable {
         case .apns(let request):
             if case .device(let token) = request.target { return token }
             return nil
-        case .fcm(let request): return request.token
+        case .fcm(let request): return request.address.value
         }
     }
 }
@@ -138,7 +138,7 @@ extension Engine {
                     note: why.note
                 ), in: tx)
             case .send(let request, let priority, let environment, let target):
-                if case .fcm(let message) = request, let wait = pacing.take(message.token, at: tx.now) {
+                if case .fcm(let message) = request, let wait = pacing.take(message.address.value, at: tx.now) {
                     try pace(&delivery, wait: wait, in: tx)
                     continue
                 }

@@ -251,8 +251,9 @@ public protocol StoreReading {
     func refusedFCMCredentials() throws -> [FCMCredential]
     /// A real Android phone's current registration token for an app.
     func phoneFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> PhoneToken?
-    /// The registration token this server's Android phone holds for an app.
-    func issuedFCMToken(deviceId: DeviceID, bundleId: BundleID) throws -> String?
+    /// The registration token and Firebase installation ID this server's Android phone holds
+    /// for an app (the ID once the app opted in to it).
+    func issuedFCMAddresses(deviceId: DeviceID, bundleId: BundleID) throws -> (token: String?, fid: String?)
     /// The service accounts this server issued, playing Google.
     func issuedAccounts() throws -> [IssuedAccount]
     /// An access token this server gave out, by its hash.
@@ -442,6 +443,8 @@ public enum TokenHolder: Hashable, Sendable {
     case pushToStart(deviceId: DeviceID, bundleId: BundleID)
     /// An Android phone's FCM registration token for an app.
     case fcm(deviceId: DeviceID, bundleId: BundleID)
+    /// An Android phone's Firebase installation ID for an app.
+    case fid(deviceId: DeviceID, bundleId: BundleID)
 }
 
 /// Why a token stopped being current: `rotated` answers 410 `ExpiredToken`, the others 410
@@ -485,6 +488,8 @@ public enum TokenLookup: Hashable, Sendable {
     case pushToStart(DeviceID, bundleId: BundleID)
     /// An Android phone's current FCM registration token for an app.
     case fcm(DeviceID, bundleId: BundleID)
+    /// An Android phone's current Firebase installation ID for an app.
+    case fid(DeviceID, bundleId: BundleID)
     /// A token that was valid until `at`: rotated, or its activity dismissed.
     case retired(at: Date, reason: String, bundleId: BundleID)
     /// A token this server never issued (or one purged long ago).

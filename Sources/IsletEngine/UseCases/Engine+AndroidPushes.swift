@@ -1,18 +1,18 @@
 import Foundation
 import IsletCore
 
-/// A message to a registration token, as Islet playing Google hands it over once FCM's rules
-/// (access token, body, quota) have passed (docs/android.md).
+/// A message to a registration token or an installation ID, as Islet playing Google hands it
+/// over once FCM's rules (access token, body, quota) have passed (docs/android.md).
 public struct AndroidPush: Sendable {
-    /// The registration token, as sent.
-    public var token: String
+    /// Where it was sent: `message.token` or `message.fid`, as sent.
+    public var address: FCMAddress
     /// The name FCM answers the message with (`projects/{project}/messages/{id}`).
     public var messageName: String
     /// `data.islet`, when the message has one.
     public var islet: String?
 
-    public init(token: String, messageName: String, islet: String?) {
-        self.token = token
+    public init(address: FCMAddress, messageName: String, islet: String?) {
+        self.address = address
         self.messageName = messageName
         self.islet = islet
     }
@@ -20,7 +20,7 @@ public struct AndroidPush: Sendable {
 
 extension Engine {
     /// Takes a message to an Android phone as its app would: finds the phone and app the token
-    /// belongs to, reads `data.islet`, and starts, updates or ends the activity it names — by the
+    /// or installation ID belongs to (each sent in its own field), reads `data.islet`, and starts, updates or ends the activity it names — by the
     /// rules an iPhone applies a push with — keeping what the notification shows; or drops it
     /// and records why. All in one transaction.
     ///
@@ -30,9 +30,9 @@ extension Engine {
         let rules = self.rules
         return try await write { tx in
             let (deviceId, bundleId): (DeviceID, BundleID)
-            switch try tx.token(push.token) {
-            case .fcm(let device, let app): (deviceId, bundleId) = (device, app)
-            case .retired(let at, let reason, _): throw PushRefusal.retired(since: at, rotated: reason == "rotated")
+            switch (try tx.token(push.address.value), push.address) {
+            case (.fcm(let device, let app), .token), (.fid(let device, let app), .fid): (deviceId, bundleId) = (device, app)
+            case (.retired(let at, let reason, _), _): throw PushRefusal.retired(since: at, rotated: reason == "rotated")
             default: throw PushRefusal.unknownToken
             }
             let app = try tx.requireApp(bundleId)

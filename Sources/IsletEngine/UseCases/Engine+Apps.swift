@@ -114,6 +114,20 @@ extension Engine {
         try await read { store in try Self.settings(deviceId: deviceId, bundleId: bundleId, in: store) }
     }
 
+    /// Gives an Android phone's app a Firebase installation ID, or retires the one it has, as
+    /// the app opts in to being reached by it or asks for a registration token again.
+    private static func switchInstallationId(_ enabled: Bool, of device: Device, bundleId: BundleID, in tx: any Transaction) throws -> String? {
+        guard device.platform == .android else {
+            throw IsletError(.invalidRequest, "Device \(device.id) is an iPhone: a Firebase installation ID belongs to an Android phone.")
+        }
+        let holder = TokenHolder.fid(deviceId: device.id, bundleId: bundleId)
+        try tx.retireTokens(of: holder, reason: TokenRetirement(reason: enabled ? "rotated" : "tokenRequested", at: tx.now))
+        guard enabled else { return nil }
+        let fid = Tokens.installationId()
+        try tx.addToken(fid, holder: holder)
+        return fid
+    }
+
     static func settings(deviceId: DeviceID, bundleId: BundleID?, in store: any StoreReading) throws -> [AppSettings] {
         _ = try store.requireDevice(deviceId)
         let bundleIds = try bundleId.map { [$0] } ?? store.apps().map(\.bundleId)
@@ -122,19 +136,24 @@ extension Engine {
 
     /// Changes a device's settings for an app. Turning Live Activities off ends and dismisses the
     /// app's activities on that device, as iOS does; every change is an event producers see.
+    /// On an Android phone, `fcmInstallationIdEnabled` gives the app a Firebase installation ID
+    /// (or retires it: FCM answers `UNREGISTERED` for it from then on).
     ///
     /// - Returns: The settings as committed.
     public func updateSettings(
-        deviceId: DeviceID, bundleId: BundleID, activitiesEnabled: Bool?, frequentUpdates: Bool?
+        deviceId: DeviceID, bundleId: BundleID, activitiesEnabled: Bool?, frequentUpdates: Bool?, fcmInstallationIdEnabled: Bool? = nil
     ) async throws -> AppSettings {
         let rules = self.rules
         return try await write { tx in
-            _ = try tx.requireDevice(deviceId)
+            let device = try tx.requireDevice(deviceId)
             _ = try tx.requireApp(bundleId)
             let before = try tx.settings(deviceId: deviceId, bundleId: bundleId)
             var after = before
             after.activitiesEnabled = activitiesEnabled ?? before.activitiesEnabled
             after.frequentUpdates = frequentUpdates ?? before.frequentUpdates
+            if let enabled = fcmInstallationIdEnabled, enabled != (before.fcmInstallationId != nil) {
+                after.fcmInstallationId = try Self.switchInstallationId(enabled, of: device, bundleId: bundleId, in: tx)
+            }
             guard after != before else { return after }
             try tx.putSettings(after)
             try tx.append(.settingsChanged(after), bundleId: bundleId, deviceId: deviceId, activityId: nil)

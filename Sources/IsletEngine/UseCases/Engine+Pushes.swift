@@ -96,8 +96,8 @@ extension Engine {
         return try await write { tx in
             guard let app = try tx.app(push.bundleId) else { throw PushRefusal.unknownTopic(push.bundleId) }
             switch try tx.token(push.token.lowercased()) {
-            case .unknown, .fcm:
-                // An Android phone's registration token is FCM's, not APNs's.
+            case .unknown, .fcm, .fid:
+                // An Android phone's registration token or installation ID is FCM's, not APNs's.
                 throw PushRefusal.unknownToken
             case .retired(let at, let reason, let owner):
                 try Self.check(owner, is: push.bundleId)

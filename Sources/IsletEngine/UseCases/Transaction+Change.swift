@@ -134,11 +134,21 @@ enum Tokens {
     /// FCM's registration tokens: an installation id, `:APA91b`, and a long random tail, in
     /// URL-safe base64 (about 160 characters, as Android's are).
     static func registration() -> String {
+        randomText(16).prefix(22) + ":APA91b" + randomText(100)
+    }
+
+    /// A Firebase installation ID, as the installations SDK makes one: 17 random bytes whose
+    /// first four bits are `0111`, in URL-safe base64, cut to 22 characters (`FCMAddress`).
+    static func installationId() -> String {
+        String(randomText(17) { bytes in bytes[0] = 0x70 | (bytes[0] & 0x0F) }.prefix(FCMAddress.installationIdLength))
+    }
+
+    /// `count` random bytes in URL-safe base64 without padding, `shape`d first.
+    private static func randomText(_ count: Int, shape: (inout [UInt8]) -> Void = { _ in }) -> String {
         var generator = SystemRandomNumberGenerator()
-        func text(_ count: Int) -> String {
-            Data((0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }).base64EncodedString()
-                .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-        }
-        return text(16).prefix(22) + ":APA91b" + text(100)
+        var bytes = (0..<count).map { _ in UInt8.random(in: 0...255, using: &generator) }
+        shape(&bytes)
+        return Data(bytes).base64EncodedString()
+            .replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
     }
 }

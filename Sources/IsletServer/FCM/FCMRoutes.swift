@@ -108,21 +108,29 @@ struct FCMRoutes {
                 throw FCMError(.invalidArgument, "Request contains an invalid argument: the body could not be read (\(error)).")
             }
             let send = try FCMSendRequest(body: Data(body.readableBytesView))
-            guard case .token(let token) = send.message.target else {
-                throw FCMError(.invalidArgument, "Islet sends to registration tokens only: topics and conditions are not emulated (docs/android.md).", field: "message")
+            let address: FCMAddress
+            switch send.message.target {
+            case .token(let token): address = .token(token)
+            case .fid(let fid): address = .fid(fid)
+            case .topic, .condition:
+                throw FCMError(
+                    .invalidArgument,
+                    "Islet sends to registration tokens and installation IDs only: topics and conditions are not emulated (docs/android.md).",
+                    field: "message"
+                )
             }
             let name = "projects/\(grant.projectId)/messages/\(UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: ""))"
             if send.validateOnly {
                 return Self.json(["name": .string("projects/\(grant.projectId)/messages/fake_message_id")], status: 200)
             }
-            if let wait = quotas.take(token, at: engine.clock.now()) {
+            if let wait = quotas.take(address.value, at: engine.clock.now()) {
                 var response = FCMError(.quotaExceeded, "Quota exceeded for this device: FCM takes 240 messages a minute and 5,000 an hour to one device.").response
                 response.headers[.retryAfter] = "\(Int(wait.rounded(.up)))"
                 return response
             }
             let result: PushResult
             do {
-                result = try await engine.deliver(AndroidPush(token: token, messageName: name, islet: send.message.data["islet"]))
+                result = try await engine.deliver(AndroidPush(address: address, messageName: name, islet: send.message.data["islet"]))
             } catch is PushRefusal {
                 throw FCMError(.unregistered, "Requested entity was not found.")
             }

@@ -53,7 +53,7 @@ struct AndroidRoutes {
         let deviceId = try context.parameters.require("id")
         let body = try await request.decodeJSON(FCMTokenBody.self, limit: maxBodySize)
         let bundleId = try context.actingApp(requested: body.bundleId)
-        return try Response.json(try await engine.registerFCMToken(body.token, deviceId: deviceId, bundleId: bundleId))
+        return try Response.json(try await engine.registerFCMAddress(try body.address(), deviceId: deviceId, bundleId: bundleId))
     }
 
     /// A new service account whose `token_uri` is this server's push port: its JSON, private

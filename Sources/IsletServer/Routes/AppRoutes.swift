@@ -99,7 +99,8 @@ struct AppRoutes {
         }
         let settings = try await engine.updateSettings(
             deviceId: try context.parameters.require("id"), bundleId: bundleId,
-            activitiesEnabled: body.activitiesEnabled, frequentUpdates: body.frequentUpdates
+            activitiesEnabled: body.activitiesEnabled, frequentUpdates: body.frequentUpdates,
+            fcmInstallationIdEnabled: body.fcmInstallationIdEnabled
         )
         return try Response.json(context.owner == nil ? settings.withoutTokens : settings)
     }
