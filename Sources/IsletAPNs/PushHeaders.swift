@@ -6,7 +6,8 @@ import IsletCore
 public struct PushHeaders: Hashable, Sendable {
     /// `apns-id` (or `apns-request-id`) as sent, or a new UUID when none was.
     public var requestId: String
-    /// `apns-priority`: 10 (the default) or 5.
+    /// `apns-priority`: 10 (the default), 5, or 1 (power-saving: the device is not woken). Only
+    /// 10 spends a Live Activity's budget.
     public var priority: Int
     /// `apns-expiration`, Unix seconds; 0 means "deliver once or never".
     public var expiration: Int64?
@@ -63,7 +64,7 @@ public struct PushHeaders: Hashable, Sendable {
             throw .badExpirationDate("A broadcast needs apns-expiration (0 on a channel that stores no message).")
         }
         guard headers[HTTPField.Name("apns-priority")!] != nil else {
-            throw .badPriority("A broadcast needs apns-priority: 10 or 5.")
+            throw .badPriority("A broadcast needs apns-priority: 10, 5 or 1.")
         }
         return PushHeaders(
             requestId: requestId, priority: try priority(in: headers), expiration: expiration, collapseId: nil,
@@ -100,8 +101,8 @@ public struct PushHeaders: Hashable, Sendable {
 
     private static func priority(in headers: HTTPFields) throws(APNsError) -> Int {
         guard let value = headers[HTTPField.Name("apns-priority")!] else { return 10 }
-        guard value == "5" || value == "10", let priority = Int(value) else {
-            throw .badPriority("apns-priority must be 5 or 10 for a Live Activity, not \"\(value)\".")
+        guard ["1", "5", "10"].contains(value), let priority = Int(value) else {
+            throw .badPriority("apns-priority is 10, 5 or 1, not \"\(value)\".")
         }
         return priority
     }

@@ -72,7 +72,7 @@ private func accepted(_ kind: String, by check: () throws(APNsError) -> PushHead
 private func checkDeviceHeaders(_ fields: HTTPFields) throws(FuzzFailure) {
     guard let headers = try accepted("device", by: { () throws(APNsError) in try PushHeaders.device(fields) }) else { return }
     try expect(UUID(uuidString: headers.requestId) != nil, "accepted apns-id \(headers.requestId), not a UUID")
-    try expect(headers.priority == 5 || headers.priority == 10, "accepted priority \(headers.priority)")
+    try expect([1, 5, 10].contains(headers.priority), "accepted priority \(headers.priority)")
     try expect((headers.expiration ?? 0) >= 0, "accepted expiration \(headers.expiration ?? 0)")
     try expect((headers.collapseId?.utf8.count ?? 0) <= 64, "accepted a collapse id over 64 bytes")
     try expect(!(headers.topicBundleId ?? "").isEmpty, "accepted a device push with no bundle id in its topic")
@@ -82,7 +82,7 @@ private func checkBroadcastHeaders(_ fields: HTTPFields) throws(FuzzFailure) {
     guard let headers = try accepted("broadcast", by: { () throws(APNsError) in try PushHeaders.broadcast(fields) }) else { return }
     try expect(headers.channelId.flatMap { Data(base64Encoded: $0) } != nil, "accepted a broadcast without a base64 channel id")
     try expect((headers.expiration ?? -1) >= 0, "accepted a broadcast without an expiration")
-    try expect(headers.priority == 5 || headers.priority == 10, "accepted priority \(headers.priority)")
+    try expect([1, 5, 10].contains(headers.priority), "accepted priority \(headers.priority)")
 }
 
 /// Hands a parsed payload to the rules, as the endpoint does: its dates are ones the server

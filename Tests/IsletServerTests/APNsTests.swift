@@ -187,6 +187,8 @@ struct APNsTests {
                 // Over budget: throttled, but priority 5 still gets through.
                 #expect(try await provider.push(token, Provider.update(#"{"step":4}"#)).status == 200)
                 #expect(try await provider.push(token, Provider.update(#"{"step":5}"#), headers: [("apns-priority", "5")]).status == 200)
+                // Priority 1 (power-saving) is taken as Apple takes it, and spends nothing either.
+                #expect(try await provider.push(token, Provider.update(#"{"step":5}"#), headers: [("apns-priority", "1")]).status == 200)
                 let client = islet.isletClient(key: provider.apiKey)
                 var history = try await client.history(activity.id)
                 #expect(history.filter { $0.type == .updateIgnored }.compactMap { $0.data["reason"]?.stringValue } == ["budgetExceeded"])
@@ -386,6 +388,7 @@ struct APNsTests {
                     ([topic], 400, "InvalidPushType"),
                     ([topic, ("apns-push-type", "alert")], 400, "InvalidPushType"),
                     ([topic, pushType, ("apns-priority", "7")], 400, "BadPriority"),
+                    ([topic, pushType, ("apns-priority", "0")], 400, "BadPriority"),
                     ([topic, pushType, ("apns-expiration", "soon")], 400, "BadExpirationDate"),
                     ([topic, pushType, ("apns-priority", "+10")], 400, "BadPriority"),
                     ([topic, pushType, ("apns-priority", "010")], 400, "BadPriority"),
