@@ -92,8 +92,10 @@ public struct IsletClient: Sendable {
     }
 
     /// Registers a provider's public key (ES256) for an app's APNs-style JWTs.
-    public func addProviderKey(bundleId: BundleID, keyId: String, teamId: String, publicKey: String) async throws -> ProviderKey {
-        let body = ProviderKeyBody(keyId: keyId, teamId: teamId, publicKey: publicKey)
+    public func addProviderKey(
+        bundleId: BundleID, keyId: String, teamId: String, publicKey: String, kind: KeyScope? = nil, environment: APNsEnvironment? = nil
+    ) async throws -> ProviderKey {
+        let body = ProviderKeyBody(keyId: keyId, teamId: teamId, publicKey: publicKey, kind: kind, environment: environment)
         return try await send(.POST, "/v1/apps/\(escaped(bundleId))/keys", body: body, expect: ProviderKey.self)
     }
 
@@ -464,6 +466,23 @@ public struct IsletClient: Sendable {
     /// An app's delivery credentials, without their keys.
     public func deliveryCredentials(bundleId: BundleID) async throws -> [DeliveryCredential] {
         try await send(.GET, "/v1/apps/\(escaped(bundleId))/delivery", expect: Listing<DeliveryCredential>.self).items
+    }
+
+    /// Adds a key to an app's set for its environment (admin key): it signs from now on
+    /// (docs/delivery.md, "Key sets").
+    public func addDeliveryKey(bundleId: BundleID, _ body: DeliveryCredentialBody) async throws -> DeliveryCredential {
+        try await send(.POST, "/v1/apps/\(escaped(bundleId))/delivery/keys", body: body, expect: DeliveryCredential.self)
+    }
+
+    /// An app's delivery keys, each environment's oldest first.
+    public func deliveryKeys(bundleId: BundleID) async throws -> [DeliveryCredential] {
+        try await send(.GET, "/v1/apps/\(escaped(bundleId))/delivery/keys", expect: Listing<DeliveryCredential>.self).items
+    }
+
+    /// Removes one key from an app's set (admin key), in one environment or wherever it is.
+    public func deleteDeliveryKey(bundleId: BundleID, keyId: String, environment: APNsEnvironment? = nil) async throws {
+        let query = environment.map { queryString([("environment", $0.rawValue)]) } ?? ""
+        _ = try await send(.DELETE, "/v1/apps/\(escaped(bundleId))/delivery/keys/\(escaped(keyId))" + query, expect: NoContent.self)
     }
 
     /// Stops delivery for an app, in one environment or both (admin key).

@@ -344,9 +344,16 @@ enum PostgresSchema {
             );
             CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt)
             """),
-        Migration(version: 11, name: "an Android phone's FCM address may be a Firebase installation ID", sql: """
+        Migration(version: 11, name: "Firebase installation IDs; Apple's key sets", sql: """
             DROP INDEX phoneToken_fcm;
-            CREATE INDEX phoneToken_fcm ON phoneToken (deviceId, bundleId) WHERE kind IN ('fcm', 'fid') AND retiredAt IS NULL
+            CREATE INDEX phoneToken_fcm ON phoneToken (deviceId, bundleId) WHERE kind IN ('fcm', 'fid') AND retiredAt IS NULL;
+            ALTER TABLE deliveryCredential DROP CONSTRAINT deliveryCredential_pkey;
+            ALTER TABLE deliveryCredential ADD PRIMARY KEY (bundleId, environment, keyId);
+            ALTER TABLE deliveryCredential ADD COLUMN kind text NOT NULL DEFAULT 'team';
+            ALTER TABLE deliveryCredential ADD COLUMN topics text;
+            ALTER TABLE deliveryCredential ADD COLUMN relatedKeyId text;
+            ALTER TABLE providerKey ADD COLUMN kind text NOT NULL DEFAULT 'topic';
+            ALTER TABLE providerKey ADD COLUMN environment text
             """),
     ]
 }

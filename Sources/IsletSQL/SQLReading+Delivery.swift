@@ -6,7 +6,7 @@ import IsletEngine
 /// activities, the outbox.
 extension SQLReading {
     public func deliveryCredentials(bundleId: BundleID) throws -> [StoredCredential] {
-        try session.rows("SELECT * FROM deliveryCredential WHERE bundleId = $1 ORDER BY environment", [bundleId], SQLRows.credential)
+        try session.rows("SELECT * FROM deliveryCredential WHERE bundleId = $1 ORDER BY environment, createdAt, keyId", [bundleId], SQLRows.credential)
     }
 
     public func refusedCredentials() throws -> [DeliveryCredential] {

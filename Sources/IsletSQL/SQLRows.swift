@@ -45,7 +45,8 @@ public enum SQLRows {
     public static func providerKey(_ row: any SQLRow) throws -> ProviderKey {
         ProviderKey(
             keyId: try row["keyId"], teamId: try row["teamId"], bundleId: try row["bundleId"], publicKey: try row["publicKey"],
-            createdAt: try row.date("createdAt")
+            createdAt: try row.date("createdAt"), kind: KeyScope(rawValue: try row["kind"]) ?? .topic,
+            environment: try row["environment", as: String?.self].flatMap(APNsEnvironment.init(rawValue:))
         )
     }
 
@@ -60,7 +61,9 @@ public enum SQLRows {
         StoredCredential(
             credential: DeliveryCredential(
                 bundleId: try row["bundleId"], environment: APNsEnvironment(rawValue: try row["environment"]) ?? .development,
-                teamId: try row["teamId"], keyId: try row["keyId"], url: try row["url"], caCertificate: try row["caCertificate"],
+                teamId: try row["teamId"], keyId: try row["keyId"], kind: KeyScope(rawValue: try row["kind"]) ?? .team,
+                topics: try row["topics", as: String?.self].flatMap { try? JSONDecoder().decode([String].self, from: Data($0.utf8)) },
+                relatedKeyId: try row["relatedKeyId"], url: try row["url"], caCertificate: try row["caCertificate"],
                 createdAt: try row.date("createdAt"), failure: try row["failure"]
             ),
             privateKey: try row["privateKey"]

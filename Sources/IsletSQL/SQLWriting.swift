@@ -94,11 +94,14 @@ extension SQLWriting {
     public func putProviderKey(_ key: ProviderKey) throws {
         try session.execute(
             """
-            INSERT INTO providerKey (keyId, teamId, bundleId, publicKey, createdAt) VALUES ($1, $2, $3, $4, $5)
+            INSERT INTO providerKey (keyId, teamId, bundleId, publicKey, createdAt, kind, environment) VALUES ($1, $2, $3, $4, $5, $6, $7)
             ON CONFLICT (keyId, bundleId) DO UPDATE SET teamId = excluded.teamId, publicKey = excluded.publicKey,
-                createdAt = excluded.createdAt
+                createdAt = excluded.createdAt, kind = excluded.kind, environment = excluded.environment
             """,
-            [key.keyId, key.teamId, key.bundleId, key.publicKey, key.createdAt.timeIntervalSince1970]
+            [
+                key.keyId, key.teamId, key.bundleId, key.publicKey, key.createdAt.timeIntervalSince1970, key.kind.rawValue,
+                key.environment?.rawValue,
+            ]
         )
     }
 
@@ -220,31 +223,38 @@ extension SQLWriting {
 
     public func putCredential(_ stored: StoredCredential) throws {
         let credential = stored.credential
+        let topics = try credential.topics.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) }
         try session.execute(
             """
-            INSERT INTO deliveryCredential (bundleId, environment, teamId, keyId, privateKey, url, caCertificate, createdAt, failure)
-            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-            ON CONFLICT (bundleId, environment) DO UPDATE SET teamId = excluded.teamId, keyId = excluded.keyId,
+            INSERT INTO deliveryCredential (
+                bundleId, environment, teamId, keyId, privateKey, url, caCertificate, createdAt, failure, kind, topics, relatedKeyId
+            )
+            VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)
+            ON CONFLICT (bundleId, environment, keyId) DO UPDATE SET teamId = excluded.teamId,
                 privateKey = excluded.privateKey, url = excluded.url, caCertificate = excluded.caCertificate,
-                createdAt = excluded.createdAt, failure = excluded.failure
+                createdAt = excluded.createdAt, failure = excluded.failure, kind = excluded.kind, topics = excluded.topics,
+                relatedKeyId = excluded.relatedKeyId
             """,
             [
                 credential.bundleId, credential.environment.rawValue, credential.teamId, credential.keyId, stored.privateKey,
                 credential.url, credential.caCertificate, credential.createdAt.timeIntervalSince1970, credential.failure,
+                credential.kind.rawValue, topics, credential.relatedKeyId,
             ]
         )
     }
 
-    public func deleteCredentials(bundleId: BundleID, environment: APNsEnvironment?) throws -> Int {
+    public func deleteCredentials(bundleId: BundleID, environment: APNsEnvironment?, keyId: String?) throws -> Int {
         var conditions = SQLConditions()
         conditions.equal("bundleId", bundleId)
         conditions.equal("environment", environment?.rawValue)
+        conditions.equal("keyId", keyId)
         return try session.count("DELETE FROM deliveryCredential \(conditions.whereClause)", conditions.values)
     }
 
-    public func setCredentialFailure(bundleId: BundleID, environment: APNsEnvironment, failure: String?) throws {
+    public func setCredentialFailure(bundleId: BundleID, environment: APNsEnvironment, keyId: String, failure: String?) throws {
         try session.execute(
-            "UPDATE deliveryCredential SET failure = $1 WHERE bundleId = $2 AND environment = $3", [failure, bundleId, environment.rawValue]
+            "UPDATE deliveryCredential SET failure = $1 WHERE bundleId = $2 AND environment = $3 AND keyId = $4",
+            [failure, bundleId, environment.rawValue, keyId]
         )
     }
 

@@ -431,11 +431,24 @@ enum Schema {
                 CREATE INDEX idempotencyKey_createdAt ON idempotencyKey (createdAt);
                 """)
         }
-        migrator.registerMigration("v19: an Android phone's FCM address may be a Firebase installation ID") { db in
+        migrator.registerMigration("v19: Firebase installation IDs; Apple's key sets") { db in
             // docs/android.md: a phone token of kind `fid` is found as an `fcm` one is.
+            // docs/delivery.md, "Key sets": an app's environment holds several keys, each team-scoped
+            // or topic-specific; a provider key of Islet playing Apple has a kind and an environment.
             try db.execute(sql: """
                 DROP INDEX phoneToken_fcm;
                 CREATE INDEX phoneToken_fcm ON phoneToken (deviceId, bundleId) WHERE kind IN ('fcm', 'fid') AND retiredAt IS NULL;
+                CREATE TABLE deliveryKey (
+                    bundleId TEXT NOT NULL REFERENCES app(bundleId) ON DELETE CASCADE, environment TEXT NOT NULL, teamId TEXT NOT NULL,
+                    keyId TEXT NOT NULL, privateKey TEXT NOT NULL, url TEXT, caCertificate TEXT, createdAt DOUBLE NOT NULL, failure TEXT,
+                    kind TEXT NOT NULL DEFAULT 'team', topics TEXT, relatedKeyId TEXT, PRIMARY KEY (bundleId, environment, keyId)
+                );
+                INSERT INTO deliveryKey (bundleId, environment, teamId, keyId, privateKey, url, caCertificate, createdAt, failure)
+                SELECT bundleId, environment, teamId, keyId, privateKey, url, caCertificate, createdAt, failure FROM deliveryCredential;
+                DROP TABLE deliveryCredential;
+                ALTER TABLE deliveryKey RENAME TO deliveryCredential;
+                ALTER TABLE providerKey ADD COLUMN kind TEXT NOT NULL DEFAULT 'topic';
+                ALTER TABLE providerKey ADD COLUMN environment TEXT;
                 """)
         }
         return migrator

@@ -116,6 +116,12 @@ struct Apps: AsyncParsableCommand {
         @Option(help: "The team id.")
         var teamId: String
 
+        @Option(help: "topic (the default: it counts against the 200 topic-specific keys) or team (at most 2 per environment).")
+        var kind: KeyScope?
+
+        @Option(help: "The environment the key is limited to (default: both, as a key made before 2025).")
+        var environment: APNsEnvironment?
+
         @OptionGroup var options: ClientOptions
 
         func run() async throws {
@@ -128,7 +134,9 @@ struct Apps: AsyncParsableCommand {
                 throw CommandFailure("\(keyFile) is not a readable ES256 .p8 key.")
             }
             let key = try await options.run {
-                try await $0.addProviderKey(bundleId: bundleId, keyId: keyId, teamId: teamId, publicKey: publicKey)
+                try await $0.addProviderKey(
+                    bundleId: bundleId, keyId: keyId, teamId: teamId, publicKey: publicKey, kind: kind, environment: environment
+                )
             }
             if options.json { return Output(json: true).encoded(key) }
             print("Registered key \(key.keyId) (team \(key.teamId)) for \(key.bundleId).")
@@ -159,7 +167,17 @@ struct Apps: AsyncParsableCommand {
     struct Delivery: AsyncParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "delivery",
-            abstract: "Deliver an app's changes to real iPhones through Apple's APNs: its credentials for one environment; --off to stop; no option to show them.",
+            abstract: "Deliver an app's changes to real iPhones through Apple's APNs: its keys, and a rotation from one key to the next.",
+            subcommands: [Configure.self, AddKey.self, RemoveKey.self, Rotate.self], defaultSubcommand: Configure.self
+        )
+    }
+}
+
+extension Apps.Delivery {
+    struct Configure: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "set",
+            abstract: "An app's credentials for one environment (replacing the keys it had); --off to stop; no option to show its keys.",
             discussion: """
                 The .p8 key is sent to the server, which keeps it in its data directory, readable by \
                 its own user only, and never shows it again. Development tokens go to Apple's sandbox, \
@@ -236,13 +254,158 @@ struct Apps: AsyncParsableCommand {
             let credentials = try await options.run { try await $0.deliveryCredentials(bundleId: bundleId) }
             if options.json { return output.encoded(["credentials": credentials]) }
             if credentials.isEmpty { return print("\(bundleId) delivers nowhere: give it credentials with --team-id, --key-file and --environment.") }
+            let signing = Set(APNsEnvironment.allCases.compactMap { Self.signer(of: credentials, in: $0)?.keyId })
             output.table(
-                ["ENVIRONMENT", "KEY", "TEAM", "SENDS TO", "SINCE", "STATE"],
-                credentials.map { [$0.environment.rawValue, $0.keyId, $0.teamId, $0.pushServer, Output.time($0.createdAt), $0.failure.map { "refused: \($0)" } ?? "ok"] }
+                ["ENVIRONMENT", "KEY", "KIND", "TEAM", "SENDS TO", "SINCE", "STATE"],
+                credentials.map { key in
+                    [
+                        key.environment.rawValue, key.keyId, key.kind == .topic ? "topic: \((key.topics ?? []).joined(separator: " "))" : "team",
+                        key.teamId, key.pushServer, Output.time(key.createdAt),
+                        key.failure.map { "refused: \($0)" } ?? (signing.contains(key.keyId) ? "signs" : "ok"),
+                    ]
+                }
             )
+        }
+
+        /// The key that signs in an environment, as the server chooses it (`KeySet.signer`).
+        static func signer(of keys: [DeliveryCredential], in environment: APNsEnvironment) -> DeliveryCredential? {
+            KeySet.signer(
+                keys.filter { $0.environment == environment }, createdAt: { $0.createdAt.timeIntervalSince1970 }, keyId: \.keyId,
+                refused: { $0.failure != nil }
+            )
+        }
+    }
+
+    /// The options that name a key and its file.
+    struct KeyOptions: ParsableArguments {
+        @Option(help: "The team id (10 characters).")
+        var teamId: String
+
+        @Option(help: "The .p8 key file.")
+        var keyFile: String
+
+        @Option(help: "The key id (default: from the file name AuthKey_<KEYID>.p8).")
+        var keyId: String?
+
+        @Option(help: "Which tokens the key serves: development or production.")
+        var environment: APNsEnvironment
+
+        @Option(help: "team (signs for every topic of the team) or topic (for --topics only).")
+        var kind: KeyScope?
+
+        @Option(help: "A topic-specific key's topics, bundle ids separated by commas (default: the app's).")
+        var topics: String?
+
+        @Option(help: "A topic-specific key's related key id.")
+        var relatedKeyId: String?
+
+        /// The body that registers the key.
+        func body() throws -> DeliveryCredentialBody {
+            guard let keyId = keyId ?? Push.keyId(fromFileName: keyFile) else {
+                throw ValidationError("Give --key-id (the file is not named AuthKey_<KEYID>.p8).")
+            }
+            guard let privateKey = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
+                throw CommandFailure("Cannot read \(keyFile).")
+            }
+            return DeliveryCredentialBody(
+                teamId: teamId, keyId: keyId, privateKey: privateKey, environment: environment, kind: kind,
+                topics: topics.map { $0.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) } }, relatedKeyId: relatedKeyId
+            )
+        }
+    }
+
+    struct AddKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "add-key",
+            abstract: "Add a key to an app's set for its environment: being the newest, it signs from now on (docs/delivery.md, \"Key sets\")."
+        )
+
+        @Argument(help: "The app's bundle identifier.")
+        var bundleId: String
+
+        @OptionGroup var key: KeyOptions
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let body = try key.body()
+            let added = try await options.run { try await $0.addDeliveryKey(bundleId: bundleId, body) }
+            if options.json { return Output(json: true).encoded(added) }
+            print("Key \(added.keyId) (\(added.kind.rawValue)) signs \(bundleId)'s \(added.environment.rawValue) pushes from now on, to \(added.pushServer).")
+        }
+    }
+
+    struct RemoveKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "remove-key",
+            abstract: "Remove a key from an app's set: the newest key left signs."
+        )
+
+        @Argument(help: "The app's bundle identifier.")
+        var bundleId: String
+
+        @Argument(help: "The key id.")
+        var keyId: String
+
+        @Option(help: "Only in this environment.")
+        var environment: APNsEnvironment?
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            try await options.run { try await $0.deleteDeliveryKey(bundleId: bundleId, keyId: keyId, environment: environment) }
+            if options.json { return Output(json: true).encoded(["bundleId": bundleId, "keyId": keyId, "removed": "true"]) }
+            print("Key \(keyId) no longer signs for \(bundleId).")
+        }
+    }
+
+    struct Rotate: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "rotate",
+            abstract: "Move an app's environment to a new key without a failed push: add it (it signs from then on), remove the key it replaces, then revoke that one at Apple.",
+            discussion: """
+                The new key takes the kind, topics and related key of the one it replaces unless told. \
+                Requests already signed with the old key are answered as before: Apple still takes \
+                it until you revoke it in the developer portal, which this command tells you to do last.
+                """
+        )
+
+        @Argument(help: "The app's bundle identifier.")
+        var bundleId: String
+
+        @OptionGroup var key: KeyOptions
+
+        @Option(help: "The key it replaces (default: the one signing now).")
+        var replacing: String?
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            let output = Output(json: options.json)
+            let keys = try await options.run { try await $0.deliveryKeys(bundleId: bundleId) }
+            guard let old = replacing.flatMap({ id in keys.first { $0.keyId == id && $0.environment == key.environment } })
+                ?? Configure.signer(of: keys, in: key.environment)
+            else {
+                throw CommandFailure("\(bundleId) has no \(key.environment.rawValue) key to rotate from: give it one with islet apps delivery \(bundleId) --team-id … --key-file … --environment \(key.environment.rawValue).")
+            }
+            var body = try key.body()
+            guard body.keyId != old.keyId else { throw ValidationError("The new key is \(old.keyId) already: rotate to another key.") }
+            body.kind = body.kind ?? old.kind
+            if body.kind == .topic {
+                body.topics = body.topics ?? old.topics
+                body.relatedKeyId = body.relatedKeyId ?? old.relatedKeyId
+            }
+            let added = try await options.run { try await $0.addDeliveryKey(bundleId: bundleId, body) }
+            try await options.run { try await $0.deleteDeliveryKey(bundleId: bundleId, keyId: old.keyId, environment: key.environment) }
+            if options.json { return output.encoded(["bundleId": bundleId, "from": old.keyId, "to": added.keyId]) }
+            print("""
+                \(bundleId) (\(key.environment.rawValue)): key \(added.keyId) signs from now on; \(old.keyId) is removed from Islet.
+                Requests signed with \(old.keyId) before now are answered as usual. Last, revoke \(old.keyId) at Apple
+                (developer portal: Certificates, Identifiers & Profiles → Keys).
+                """)
         }
     }
 }
 
 extension APNsEnvironment: ExpressibleByArgument {}
+extension KeyScope: ExpressibleByArgument {}
 extension DevicePlatform: ExpressibleByArgument {}

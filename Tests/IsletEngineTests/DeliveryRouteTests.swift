@@ -121,6 +121,34 @@ struct DeliveryRouteTests {
         #expect(DeliveryFailure.expired.note == "expired before it could be delivered: a Live Activity lives eight hours at most")
     }
 
+    /// An environment with several keys signs with the newest Apple has not refused: a rotation's
+    /// new key from the moment it is added, the one before it once Apple refuses the new one.
+    @Test func theNewestKeyAppleHasNotRefusedSigns() {
+        func key(_ id: String, at seconds: Double, failure: String? = nil) -> StoredCredential {
+            StoredCredential(
+                credential: DeliveryCredential(
+                    bundleId: Self.app, environment: .production, teamId: "TEAM", keyId: id, createdAt: Self.now.addingTimeInterval(seconds),
+                    failure: failure
+                ),
+                privateKey: "(\(id))"
+            )
+        }
+        func signer(_ keys: [StoredCredential]) -> String {
+            guard case .send(.apns(let request), _, _, _) = Self.route(Self.delivery(.update), to: Self.iPhone(credentials: keys)) else { return "none" }
+            return request.credential.credential.keyId
+        }
+        #expect(signer([key("OLD", at: 0), key("NEW", at: 60)]) == "NEW")
+        #expect(signer([key("NEW", at: 60), key("OLD", at: 0)]) == "NEW")
+        #expect(signer([key("OLD", at: 0), key("NEW", at: 60, failure: "403 InvalidProviderToken")]) == "OLD")
+        // A development key never signs for production.
+        #expect(signer([key("OLD", at: 0), StoredCredential(
+            credential: DeliveryCredential(bundleId: Self.app, environment: .development, teamId: "TEAM", keyId: "DEV", createdAt: Self.now.addingTimeInterval(99)),
+            privateKey: "(dev)"
+        )]) == "OLD")
+        let allRefused = [key("OLD", at: 0, failure: "403 A"), key("NEW", at: 60, failure: "403 B")]
+        #expect(Self.shown(Self.route(Self.delivery(.update), to: Self.iPhone(credentials: allRefused))) == "hold credentialRefused(\"com.example.bike\", \"403 B\")")
+    }
+
     /// A renewed activity's end goes in its successor's order, and waits until the phone shows
     /// the successor: the phone never shows neither card.
     @Test func aRenewedEndWaitsForItsSuccessor() {

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import IsletCore
 import IsletFCM
@@ -97,6 +98,7 @@ import Testing
             "updateActivity": { _ = try read(ContentUpdate.self, $0) },
             "endActivity": { _ = try read(EndRequest.self, $0) },
             "putDeliveryCredential": { _ = try read(DeliveryCredentialBody.self, $0) },
+            "addDeliveryKey": { _ = try read(DeliveryCredentialBody.self, $0) },
             "putPushToStartToken": { _ = try read(PushToStartTokenBody.self, $0) },
             "putPushToken": { _ = try read(PushTokenBody.self, $0) },
             "reportFromPhone": { _ = try read(PhoneReportBody.self, $0) },
@@ -281,6 +283,17 @@ import Testing
             try await tour.send(.PUT, "/v1/apps/\(app)/delivery", key: appKey, example: "sandbox", 403)
             try await tour.send(.PUT, "/v1/apps/\(app)/delivery", key: admin, body: #"{"teamId": "T", "keyId": "K", "privateKey": "no", "environment": "development"}"#, 400)
             try await tour.send(.GET, "/v1/apps/\(app)/delivery", key: appKey, 200)
+            // A second key in the set; a third team-scoped key is past Apple's limit.
+            try await tour.send(.POST, "/v1/apps/\(app)/delivery/keys", key: admin, example: "rotation", 201)
+            try await tour.send(.POST, "/v1/apps/\(app)/delivery/keys", key: appKey, example: "rotation", 403)
+            let third = try WireFormat.string(JSONValue.object([
+                "teamId": "TEAMPIZZA1", "keyId": "PIZZA00000", "privateKey": .string(P256.Signing.PrivateKey().pemRepresentation),
+                "environment": "development",
+            ]))
+            try await tour.send(.POST, "/v1/apps/\(app)/delivery/keys", key: admin, body: third, 409)
+            try await tour.send(.GET, "/v1/apps/\(app)/delivery/keys", key: appKey, 200)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/delivery/keys/PIZZA67890?environment=development", key: admin, 204)
+            try await tour.send(.DELETE, "/v1/apps/\(app)/delivery/keys/PIZZA67890", key: admin, 404)
             try await tour.send(.DELETE, "/v1/apps/\(app)/delivery", key: admin, 204)
             try await tour.send(.DELETE, "/v1/apps/\(app)/delivery", key: admin, 404)
             try await tour.send(.PUT, "/v1/devices/default/push-to-start-tokens/BuildAttributes", key: appKey, example: "phone", 200)

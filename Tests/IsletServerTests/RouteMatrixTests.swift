@@ -195,6 +195,9 @@ struct RouteMatrixTests {
         "PUT /v1/apps/{bundleId}/delivery · A": { $0.fill(body: ConsoleRouteTests.credential) },
         "GET /v1/apps/{bundleId}/delivery · A": { $0.fill() },
         "DELETE /v1/apps/{bundleId}/delivery · A": { $0.fill() },
+        "POST /v1/apps/{bundleId}/delivery/keys · A": { $0.fill(body: ConsoleRouteTests.credential) },
+        "GET /v1/apps/{bundleId}/delivery/keys · A": { $0.fill() },
+        "DELETE /v1/apps/{bundleId}/delivery/keys/{keyId} · A's": { $0.fill(["keyId": "PIZZA12345"]) },
         "PUT /v1/apps/{bundleId}/fcm · A": { world in
             let account = try JSONEncoder().encode(try ServiceAccount.issue(project: "islet-matrix", tokenURI: "https://127.0.0.1:2197/token"))
             return world.fill(body: #"{"serviceAccount":"# + String(decoding: account, as: UTF8.self) + "}")

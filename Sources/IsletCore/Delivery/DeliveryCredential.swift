@@ -24,8 +24,9 @@ public enum APNsEnvironment: String, Codable, Hashable, Sendable, CaseIterable {
     }
 }
 
-/// How an app's changes reach real phones in one environment: its provider key, and where to
-/// send. What the API answers never holds the private key.
+/// How an app's changes reach real phones in one environment: one of its provider keys (an
+/// environment holds a set of them, `KeySet`), and where to send. What the API answers never
+/// holds the private key.
 public struct DeliveryCredential: Codable, Hashable, Sendable {
     /// The app.
     public var bundleId: BundleID
@@ -35,6 +36,12 @@ public struct DeliveryCredential: Codable, Hashable, Sendable {
     public var teamId: String
     /// The key id a provider token names in `kid`.
     public var keyId: String
+    /// Team-scoped (every topic of the team) or topic-specific (`topics`).
+    public var kind: KeyScope
+    /// A topic-specific key's topics (bundle ids), the app's among them.
+    public var topics: [String]?
+    /// A topic-specific key's related key: tokens of both may share a connection.
+    public var relatedKeyId: String?
     /// Another APNs-compatible host to send to instead of Apple's (`https://host:port`).
     public var url: String?
     /// A certificate authority (PEM) to trust for `url`.
@@ -46,13 +53,16 @@ public struct DeliveryCredential: Codable, Hashable, Sendable {
     public var failure: String?
 
     public init(
-        bundleId: BundleID, environment: APNsEnvironment, teamId: String, keyId: String, url: String? = nil,
-        caCertificate: String? = nil, createdAt: Date, failure: String? = nil
+        bundleId: BundleID, environment: APNsEnvironment, teamId: String, keyId: String, kind: KeyScope = .team, topics: [String]? = nil,
+        relatedKeyId: String? = nil, url: String? = nil, caCertificate: String? = nil, createdAt: Date, failure: String? = nil
     ) {
         self.bundleId = bundleId
         self.environment = environment
         self.teamId = teamId
         self.keyId = keyId
+        self.kind = kind
+        self.topics = topics
+        self.relatedKeyId = relatedKeyId
         self.url = url
         self.caCertificate = caCertificate
         self.createdAt = createdAt

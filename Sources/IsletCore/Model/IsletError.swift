@@ -43,6 +43,8 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case webhookNotFound
     case userNotFound
     case sendNotFound
+    /// A key would pass Apple's limits of its kind in its environment (`KeySet`).
+    case tooManyKeys
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge

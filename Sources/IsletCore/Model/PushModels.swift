@@ -12,14 +12,24 @@ public struct ProviderKey: Codable, Hashable, Sendable {
     public var publicKey: String
     /// When it was registered.
     public var createdAt: Date
+    /// Team-scoped or topic-specific (the default): the limits it counts against (`KeySet`).
+    /// Either signs for the app it is registered under only: Islet's apps are apart.
+    public var kind: KeyScope
+    /// The environment it is limited to; `nil`, both (a key made before Apple's key kinds).
+    public var environment: APNsEnvironment?
 
     /// Creates a key record.
-    public init(keyId: String, teamId: String, bundleId: BundleID, publicKey: String, createdAt: Date) {
+    public init(
+        keyId: String, teamId: String, bundleId: BundleID, publicKey: String, createdAt: Date, kind: KeyScope = .topic,
+        environment: APNsEnvironment? = nil
+    ) {
         self.keyId = keyId
         self.teamId = teamId
         self.bundleId = bundleId
         self.publicKey = publicKey
         self.createdAt = createdAt
+        self.kind = kind
+        self.environment = environment
     }
 }
 

@@ -13,9 +13,16 @@ public struct DeliveryCredentialBody: Codable, Hashable, Sendable {
     public var url: String?
     /// The authority (PEM) to trust for `url`.
     public var caCertificate: String?
+    /// `team` (the default) or `topic` (docs/delivery.md, "Key sets").
+    public var kind: KeyScope?
+    /// A topic-specific key's topics (bundle ids); the app's own when left out.
+    public var topics: [String]?
+    /// A topic-specific key's related key.
+    public var relatedKeyId: String?
 
     public init(
-        teamId: String, keyId: String, privateKey: String, environment: APNsEnvironment, url: String? = nil, caCertificate: String? = nil
+        teamId: String, keyId: String, privateKey: String, environment: APNsEnvironment, url: String? = nil, caCertificate: String? = nil,
+        kind: KeyScope? = nil, topics: [String]? = nil, relatedKeyId: String? = nil
     ) {
         self.teamId = teamId
         self.keyId = keyId
@@ -23,6 +30,9 @@ public struct DeliveryCredentialBody: Codable, Hashable, Sendable {
         self.environment = environment
         self.url = url
         self.caCertificate = caCertificate
+        self.kind = kind
+        self.topics = topics
+        self.relatedKeyId = relatedKeyId
     }
 }
 

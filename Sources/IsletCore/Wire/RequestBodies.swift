@@ -151,12 +151,21 @@ public struct ProviderKeyBody: Codable, Hashable, Sendable {
     public var privateKey: String?
     /// The public key's PEM text.
     public var publicKey: String?
+    /// `team` or `topic` (the default): the limits it counts against (docs/delivery.md, "Key sets").
+    public var kind: KeyScope?
+    /// The environment the key is limited to; both when left out (a key from before 2025).
+    public var environment: APNsEnvironment?
 
-    public init(keyId: String, teamId: String, privateKey: String? = nil, publicKey: String? = nil) {
+    public init(
+        keyId: String, teamId: String, privateKey: String? = nil, publicKey: String? = nil, kind: KeyScope? = nil,
+        environment: APNsEnvironment? = nil
+    ) {
         self.keyId = keyId
         self.teamId = teamId
         self.privateKey = privateKey
         self.publicKey = publicKey
+        self.kind = kind
+        self.environment = environment
     }
 }
 

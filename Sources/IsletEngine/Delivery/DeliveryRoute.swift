@@ -281,11 +281,12 @@ extension DeliveryContext.App {
     /// Apple refused it.
     func credential(for environment: APNsEnvironment) -> Result<StoredCredential, DeliveryHold> {
         if paused { return .failure(.paused(bundleId)) }
-        guard let credential = credentials.first(where: { $0.credential.environment == environment }) else {
-            return .failure(.noCredentials(bundleId, environment))
+        let keys = credentials.keys(in: environment)
+        guard let newest = keys.last else { return .failure(.noCredentials(bundleId, environment)) }
+        guard let signer = credentials.signer(in: environment) else {
+            return .failure(.credentialRefused(bundleId, newest.credential.failure ?? "refused"))
         }
-        if let failure = credential.credential.failure { return .failure(.credentialRefused(bundleId, failure)) }
-        return .success(credential)
+        return .success(signer)
     }
 }
 

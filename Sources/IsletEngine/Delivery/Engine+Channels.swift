@@ -102,20 +102,21 @@ extension Engine {
         _ credentials: [StoredCredential], requested: APNsEnvironment?, bundleId: BundleID
     ) throws -> StoredCredential? {
         if let requested {
-            guard let credential = credentials.first(where: { $0.credential.environment == requested }) else {
+            guard let key = credentials.signer(in: requested) ?? credentials.keys(in: requested).last else {
                 throw IsletError(
                     .invalidRequest, "\(bundleId) has no credentials for \(requested.rawValue): PUT /v1/apps/\(bundleId)/delivery first."
                 )
             }
-            return credential
+            return key
         }
-        guard credentials.count <= 1 else {
+        let environments = Set(credentials.map(\.credential.environment))
+        guard environments.count <= 1 else {
             throw IsletError(
                 .invalidRequest,
                 "\(bundleId) delivers in both environments: say which one the channel is made in (\"environment\": \"development\" or \"production\")."
             )
         }
-        return credentials.first
+        return environments.first.flatMap { credentials.signer(in: $0) ?? credentials.keys(in: $0).last }
     }
 
     private func manageAtApple(

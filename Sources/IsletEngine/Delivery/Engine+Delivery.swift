@@ -35,18 +35,59 @@ public struct DeliveryHealth: Sendable, Hashable {
 extension Engine {
     // MARK: Credentials
 
-    /// Registers (or replaces) an app's credentials for one environment. The key must already
-    /// be checked (a P-256 key that signs). Held deliveries of that environment are released.
+    /// Registers an app's credential for one environment, replacing every key the environment
+    /// had. The key must already be checked (a P-256 key that signs). Held deliveries are released.
     public func putDeliveryCredential(_ stored: StoredCredential) async throws -> DeliveryCredential {
+        try await addDeliveryKey(stored, replacingTheSet: true)
+    }
+
+    /// Adds a key to an app's set for its environment (docs/delivery.md, "Key sets"), within
+    /// Apple's limits (`KeySet.check`), or replaces the one with its key id. Being the newest, it
+    /// signs from now on; one without `url` sends where the environment's keys send. Held
+    /// deliveries are released.
+    public func addDeliveryKey(_ stored: StoredCredential, replacingTheSet: Bool = false) async throws -> DeliveryCredential {
+        var stored = stored
+        let key = stored.credential
+        if key.kind == .topic {
+            stored.credential.topics = key.topics ?? [key.bundleId]
+            guard stored.credential.topics!.contains(key.bundleId) else {
+                throw IsletError(.invalidRequest, "This topic-specific key's topics do not include \(key.bundleId): it cannot sign for the app's pushes.")
+            }
+        } else {
+            stored.credential.topics = nil
+        }
         // One the transport could never send with is refused now, not at every delivery for hours.
         try await transport?.check(stored)
-        return try await write { tx in
-            _ = try tx.requireApp(stored.credential.bundleId)
+        return try await write { [stored] tx in
+            _ = try tx.requireApp(key.bundleId)
             var stored = stored
             stored.credential.failure = nil
+            let set = try tx.deliveryCredentials(bundleId: key.bundleId).keys(in: key.environment)
+            if replacingTheSet {
+                _ = try tx.deleteCredentials(bundleId: key.bundleId, environment: key.environment, keyId: nil)
+            } else {
+                try KeySet.check(
+                    adding: key.keyId, scope: key.kind, topics: stored.credential.topics ?? [], relatedKeyId: key.relatedKeyId,
+                    to: set.filter { $0.credential.teamId == key.teamId }.map { KeySet.Member(keyId: $0.credential.keyId, scope: $0.credential.kind) }
+                )
+                if key.url == nil, let route = set.last(where: { $0.credential.keyId != key.keyId })?.credential {
+                    (stored.credential.url, stored.credential.caCertificate) = (route.url, route.caCertificate)
+                }
+            }
             try tx.putCredential(stored)
-            try Self.release(bundleId: stored.credential.bundleId, in: tx)
+            try Self.release(bundleId: key.bundleId, in: tx)
             return stored.credential
+        }
+    }
+
+    /// Removes one key from an app's set (in one environment, or wherever it is); the newest
+    /// remaining key signs. Deliveries of an environment left with no key wait in the outbox.
+    public func deleteDeliveryKey(bundleId: BundleID, keyId: String, environment: APNsEnvironment?) async throws {
+        try await write { tx in
+            _ = try tx.requireApp(bundleId)
+            guard try tx.deleteCredentials(bundleId: bundleId, environment: environment, keyId: keyId) > 0 else {
+                throw IsletError(.keyNotFound, "\(bundleId) has no delivery key \(keyId)\(environment.map { " for \($0.rawValue)" } ?? "").")
+            }
         }
     }
 
@@ -63,7 +104,7 @@ extension Engine {
     public func deleteDeliveryCredentials(bundleId: BundleID, environment: APNsEnvironment?) async throws -> Int {
         try await write { tx in
             _ = try tx.requireApp(bundleId)
-            return try tx.deleteCredentials(bundleId: bundleId, environment: environment)
+            return try tx.deleteCredentials(bundleId: bundleId, environment: environment, keyId: nil)
         }
     }
 

@@ -198,6 +198,7 @@ extension Engine {
     private static func perform(
         _ actions: [Delivery.Action], for delivery: Delivery, claimed: ClaimedDelivery, answer: TransportAnswer, in tx: any Transaction
     ) throws {
+        var anotherKey = false
         for action in actions {
             switch action {
             case .save:
@@ -220,15 +221,26 @@ extension Engine {
                 phone.state = .tokenRetired
                 try tx.putPhoneActivity(phone)
             case .refuseCredential(let failure):
-                if case .fcm = claimed.request {
+                switch claimed.request {
+                case .fcm:
                     try tx.setFCMCredentialFailure(bundleId: delivery.bundleId, failure: failure)
-                } else {
-                    try tx.setCredentialFailure(bundleId: delivery.bundleId, environment: claimed.environment, failure: failure)
+                case .apns(let request):
+                    anotherKey = try refuseKey(request.credential.credential, failure: failure, in: tx)
                 }
             case .nextInOrder:
                 tx.effects.deliveriesReady = true
             }
         }
+        // One bad key holds nothing while a good one remains: what it held goes again at once.
+        if anotherKey { try release(bundleId: delivery.bundleId, in: tx) }
+    }
+
+    /// Marks the key Apple refused; returns whether the environment has another key Apple has
+    /// not refused (the one before a rotation's new key, say), which signs from now on
+    /// (`KeySet.signer`).
+    private static func refuseKey(_ key: DeliveryCredential, failure: String, in tx: any Transaction) throws -> Bool {
+        try tx.setCredentialFailure(bundleId: key.bundleId, environment: key.environment, keyId: key.keyId, failure: failure)
+        return try tx.deliveryCredentials(bundleId: key.bundleId).signer(in: key.environment) != nil
     }
 
     /// Ends a delivery as `state` and logs it.

@@ -49,6 +49,21 @@ public struct StoredCredential: Hashable, Sendable {
     }
 }
 
+extension [StoredCredential] {
+    /// The keys of one environment.
+    func keys(in environment: APNsEnvironment) -> [StoredCredential] {
+        filter { $0.credential.environment == environment }
+    }
+
+    /// The key that signs in `environment` (`KeySet.signer`): the newest Apple has not refused.
+    func signer(in environment: APNsEnvironment) -> StoredCredential? {
+        KeySet.signer(
+            keys(in: environment), createdAt: { $0.credential.createdAt.timeIntervalSince1970 }, keyId: { $0.credential.keyId },
+            refused: { $0.credential.failure != nil }
+        )
+    }
+}
+
 /// The priority-10 budget as iOS counts it: per app and phone, over the last hour
 /// (docs/renewal.md). Both sides keep it in `phoneBudget`: the sender for a real phone, the
 /// device Islet plays for itself.

@@ -354,12 +354,12 @@ public protocol Transaction: StoreReading, AnyObject {
 
     // MARK: Delivery to real phones
 
-    /// Writes an app's credential for an environment, replacing the one it had.
+    /// Writes one of an app's keys for an environment, replacing the one with its key id.
     func putCredential(_ stored: StoredCredential) throws
-    /// Removes an app's credentials (of one environment, or all); returns how many.
-    func deleteCredentials(bundleId: BundleID, environment: APNsEnvironment?) throws -> Int
+    /// Removes an app's keys (of one environment, or all; one key id, or all); returns how many.
+    func deleteCredentials(bundleId: BundleID, environment: APNsEnvironment?, keyId: String?) throws -> Int
     /// Marks a credential refused by Apple (or, with `nil`, no longer).
-    func setCredentialFailure(bundleId: BundleID, environment: APNsEnvironment, failure: String?) throws
+    func setCredentialFailure(bundleId: BundleID, environment: APNsEnvironment, keyId: String, failure: String?) throws
     /// Records a phone token as current (one already recorded is replaced).
     func putPhoneToken(_ token: PhoneToken) throws
     /// Retires the current tokens of a holder, for `reason`.

@@ -309,10 +309,20 @@ extension Engine {
 
     // MARK: Provider keys, activity types, strict pushes
 
-    /// Registers (or replaces) a provider key for an app.
+    /// Registers a provider key for an app (or replaces the one with its id), within Apple's
+    /// limits for its kind in each environment it serves (`KeySet.check`): a rotation's third
+    /// team-scoped key is refused until one is revoked, as Apple refuses it.
     public func addProviderKey(_ key: ProviderKey) async throws {
         try await write { tx in
             _ = try tx.requireApp(key.bundleId)
+            let held = try tx.providerKeys(bundleId: key.bundleId, keyId: nil).filter { $0.teamId == key.teamId }
+            for environment in key.environment.map({ [$0] }) ?? APNsEnvironment.allCases {
+                let members = held.filter { $0.environment == nil || $0.environment == environment }
+                try KeySet.check(
+                    adding: key.keyId, scope: key.kind, topics: [key.bundleId], relatedKeyId: nil,
+                    to: members.map { KeySet.Member(keyId: $0.keyId, scope: $0.kind) }
+                )
+            }
             try tx.putProviderKey(key)
             tx.effects.providerKeysChanged = true
         }

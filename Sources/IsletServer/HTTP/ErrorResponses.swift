@@ -18,7 +18,7 @@ extension ErrorReason {
         case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound, .webhookNotFound,
             .deliveryNotFound, .userNotFound, .sendNotFound:
             .notFound
-        case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded: .conflict
+        case .appAlreadyExists, .deviceAlreadyExists, .targetMaximumExceeded, .globalMaximumExceeded, .tooManyKeys: .conflict
         case .activityEnded, .activityDismissed, .activityPending, .olderTimestamp, .timestampTooFarAhead: .conflict
         case .idempotencyKeyInUse: .conflict
         case .idempotencyKeyReused: .unprocessableContent

@@ -14,6 +14,9 @@ struct DeliveryRoutes {
         router.put("v1/apps/:bundleId/delivery", use: putCredential)
         router.get("v1/apps/:bundleId/delivery", use: getCredentials)
         router.delete("v1/apps/:bundleId/delivery", use: deleteCredentials)
+        router.post("v1/apps/:bundleId/delivery/keys", use: addKey)
+        router.get("v1/apps/:bundleId/delivery/keys", use: getKeys)
+        router.delete("v1/apps/:bundleId/delivery/keys/:keyId", use: deleteKey)
         router.put("v1/devices/:id/push-to-start-tokens/:attributesType", use: putPushToStartToken)
         router.get("v1/devices/:id", use: getDevice)
         router.put("v1/activities/:id/push-token", use: putUpdateToken)
@@ -25,22 +28,65 @@ struct DeliveryRoutes {
 
     @Sendable func putCredential(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
-        let bundleId = try context.parameters.require("bundleId")
+        let key = try await self.key(request, bundleId: try context.parameters.require("bundleId"))
+        return try Response.json(try await engine.putDeliveryCredential(key))
+    }
+
+    /// `POST …/delivery/keys`: one more key in the environment's set (docs/delivery.md, "Key sets").
+    @Sendable func addKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        let key = try await self.key(request, bundleId: try context.parameters.require("bundleId"))
+        return try Response.json(try await engine.addDeliveryKey(key), status: .created)
+    }
+
+    @Sendable func getKeys(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        let bundleId = try context.actingApp(requested: try context.parameters.require("bundleId"))
+        return try Response.json(["keys": try await engine.deliveryCredentials(bundleId: bundleId)])
+    }
+
+    @Sendable func deleteKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
+        try context.requireAdmin()
+        try await engine.deleteDeliveryKey(
+            bundleId: try context.parameters.require("bundleId"), keyId: try context.parameters.require("keyId"),
+            environment: try Self.environment(request)
+        )
+        return Response(status: .noContent)
+    }
+
+    /// A key as a body gives it, its ids and topics checked where they enter.
+    private func key(_ request: Request, bundleId: BundleID) async throws -> StoredCredential {
         let body = try await request.decodeJSON(DeliveryCredentialBody.self, limit: maxBodySize)
-        for (name, value) in [("keyId", body.keyId), ("teamId", body.teamId)] {
+        for (name, value) in [("keyId", body.keyId), ("teamId", body.teamId), ("relatedKeyId", body.relatedKeyId ?? "R")] {
             guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
                 throw IsletError(.invalidRequest, "\(name) must be ASCII letters and digits, like Apple's 10-character ids.")
+            }
+        }
+        let kind = body.kind ?? .team
+        if kind == .team, body.topics != nil || body.relatedKeyId != nil {
+            throw IsletError(.invalidRequest, "topics and relatedKeyId belong to a topic-specific key (\"kind\": \"topic\"); a team-scoped key signs for every topic.")
+        }
+        for topic in body.topics ?? [] {
+            guard (1...155).contains(topic.utf8.count), topic.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber || "-.".contains($0)) }) else {
+                throw IsletError(.invalidRequest, "A topic is a bundle id (letters, digits, - and .); \"\(topic.prefix(80))\" is not one.")
             }
         }
         // The address is read by the one rule the sender reads it by; the rest of what the
         // sender needs (the authority, a key that signs) is checked by the engine's transport.
         let url = try body.url.map { try PushServerAddress($0).description }
         let credential = DeliveryCredential(
-            bundleId: bundleId, environment: body.environment, teamId: body.teamId, keyId: body.keyId,
-            url: url, caCertificate: body.caCertificate, createdAt: engine.clock.now()
+            bundleId: bundleId, environment: body.environment, teamId: body.teamId, keyId: body.keyId, kind: kind, topics: body.topics,
+            relatedKeyId: body.relatedKeyId, url: url, caCertificate: body.caCertificate, createdAt: engine.clock.now()
         )
-        let stored = try await engine.putDeliveryCredential(StoredCredential(credential: credential, privateKey: body.privateKey))
-        return try Response.json(stored)
+        return StoredCredential(credential: credential, privateKey: body.privateKey)
+    }
+
+    private static func environment(_ request: Request) throws -> APNsEnvironment? {
+        try request.query("environment").map { name in
+            guard let environment = APNsEnvironment(rawValue: name) else {
+                throw IsletError(.invalidRequest, "environment is development or production.")
+            }
+            return environment
+        }
     }
 
     @Sendable func getCredentials(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -51,12 +97,7 @@ struct DeliveryRoutes {
     @Sendable func deleteCredentials(_ request: Request, context: IsletRequestContext) async throws -> Response {
         try context.requireAdmin()
         let bundleId = try context.parameters.require("bundleId")
-        let environment = try request.query("environment").map { name in
-            guard let environment = APNsEnvironment(rawValue: name) else {
-                throw IsletError(.invalidRequest, "environment is development or production.")
-            }
-            return environment
-        }
+        let environment = try Self.environment(request)
         guard try await engine.deleteDeliveryCredentials(bundleId: bundleId, environment: environment) > 0 else {
             throw IsletError(.keyNotFound, "\(bundleId) has no delivery credentials\(environment.map { " for \($0.rawValue)" } ?? "").")
         }

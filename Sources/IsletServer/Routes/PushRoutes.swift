@@ -75,7 +75,8 @@ struct PushRoutes {
             throw IsletError(.invalidRequest, "Send privateKey (the .p8 file's text) or publicKey, not both and not neither.")
         }
         let key = ProviderKey(
-            keyId: body.keyId, teamId: body.teamId, bundleId: bundleId, publicKey: publicKey, createdAt: engine.clock.now()
+            keyId: body.keyId, teamId: body.teamId, bundleId: bundleId, publicKey: publicKey, createdAt: engine.clock.now(),
+            kind: body.kind ?? .topic, environment: body.environment
         )
         try await engine.addProviderKey(key)
         return try Response.json(key, status: .created)
