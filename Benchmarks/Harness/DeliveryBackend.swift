@@ -13,6 +13,8 @@ struct DeliveryBackend {
     var ids: [String]
     /// The app key's header on A.
     var auth: [(String, String)]
+    /// The app's provider key, and its key on B (`appKey` is empty for a sink).
+    var provider: Provider
 
     /// Starts both and sets them up; the caller stops them.
     static func start(
@@ -55,7 +57,7 @@ struct DeliveryBackend {
                 backend, activities: phones, devices: devices ?? phones, bundleId: bundleId, provider: provider, tokens: tokens, ca: appleCA,
                 port: applePort
             )
-            return DeliveryBackend(apple: apple, backend: backend, ids: ids, auth: auth)
+            return DeliveryBackend(apple: apple, backend: backend, ids: ids, auth: auth, provider: provider)
         } catch {
             backend.stop()
             apple.stop()

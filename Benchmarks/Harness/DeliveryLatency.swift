@@ -43,10 +43,14 @@ struct DeliveryLatency: AsyncParsableCommand {
     @Flag(help: "A on a new database of a PostgreSQL server the harness starts (Debian's postgresql), not SQLite; A's CPU then leaves out PostgreSQL's.")
     var postgres = false
 
+    @Flag(help: "A third into the measured time, rotate the app's key (docs/delivery.md, \"Key sets\"): B learns a second key, A adds it and removes the first, and a second later B revokes the first.")
+    var rotate = false
+
     private static let bundleId = "com.bench.delivery"
 
     func run() async throws {
         if let devices, !(1...phones).contains(devices) { throw ValidationError("--devices is between 1 and --phones (\(phones)).") }
+        if rotate && sink { throw ValidationError("--rotate needs B playing Apple (no --sink): a sink takes any key.") }
         let environment = postgres
             ? ["ISLET_STORE": try await PostgresServer.newDatabase(), "ISLET_SERVER_ADMIN_KEY": IsletClusterTarget.adminKey] : [:]
         let loop = try await DeliveryBackend.start(
@@ -93,6 +97,13 @@ struct DeliveryLatency: AsyncParsableCommand {
                     }
                 }
             }
+            if rotate {
+                group.addTask {
+                    try await Task.sleep(until: base.advanced(by: .seconds(warmUp + seconds / 3)), clock: clock)
+                    try await Self.rotate(loop, bundleId: Self.bundleId, from: measuredFrom)
+                    return (0, 0, 0)
+                }
+            }
             try await Task.sleep(until: base.advanced(by: .seconds(warmUp)), clock: clock)
             cpuA.value = CPUMeter(backend)
             cpuB.value = CPUMeter(apple)
@@ -133,6 +144,12 @@ struct DeliveryLatency: AsyncParsableCommand {
         // Deliveries answered 200 within the measured window, whatever their commit's time: A's rate of sending.
         let window = measuredFrom.timeIntervalSince1970...(measuredFrom.timeIntervalSince1970 + seconds)
         var deliveredInWindow = 0
+        // Over the whole run, measured or not: what a rotation must not cause.
+        let troubled = logs.joined().filter { $0.status == 403 || ["retrying", "held", "failed"].contains($0.outcome) }
+        if rotate {
+            let kinds = Dictionary(grouping: troubled) { "\($0.outcome)\($0.status.map { " \($0)" } ?? "")" }.mapValues(\.count)
+            print("rotation: over the whole run, \(troubled.count) delivery log lines retrying, held, failed or answered 403\(kinds.isEmpty ? "" : ": \(kinds)")")
+        }
         for line in logs.joined() where line.event == "update" {
             if line.outcome == "delivered", line.status == 200, window.contains(line.time) { deliveredInWindow += 1 }
             if line.outcome == "queued" {
@@ -162,6 +179,33 @@ struct DeliveryLatency: AsyncParsableCommand {
 }
 
 extension DeliveryLatency {
+    /// A key rotation while updates flow: B ("Apple") learns a second key, A adds it to the
+    /// app's set (it signs from then on) and removes the first, and a second later B revokes the
+    /// first. Prints when each step was done, in seconds of the measured time.
+    static func rotate(_ loop: DeliveryBackend, bundleId: String, from measuredFrom: Date) async throws {
+        let newKey = P256.Signing.PrivateKey().pemRepresentation
+        let (teamId, oldKeyId, newKeyId) = (loop.provider.teamId, loop.provider.keyId, "BENCHKEY02")
+        let onB = try await HTTPConnection.connect(port: loop.apple.port)
+        let onA = try await HTTPConnection.connect(port: loop.backend.port)
+        let (bAuth, aAdmin) = ([("Authorization", "Bearer \(loop.provider.appKey)")], [("Authorization", "Bearer \(try loop.backend.adminKey)")])
+        func step(_ what: String, _ connection: HTTPConnection, _ method: HTTPMethod, _ uri: String, _ headers: [(String, String)], _ body: [String: Any]?, expect: Int) async throws {
+            let data = try body.map { ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: $0)) }
+            let (status, answer) = try await connection.send(method, uri, headers: headers, body: data)
+            guard status == expect else { throw HarnessError("\(what): \(status) \(String(buffer: answer))") }
+            print("rotation: \(what) at \(String(format: "%.2f", Date().timeIntervalSince(measuredFrom))) s")
+        }
+        try await step("B learns \(newKeyId)", onB, .POST, "/v1/apps/\(bundleId)/keys", bAuth, ["keyId": newKeyId, "teamId": teamId, "privateKey": newKey], expect: 201)
+        try await step(
+            "A adds \(newKeyId)", onA, .POST, "/v1/apps/\(bundleId)/delivery/keys", aAdmin,
+            ["keyId": newKeyId, "teamId": teamId, "privateKey": newKey, "environment": "development"], expect: 201
+        )
+        try await step("A removes \(oldKeyId)", onA, .DELETE, "/v1/apps/\(bundleId)/delivery/keys/\(oldKeyId)?environment=development", aAdmin, nil, expect: 204)
+        try await Task.sleep(for: .seconds(1))
+        try await step("B revokes \(oldKeyId)", onB, .DELETE, "/v1/apps/\(bundleId)/keys/\(oldKeyId)", bAuth, nil, expect: 204)
+        await onA.close()
+        await onB.close()
+    }
+
     /// The sender's rounds (one store transaction each) and requests so far, from A's `/metrics`
     /// (a build without the rounds counter reads 0 for it).
     static func senderCounters(port: Int, auth: [(String, String)]) async throws -> (rounds: Double, requests: Double) {
