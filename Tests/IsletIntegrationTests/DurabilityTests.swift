@@ -116,7 +116,9 @@ struct DurabilityTests {
         // Every stored event, as the store replays it.
         let lastStored = try await storedLastEventID(client)
         let stored = try await readStream(client.events(.init(since: 0, coalesce: false)), through: lastStored)
-        #expect(stored.map(\.id) == Array(1...lastStored))
+        // (An intermittent failure here once read no events and the next request met bytes that
+        // were not a response: the server's log is kept with the failure to say why.)
+        #expect(stored.map(\.id) == Array(1...lastStored), "read \(stored.count) of \(lastStored); the server said:\n\(server.output.suffix(4_000))")
         let storedByID = Dictionary(uniqueKeysWithValues: stored.map { ($0.id, $0) })
 
         // The restarted server takes new updates; each subscriber resumes after the last event

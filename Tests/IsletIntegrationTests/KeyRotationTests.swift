@@ -126,6 +126,10 @@ extension DeliveryLoopTests {
             let keys = try await admin.deliveryKeys(bundleId: Self.bundleId)
             #expect(keys.first { $0.keyId == "KEYUNKNOWN" }?.failure?.contains("InvalidProviderToken") == true, "\(keys)")
             #expect(keys.first { $0.keyId == "KEY1234567" }?.failure == nil)
+            // The refused key is reported, and delivery is not degraded: another key signs.
+            #expect(try await loop.deliveryHealth()["status"] == "ok")
+            let overview = try await loop.deliveryOverview()
+            #expect(overview["status"] == "ok", "\(overview)")
             // The next update goes with the good key at once: no 403 on its way.
             try await loop.update(onA.id, "onTheWay")
             try await loop.waitOnB(onB.id, status: "onTheWay")

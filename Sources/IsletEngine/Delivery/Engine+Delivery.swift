@@ -62,17 +62,15 @@ extension Engine {
             _ = try tx.requireApp(key.bundleId)
             var stored = stored
             stored.credential.failure = nil
-            let set = try tx.deliveryCredentials(bundleId: key.bundleId).keys(in: key.environment)
+            let set = replacingTheSet ? [] : try tx.deliveryCredentials(bundleId: key.bundleId).keys(in: key.environment)
+            try KeySet.check(
+                adding: key.keyId, scope: key.kind, topics: stored.credential.topics ?? [], relatedKeyId: key.relatedKeyId,
+                to: set.filter { $0.credential.teamId == key.teamId }.map { KeySet.Member(keyId: $0.credential.keyId, scope: $0.credential.kind) }
+            )
             if replacingTheSet {
                 _ = try tx.deleteCredentials(bundleId: key.bundleId, environment: key.environment, keyId: nil)
-            } else {
-                try KeySet.check(
-                    adding: key.keyId, scope: key.kind, topics: stored.credential.topics ?? [], relatedKeyId: key.relatedKeyId,
-                    to: set.filter { $0.credential.teamId == key.teamId }.map { KeySet.Member(keyId: $0.credential.keyId, scope: $0.credential.kind) }
-                )
-                if key.url == nil, let route = set.last(where: { $0.credential.keyId != key.keyId })?.credential {
-                    (stored.credential.url, stored.credential.caCertificate) = (route.url, route.caCertificate)
-                }
+            } else if key.url == nil, let route = set.last(where: { $0.credential.keyId != key.keyId })?.credential {
+                (stored.credential.url, stored.credential.caCertificate) = (route.url, route.caCertificate)
             }
             try tx.putCredential(stored)
             try Self.release(bundleId: key.bundleId, in: tx)
@@ -286,16 +284,27 @@ extension Engine {
     /// (Apple refuses its provider token, or what is stored cannot be read), deliveries wait to be tried again, or the oldest waits over a minute.
     private static func deliveryHealth(bundleId: BundleID?, now: Date, in store: any StoreReading) throws -> DeliveryHealth {
         let backlog = try store.deliveryBacklog(bundleId: bundleId)
-        let refused = try store.refusedCredentials().filter { bundleId == nil || $0.bundleId == bundleId }.map {
-            "\($0.bundleId) (\($0.environment.rawValue)): \($0.failure ?? "")"
-        } + store.refusedFCMCredentials().filter { bundleId == nil || $0.bundleId == bundleId }.map {
-            "\($0.bundleId) (FCM): \($0.failure ?? "")"
+        // Every refused credential is reported; one beside a key that still signs holds nothing
+        // (`KeySet.signer`), so only the others make delivery degraded.
+        var (refused, blocking): ([String], [String]) = ([], [])
+        for key in try store.refusedCredentials() where bundleId == nil || key.bundleId == bundleId {
+            let line = "\(key.bundleId) (\(key.environment.rawValue)): key \(key.keyId): \(key.failure ?? "")"
+            if try store.deliveryCredentials(bundleId: key.bundleId).signer(in: key.environment) != nil {
+                refused.append(line + " (another key signs)")
+            } else {
+                refused.append(line)
+                blocking.append(line)
+            }
+        }
+        for credential in try store.refusedFCMCredentials() where bundleId == nil || credential.bundleId == bundleId {
+            refused.append("\(credential.bundleId) (FCM): \(credential.failure ?? "")")
+            blocking.append(refused[refused.count - 1])
         }
         var degraded: String?
         var withoutNames: String?
-        if !refused.isEmpty {
-            degraded = "delivery credentials cannot be used: \(refused.joined(separator: "; "))"
-            withoutNames = "the delivery credentials of \(refused.count) app\(refused.count == 1 ? "" : "s") cannot be used; GET /v1/overview (with a key) says which and why"
+        if !blocking.isEmpty {
+            degraded = "delivery credentials cannot be used: \(blocking.joined(separator: "; "))"
+            withoutNames = "the delivery credentials of \(blocking.count) app\(blocking.count == 1 ? "" : "s") cannot be used; GET /v1/overview (with a key) says which and why"
         } else if backlog.retrying > 0 {
             degraded = "\(backlog.retrying) deliver\(backlog.retrying == 1 ? "y waits" : "ies wait") to be tried again: Apple did not answer, or asked to wait (429, 500, 503)"
         } else if let oldest = backlog.oldest, now.timeIntervalSince(oldest) > 60 {

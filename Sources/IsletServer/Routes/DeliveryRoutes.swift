@@ -56,7 +56,8 @@ struct DeliveryRoutes {
     /// A key as a body gives it, its ids and topics checked where they enter.
     private func key(_ request: Request, bundleId: BundleID) async throws -> StoredCredential {
         let body = try await request.decodeJSON(DeliveryCredentialBody.self, limit: maxBodySize)
-        for (name, value) in [("keyId", body.keyId), ("teamId", body.teamId), ("relatedKeyId", body.relatedKeyId ?? "R")] {
+        let ids = [("keyId", body.keyId), ("teamId", body.teamId)] + (body.relatedKeyId.map { [("relatedKeyId", $0)] } ?? [])
+        for (name, value) in ids {
             guard !value.isEmpty, value.count <= 64, value.allSatisfy({ $0.isASCII && ($0.isLetter || $0.isNumber) }) else {
                 throw IsletError(.invalidRequest, "\(name) must be ASCII letters and digits, like Apple's 10-character ids.")
             }
