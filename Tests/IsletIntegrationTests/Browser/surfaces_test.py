@@ -62,15 +62,23 @@ def frames(page):
         };""")
 
 
-def shoot(driver, name):
-    """Saves each surface beside the phone as surface-NAME-PLACE.png; nothing without ISLET_SCREENSHOTS."""
+def shoot(driver, name, places):
+    """Saves each of places beside the phone as surface-NAME-PLACE.png, the Mac's popover open;
+    nothing without ISLET_SCREENSHOTS."""
     if not SHOTS:
         return
-    for place in OTHERS:
+    open_popover(driver)
+    for place in places:
         element = driver.find_element(By.CSS_SELECTOR, f'.islet-place[data-place="{place}"]')
         driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", element)
         time.sleep(0.2)
         element.screenshot(os.path.join(SHOTS, f"surface-{name}-{place}.png"))
+
+
+def open_popover(driver):
+    """Clicks the Mac's menu bar item unless its expanded popover is open."""
+    if not driver.execute_script("return document.getElementById('surface-mac').classList.contains('islet-open')"):
+        driver.find_element(By.CSS_SELECTOR, "#surface-mac .islet-menubar-item").click()
 
 
 def close(a, b):
@@ -78,7 +86,9 @@ def close(a, b):
 
 
 def main():
-    with Scenario() as run:
+    # Screenshots at twice the points, as the display's own (display_screenshots.py); sizes are
+    # measured in CSS pixels all the same.
+    with Scenario(["--force-device-scale-factor=2"] if SHOTS else []) as run:
         driver, page = run.driver, run.page
         driver.set_window_size(1500, 1700)
         for name, folder, bundle_id, app_name, type_name, attributes, state, label in scenarios():
@@ -100,7 +110,10 @@ def main():
                     driver.get(f"{page_url()}/devices/{device}?surfaces=all&appearance={appearance}")
                     seen = page.until("every surface's frame", lambda: all_present(frames(page)) and frames(page))
                     time.sleep(0.6)  # the entrance animations and the first tick
-                    shoot(driver, f"{name}-{variant}-{appearance}")
+                    # The watch and CarPlay are dark only, and only they draw the small region.
+                    places = [p for p in OTHERS if (appearance == "dark" or p not in ("watch", "carplay"))
+                              and (variant == "small" or p in ("watch", "carplay"))]
+                    shoot(driver, f"{name}-{variant}-{appearance}", places)
                 for place, (width, height) in SIZES.items():
                     assert close(seen[place]["width"], width) and close(seen[place]["height"], height), (place, seen[place])
                 assert close(seen["ipad"]["width"], 500) and 84 <= seen["ipad"]["height"] <= 160.5, seen["ipad"]
@@ -115,7 +128,7 @@ def main():
                         assert seen[place]["small"] == "fallback" and label not in seen[place]["text"], (place, seen[place])
                         slots = page.js(f"return document.querySelectorAll('#surface-{place} .islet-small-fallback > .islet-slot [data-n]').length")
                         assert slots >= 2, (place, slots)
-                driver.find_element(By.CSS_SELECTOR, "#surface-mac .islet-menubar-item").click()
+                open_popover(driver)
                 popover = page.until("the Mac's expanded popover", lambda: (frames(page)["popover"] or {}).get("width"))
                 assert close(popover, 371), popover
                 print(f"ok: {name} {'with' if variant == 'small' else 'without'} a small region: the watch "
@@ -172,6 +185,7 @@ def main():
             for appearance in ["light", "dark"]:
                 driver.get(f"{page_url()}/devices/ride-compact?surfaces=all&appearance={appearance}")
                 page.until("every surface's frame", lambda: all_present(frames(page)))
+                open_popover(driver)
                 time.sleep(0.8)
                 driver.find_element(By.CSS_SELECTOR, ".islet-stage").screenshot(os.path.join(SHOTS, f"surfaces-every-place-{appearance}.png"))
 
