@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Screenshots of the example layouts: every scenario in every presentation (lockScreen, compact,
-# minimal, expanded) and both appearances, plus a few other phases, drawn by `islet render`, with
-# an index (index.md).
+# minimal, expanded) and both appearances, plus a few other phases, and on every other surface
+# (watch, carplay, mac, ipad, standby: docs/surfaces.md), drawn by `islet render`, with an index
+# (index.md). The index's sections of the browser tests' screenshots (every place on the display,
+# the console) are kept as they are.
 #
 #   Examples/Layouts/screenshots.sh                    # into .build/screenshots (untracked)
 #   Examples/Layouts/screenshots.sh docs/screenshots   # the committed ones, for a change to show
@@ -48,10 +50,13 @@ moved() {
     echo "$copy"
 }
 
-# shoot NAME TYPE ATTRIBUTES STATE PRESENTATION APPEARANCE OUTPUT
+# shoot NAME TYPE ATTRIBUTES STATE PRESENTATION APPEARANCE OUTPUT — PRESENTATION is one of the
+# iPhone's, or surface:NAME for another surface.
 shoot() {
+    local what=(--presentation "$5")
+    if [[ $5 == surface:* ]]; then what=(--surface "${5#surface:}"); fi
     "${islet[@]}" render --layout "@$layouts/$1/layout.json" --type "$2" --attributes "@$3" --state "@$4" \
-        --presentation "$5" --appearance "$6" -o "$7"
+        "${what[@]}" --appearance "$6" -o "$7"
     if command -v optipng >/dev/null; then optipng -quiet -o2 -strip all "$7"; fi
     echo "$7"
 }
@@ -97,6 +102,18 @@ for variant in "${phases[@]}"; do
             "$out/$name-$phase-$presentation-$appearance.png"
     done
 done
+# The other surfaces, each at its default size; the watch and CarPlay are dark only.
+surfaces=(watch carplay mac ipad standby)
+surface_appearances() { case $1 in watch | carplay) echo dark ;; *) echo light dark ;; esac; }
+for name in "${scenarios[@]}"; do
+    for surface in "${surfaces[@]}"; do
+        for appearance in $(surface_appearances "$surface"); do
+            read -r type attributes state <<<"$(files "$name")"
+            shoot "$name" "$type" "$attributes" "$state" "surface:$surface" "$appearance" \
+                "$out/$name-$surface-$appearance.png"
+        done
+    done
+done
 
 # The web display with all three live on it, from a server of its own (Selenium drives Chromium).
 if python3 -c "import selenium" 2>/dev/null; then
@@ -113,6 +130,10 @@ if python3 -c "import selenium" 2>/dev/null; then
 else
     echo "skipping the display's screenshots: Python's selenium is not installed (pip install selenium)" >&2
 fi
+
+# The sections the browser tests' screenshots own (every place on the display, the console), from
+# the index as it is: from the first of their headings to the presentations' table.
+kept=$(awk '/^## Each presentation/ { exit } /^## (Every place|The console)/ { keep = 1 } keep' "$out/index.md" 2>/dev/null || true)
 
 # The index: a row per scenario, a column per presentation and appearance.
 {
@@ -131,6 +152,10 @@ fi
     echo "|---|---|---|"
     echo "| ![display, light](display-light.png) | ![display, dark](display-dark.png) | ![display, island expanded](display-expanded-dark.png) |"
     echo
+    if [ -n "$kept" ]; then
+        echo "$kept"
+        echo
+    fi
     echo "## Each presentation"
     echo
     header="| scenario |" rule="|---|"
@@ -147,6 +172,31 @@ fi
             for appearance in "${appearances[@]}"; do
                 file=$name-$presentation-$appearance.png
                 row+=" [![$name $presentation $appearance]($file)]($file) |"
+            done
+        done
+        echo "$row"
+    done
+    echo
+    echo "## Every other surface"
+    echo
+    echo "\`islet render --surface\` at each surface's default size (the watch 49 mm, CarPlay 240 × 78, the"
+    echo "iPad 500 wide, StandBy 852 × 393): the watch and CarPlay draw the layout's \`small\` region, the"
+    echo "Mac the compact view in its menu bar with the expanded one open under it."
+    echo
+    header="| scenario |" rule="|---|"
+    for surface in "${surfaces[@]}"; do
+        for appearance in $(surface_appearances "$surface"); do
+            header+=" $surface, $appearance |" rule+="---|"
+        done
+    done
+    echo "$header"
+    echo "$rule"
+    for name in "${scenarios[@]}"; do
+        row="| \`$name\` |"
+        for surface in "${surfaces[@]}"; do
+            for appearance in $(surface_appearances "$surface"); do
+                file=$name-$surface-$appearance.png
+                row+=" [![$name $surface $appearance]($file)]($file) |"
             done
         done
         echo "$row"
