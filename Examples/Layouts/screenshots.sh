@@ -24,7 +24,10 @@ islet_command
 layouts=Examples/Layouts
 out=${1:-.build/screenshots}
 presentations=(lockScreen compact minimal expanded)
-appearances=(light dark)
+# The other surfaces, each at its default size (docs/surfaces.md).
+surfaces=(surface:watch surface:carplay surface:mac surface:ipad surface:standby)
+# view_appearances VIEW — light and dark, but for the watch and CarPlay, which are dark only.
+view_appearances() { case $1 in surface:watch | surface:carplay) echo dark ;; *) echo light dark ;; esac; }
 
 reference=1795255200 # 2026-11-21 10:00:00 UTC, the moment the sample files show
 work=$(mktemp -d)
@@ -86,11 +89,11 @@ phases=(
 
 started=$SECONDS
 for name in "${scenarios[@]}"; do
-    for presentation in "${presentations[@]}"; do
-        for appearance in "${appearances[@]}"; do
+    for view in "${presentations[@]}" "${surfaces[@]}"; do
+        for appearance in $(view_appearances "$view"); do
             read -r type attributes state <<<"$(files "$name")"
-            shoot "$name" "$type" "$attributes" "$state" "$presentation" "$appearance" \
-                "$out/$name-$presentation-$appearance.png"
+            shoot "$name" "$type" "$attributes" "$state" "$view" "$appearance" \
+                "$out/$name-${view#surface:}-$appearance.png"
         done
     done
 done
@@ -100,18 +103,6 @@ for variant in "${phases[@]}"; do
         read -r type attributes state <<<"$(files "$name" "$phase")"
         shoot "$name" "$type" "$attributes" "$state" "$presentation" "$appearance" \
             "$out/$name-$phase-$presentation-$appearance.png"
-    done
-done
-# The other surfaces, each at its default size; the watch and CarPlay are dark only.
-surfaces=(watch carplay mac ipad standby)
-surface_appearances() { case $1 in watch | carplay) echo dark ;; *) echo light dark ;; esac; }
-for name in "${scenarios[@]}"; do
-    for surface in "${surfaces[@]}"; do
-        for appearance in $(surface_appearances "$surface"); do
-            read -r type attributes state <<<"$(files "$name")"
-            shoot "$name" "$type" "$attributes" "$state" "surface:$surface" "$appearance" \
-                "$out/$name-$surface-$appearance.png"
-        done
     done
 done
 
@@ -135,7 +126,27 @@ fi
 # the index as it is: from the first of their headings to the presentations' table.
 kept=$(awk '/^## Each presentation/ { exit } /^## (Every place|The console)/ { keep = 1 } keep' "$out/index.md" 2>/dev/null || true)
 
-# The index: a row per scenario, a column per presentation and appearance.
+# table VIEW... — the index's table: a row per scenario, a column per view and appearance.
+table() {
+    local header="| scenario |" rule="|---|" view appearance name row file
+    for view in "$@"; do
+        for appearance in $(view_appearances "$view"); do header+=" ${view#surface:}, $appearance |" rule+="---|"; done
+    done
+    echo "$header"
+    echo "$rule"
+    for name in "${scenarios[@]}"; do
+        row="| \`$name\` |"
+        for view in "$@"; do
+            for appearance in $(view_appearances "$view"); do
+                file=$name-${view#surface:}-$appearance.png
+                row+=" [![$name ${view#surface:} $appearance]($file)]($file) |"
+            done
+        done
+        echo "$row"
+    done
+}
+
+# The index.
 {
     echo "# Screenshots"
     echo
@@ -158,24 +169,7 @@ kept=$(awk '/^## Each presentation/ { exit } /^## (Every place|The console)/ { k
     fi
     echo "## Each presentation"
     echo
-    header="| scenario |" rule="|---|"
-    for presentation in "${presentations[@]}"; do
-        for appearance in "${appearances[@]}"; do
-            header+=" $presentation, $appearance |" rule+="---|"
-        done
-    done
-    echo "$header"
-    echo "$rule"
-    for name in "${scenarios[@]}"; do
-        row="| \`$name\` |"
-        for presentation in "${presentations[@]}"; do
-            for appearance in "${appearances[@]}"; do
-                file=$name-$presentation-$appearance.png
-                row+=" [![$name $presentation $appearance]($file)]($file) |"
-            done
-        done
-        echo "$row"
-    done
+    table "${presentations[@]}"
     echo
     echo "## Every other surface"
     echo
@@ -183,24 +177,7 @@ kept=$(awk '/^## Each presentation/ { exit } /^## (Every place|The console)/ { k
     echo "iPad 500 wide, StandBy 852 × 393): the watch and CarPlay draw the layout's \`small\` region, the"
     echo "Mac the compact view in its menu bar with the expanded one open under it."
     echo
-    header="| scenario |" rule="|---|"
-    for surface in "${surfaces[@]}"; do
-        for appearance in $(surface_appearances "$surface"); do
-            header+=" $surface, $appearance |" rule+="---|"
-        done
-    done
-    echo "$header"
-    echo "$rule"
-    for name in "${scenarios[@]}"; do
-        row="| \`$name\` |"
-        for surface in "${surfaces[@]}"; do
-            for appearance in $(surface_appearances "$surface"); do
-                file=$name-$surface-$appearance.png
-                row+=" [![$name $surface $appearance]($file)]($file) |"
-            done
-        done
-        echo "$row"
-    done
+    table "${surfaces[@]}"
     echo
     echo "## Other phases"
     echo
