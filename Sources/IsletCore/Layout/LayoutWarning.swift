@@ -4,7 +4,8 @@
 /// nothing, a string where a number belongs as the string), as a device shows what it can; but
 /// never silently. Each presentation carries its warnings: the API returns them, the console
 /// shows them on the activity's timeline and `islet render` prints them. A binding the layout
-/// expects may find nothing is not one (`BindingReader` says which).
+/// expects may find nothing is not one (`BindingReader` says which). One warning is about the
+/// layout itself rather than a binding: a `small` region it does not declare (`smallNotDeclared`).
 public struct LayoutWarning: Hashable, Sendable, Codable {
     /// What was wrong with the value, a closed set a program can switch on.
     public enum Problem: String, CaseIterable, Hashable, Sendable, Codable {

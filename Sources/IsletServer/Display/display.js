@@ -555,12 +555,19 @@
   var surfaces = $("surfaces");
 
   // Each place shows the frames the server drew for it: the most relevant activity it shows (the
-  // iPad all of them, as its Lock Screen lists them). A frame is replaced only when it changed.
+  // iPad all of them, as its Lock Screen lists them; the Mac's menu bar the minimal view of each
+  // when there are several). A frame is replaced only when it changed.
   function renderSurfaces(activities) {
     ["watch", "carplay", "mac", "standby", "ipad"].forEach(function (place) {
-      var shown = shownOn(place, activities);
-      if (place !== "ipad") shown = shown.slice(0, 1);
-      var element = $("surface-" + place), html = shown.map(function (activity) { return activity.frames[place]; }).join("");
+      var shown = shownOn(place, activities), html;
+      if (place === "mac" && shown.length > 1) {
+        html = macWithSeveral(shown);
+        shown = shown.slice(0, 1);
+      } else {
+        if (place !== "ipad") shown = shown.slice(0, 1);
+        html = shown.map(function (activity) { return activity.frames[place]; }).join("");
+      }
+      var element = $("surface-" + place);
       var ids = shown.map(function (activity) { return activity.id; }).join(" ");
       if (element.isletHTML === html) return;
       element.isletHTML = html;
@@ -568,6 +575,18 @@
       element.innerHTML = html;
       window.IsletPresentation.refresh(element);
     });
+  }
+
+  // The Mac with several activities: each one's minimal view in the menu bar, as in the island;
+  // the first one's expanded view under it.
+  function macWithSeveral(activities) {
+    var frame = fromHTML(activities[0].frames.mac), bar = document.createElement("div");
+    bar.className = "islet-menubar-item islet-menubar-minimal";
+    activities.forEach(function (activity) {
+      bar.appendChild(fromHTML(activity.frames.minimal).querySelector(".islet-bubble"));
+    });
+    frame.querySelector(".islet-menubar-item").replaceWith(bar);
+    return frame.outerHTML;
   }
 
   $("surface-mac").addEventListener("click", function (event) {

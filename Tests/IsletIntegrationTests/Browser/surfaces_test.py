@@ -151,10 +151,10 @@ def main():
             print(f"ok: {name} ended: CarPlay and the island drop it at once; the Lock Screen, the watch, the Mac, the iPad and StandBy keep it")
 
         run.at("an alert on the watch")
-        key = api("POST", "/v1/apps", {"bundleId": "com.example.alerts.b"})["apiKey"]
-        api("POST", "/v1/devices", {"id": "alerts-b", "name": "alerts"})
-        alerted = start(key, "TimerAttributes", {}, {"minutes": 4}, extra={"device": "alerts-b"})
-        driver.get(f"{page_url()}/devices/alerts-b?surfaces=watch")
+        key = api("POST", "/v1/apps", {"bundleId": "com.example.alerts"})["apiKey"]
+        api("POST", "/v1/devices", {"id": "alerts", "name": "alerts"})
+        alerted = start(key, "TimerAttributes", {}, {"minutes": 4}, extra={"device": "alerts"})
+        driver.get(f"{page_url()}/devices/alerts?surfaces=watch")
         page.until("the watch's card", lambda: frames(page)["watch"])
         live(page)
         api("POST", f"/v1/activities/{alerted}/update", {"content": {"state": {"minutes": 1}},
@@ -168,7 +168,20 @@ def main():
             element.screenshot(os.path.join(SHOTS, "surface-alert-watch.png"))
         print("ok: an alert's title and body show on the watch")
 
+        run.at("several activities")
+        second = start(key, "KettleAttributes", {}, {"minutes": 2}, relevance=10, extra={"device": "alerts"})
+        driver.get(f"{page_url()}/devices/alerts?surfaces=all")
+        bubbles = page.until("the Mac's menu bar with a minimal view each", lambda: page.js(
+            "return document.querySelectorAll('#surface-mac .islet-menubar-minimal .islet-bubble').length") == 2)
+        seen = frames(page)
+        assert "Kettle" in seen["watch"]["text"] and "Kettle" in seen["carplay"]["text"], seen
+        assert page.js("return document.getElementById('surface-ipad').querySelectorAll('.islet-card').length") == 2
+        assert page.js("return document.getElementById('surface-watch').dataset.activities") == second
+        print("ok: with several activities the watch, CarPlay and StandBy show the most relevant, the Mac a minimal view each, the iPad them all")
+
         run.at("the panel's choice")
+        driver.get(f"{page_url()}/devices/alerts?surfaces=watch")
+        page.until("the watch's card", lambda: frames(page)["watch"])
         hidden = lambda: page.js("""return [...document.querySelectorAll('.islet-place')]
             .filter(place => place.offsetParent !== null).map(place => place.dataset.place)""")
         assert hidden() == ["watch"], hidden()
