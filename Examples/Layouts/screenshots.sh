@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Screenshots of the example layouts: every scenario in every presentation (lockScreen, compact,
-# minimal, expanded) and both appearances, plus a few other phases, drawn by `islet render`, with
-# an index (index.md).
+# minimal, expanded) and both appearances, plus a few other phases, and on every other surface
+# (watch, carplay, mac, ipad, standby: docs/surfaces.md), drawn by `islet render`, with an index
+# (index.md). The index's sections of the browser tests' screenshots (every place on the display,
+# the console) are kept as they are.
 #
 #   Examples/Layouts/screenshots.sh                    # into .build/screenshots (untracked)
 #   Examples/Layouts/screenshots.sh docs/screenshots   # the committed ones, for a change to show
@@ -22,7 +24,10 @@ islet_command
 layouts=Examples/Layouts
 out=${1:-.build/screenshots}
 presentations=(lockScreen compact minimal expanded)
-appearances=(light dark)
+# The other surfaces, each at its default size (docs/surfaces.md).
+surfaces=(surface:watch surface:carplay surface:mac surface:ipad surface:standby)
+# view_appearances VIEW — light and dark, but for the watch and CarPlay, which are dark only.
+view_appearances() { case $1 in surface:watch | surface:carplay) echo dark ;; *) echo light dark ;; esac; }
 
 reference=1795255200 # 2026-11-21 10:00:00 UTC, the moment the sample files show
 work=$(mktemp -d)
@@ -48,10 +53,13 @@ moved() {
     echo "$copy"
 }
 
-# shoot NAME TYPE ATTRIBUTES STATE PRESENTATION APPEARANCE OUTPUT
+# shoot NAME TYPE ATTRIBUTES STATE PRESENTATION APPEARANCE OUTPUT — PRESENTATION is one of the
+# iPhone's, or surface:NAME for another surface.
 shoot() {
+    local what=(--presentation "$5")
+    if [[ $5 == surface:* ]]; then what=(--surface "${5#surface:}"); fi
     "${islet[@]}" render --layout "@$layouts/$1/layout.json" --type "$2" --attributes "@$3" --state "@$4" \
-        --presentation "$5" --appearance "$6" -o "$7"
+        "${what[@]}" --appearance "$6" -o "$7"
     if command -v optipng >/dev/null; then optipng -quiet -o2 -strip all "$7"; fi
     echo "$7"
 }
@@ -81,11 +89,11 @@ phases=(
 
 started=$SECONDS
 for name in "${scenarios[@]}"; do
-    for presentation in "${presentations[@]}"; do
-        for appearance in "${appearances[@]}"; do
+    for view in "${presentations[@]}" "${surfaces[@]}"; do
+        for appearance in $(view_appearances "$view"); do
             read -r type attributes state <<<"$(files "$name")"
-            shoot "$name" "$type" "$attributes" "$state" "$presentation" "$appearance" \
-                "$out/$name-$presentation-$appearance.png"
+            shoot "$name" "$type" "$attributes" "$state" "$view" "$appearance" \
+                "$out/$name-${view#surface:}-$appearance.png"
         done
     done
 done
@@ -114,7 +122,31 @@ else
     echo "skipping the display's screenshots: Python's selenium is not installed (pip install selenium)" >&2
 fi
 
-# The index: a row per scenario, a column per presentation and appearance.
+# The sections the browser tests' screenshots own (every place on the display, the console), from
+# the index as it is: from the first of their headings to the presentations' table.
+kept=$(awk '/^## Each presentation/ { exit } /^## (Every place|The console)/ { keep = 1 } keep' "$out/index.md" 2>/dev/null || true)
+
+# table VIEW... — the index's table: a row per scenario, a column per view and appearance.
+table() {
+    local header="| scenario |" rule="|---|" view appearance name row file
+    for view in "$@"; do
+        for appearance in $(view_appearances "$view"); do header+=" ${view#surface:}, $appearance |" rule+="---|"; done
+    done
+    echo "$header"
+    echo "$rule"
+    for name in "${scenarios[@]}"; do
+        row="| \`$name\` |"
+        for view in "$@"; do
+            for appearance in $(view_appearances "$view"); do
+                file=$name-${view#surface:}-$appearance.png
+                row+=" [![$name ${view#surface:} $appearance]($file)]($file) |"
+            done
+        done
+        echo "$row"
+    done
+}
+
+# The index.
 {
     echo "# Screenshots"
     echo
@@ -131,26 +163,21 @@ fi
     echo "|---|---|---|"
     echo "| ![display, light](display-light.png) | ![display, dark](display-dark.png) | ![display, island expanded](display-expanded-dark.png) |"
     echo
+    if [ -n "$kept" ]; then
+        echo "$kept"
+        echo
+    fi
     echo "## Each presentation"
     echo
-    header="| scenario |" rule="|---|"
-    for presentation in "${presentations[@]}"; do
-        for appearance in "${appearances[@]}"; do
-            header+=" $presentation, $appearance |" rule+="---|"
-        done
-    done
-    echo "$header"
-    echo "$rule"
-    for name in "${scenarios[@]}"; do
-        row="| \`$name\` |"
-        for presentation in "${presentations[@]}"; do
-            for appearance in "${appearances[@]}"; do
-                file=$name-$presentation-$appearance.png
-                row+=" [![$name $presentation $appearance]($file)]($file) |"
-            done
-        done
-        echo "$row"
-    done
+    table "${presentations[@]}"
+    echo
+    echo "## Every other surface"
+    echo
+    echo "\`islet render --surface\` at each surface's default size (the watch 49 mm, CarPlay 240 × 78, the"
+    echo "iPad 500 wide, StandBy 852 × 393): the watch and CarPlay draw the layout's \`small\` region, the"
+    echo "Mac the compact view in its menu bar with the expanded one open under it."
+    echo
+    table "${surfaces[@]}"
     echo
     echo "## Other phases"
     echo

@@ -15,24 +15,27 @@ public enum PresentationDocument {
     /// A page with each of `kinds` for `presentation`, on a Lock Screen-like background.
     public static func html(_ presentation: Presentation, kinds: [Kind], appearance: Appearance, title: String) -> String {
         let body = kinds.map { frame(presentation, $0) }.joined(separator: "\n")
-        return """
-            <!DOCTYPE html>
-            <html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(title))</title>
-            <meta name="viewport" content="width=device-width, initial-scale=1">
-            <style>
-            \(Renderer.stylesheet)
-            \(Renderer.chromeStylesheet)
-            body { margin: 0; min-height: 100vh; }
-            .islet-sheet { display: flex; flex-direction: column; align-items: center; gap: 18px; padding: 16px; width: 393px; box-sizing: border-box; }
-            </style></head>
-            <body class="la-content islet-wallpaper\(appearance == .dark ? " la-dark" : "")">
-            <main class="islet-sheet">
-            \(body)
-            </main>
-            <script>\(Renderer.script)
-            IsletPresentation.refresh(document.body); setInterval(function () { IsletPresentation.refresh(document.body); }, 1000);</script>
-            </body></html>
-            """
+        return page(body: "<main class=\"islet-sheet\">\n\(body)\n</main>", dark: appearance == .dark, title: title)
+    }
+
+    /// A self-contained page around `body`: the renderer's stylesheets and script, the wallpaper.
+    static func page(body: String, dark: Bool, title: String) -> String {
+        """
+        <!DOCTYPE html>
+        <html lang="en"><head><meta charset="utf-8"><title>\(HTML.escape(title))</title>
+        <meta name="viewport" content="width=device-width, initial-scale=1">
+        <style>
+        \(Renderer.stylesheet)
+        \(Renderer.chromeStylesheet)
+        body { margin: 0; min-height: 100vh; }
+        .islet-sheet { display: flex; flex-direction: column; align-items: center; gap: 18px; padding: 16px; width: 393px; box-sizing: border-box; }
+        </style></head>
+        <body class="la-content islet-wallpaper\(dark ? " la-dark" : "")">
+        \(body)
+        <script>\(Renderer.script)
+        IsletPresentation.refresh(document.body); setInterval(function () { IsletPresentation.refresh(document.body); }, 1000);</script>
+        </body></html>
+        """
     }
 
     /// One presentation in its frame: the card, or the island in one of its modes.
@@ -40,10 +43,7 @@ public enum PresentationDocument {
         let keyline = presentation.keylineTint.map { " style=\"--keyline:\($0.dark)\"" } ?? ""
         switch kind {
         case .lockScreen:
-            var style: [String] = []
-            if let tint = presentation.backgroundTint { style += ["--card-l:\(tint.light)", "--card-d:\(tint.dark)"] }
-            let styleAttribute = style.isEmpty ? "" : " style=\"\(style.joined(separator: ";"))\""
-            return "<section class=\"islet-card\(presentation.isStale ? " islet-stale" : "")\"\(styleAttribute) data-kind=\"lockScreen\">\(presentation.lockScreen)</section>"
+            return card(presentation, surface: nil, width: nil)
         case .compact:
             return """
                 <section class="islet-island islet-compact la-dark"\(keyline) data-kind="compact"><div class="islet-slot islet-leading">\(presentation.compactLeading)</div><div class="islet-camera"></div><div class="islet-slot islet-trailing">\(presentation.compactTrailing)</div></section>

@@ -42,18 +42,20 @@ public struct Renderer: Sendable {
             compactLeading: region(.compactLeading),
             compactTrailing: region(.compactTrailing),
             minimal: region(.minimal),
+            small: region(.small),
+            drawsSmall: layout.drawsSmall,
             backgroundTint: card?.backgroundTint.map(CSSColor.init(resolving:)),
             systemActionForegroundColor: card?.systemActionForegroundColor.map(CSSColor.init(resolving:)),
             keylineTint: layout.keylineTint.map(CSSColor.init(resolving:)),
             isStale: scope.isStale,
-            warnings: context.reader.warnings
+            warnings: context.reader.warnings + (layout.small != nil && !layout.drawsSmall ? [.smallNotDeclared] : [])
         )
     }
 
     /// The first step of each region's element paths (`data-n`): short, as every element has one.
     private static let elementIDs: [Layout.Region: String] = [
         .lockScreen: "l", .expandedLeading: "el", .expandedTrailing: "et", .expandedCenter: "ec", .expandedBottom: "eb",
-        .compactLeading: "cl", .compactTrailing: "ct", .minimal: "m",
+        .compactLeading: "cl", .compactTrailing: "ct", .minimal: "m", .small: "s",
     ]
 
     private struct Context {

@@ -14,6 +14,8 @@ struct Render: AsyncParsableCommand {
               islet render 4F1C2A9B --output card.png
             or a layout file with attributes and a state, without a server:
               islet render --layout bike.json --attributes '{"name": "Morning ride"}' --state @state.json
+            On another surface than the iPhone (docs/surfaces.md):
+              islet render 4F1C2A9B --surface watch --size 40mm -o watch.png
 
             A binding that finds nothing its view can draw (a field the state lacks, a string where \
             a number belongs) is drawn as it is and printed to standard error as a warning; with \
@@ -42,7 +44,13 @@ struct Render: AsyncParsableCommand {
     @Option(help: "lockScreen, compact, minimal, expanded or all.")
     var presentation = "all"
 
-    @Option(help: "light or dark.")
+    @Option(help: "Another place than the iPhone: watch, carplay, mac, ipad or standby.")
+    var surface: String?
+
+    @Option(help: "The surface's size: watch 49mm or 40mm; carplay 240x78, 240x100 or 170x78; ipad 500 or 425.")
+    var size: String?
+
+    @Option(help: "light or dark (the watch and CarPlay are dark only).")
     var appearance = "light"
 
     @Option(name: .shortAndLong, help: "Where to write: a .html or .png file (default: HTML to standard output).")
@@ -61,7 +69,25 @@ struct Render: AsyncParsableCommand {
         if PresentationDocument.Appearance(rawValue: appearance) == nil {
             throw ValidationError("--appearance is light or dark.")
         }
+        if let surface {
+            guard let chosen = Self.surface(surface) else {
+                throw ValidationError("--surface is one of \(Surface.beyondThePhone.map(\.rawValue).joined(separator: ", ")).")
+            }
+            if presentation != "all" { throw ValidationError("--presentation is for the iPhone; a --surface draws what that surface shows.") }
+            if let size, chosen.size(named: size) == nil {
+                throw ValidationError(
+                    chosen.sizes.count < 2
+                        ? "--size: \(chosen.rawValue) comes in one size."
+                        : "--size for \(chosen.rawValue) is one of \(chosen.sizes.map(\.name).joined(separator: ", "))."
+                )
+            }
+        } else if size != nil {
+            throw ValidationError("--size goes with --surface.")
+        }
     }
+
+    /// A surface `--surface` draws: one beyond the iPhone, whose presentations `--presentation` draws.
+    static func surface(_ name: String) -> Surface? { Surface.beyondThePhone.first { $0.rawValue == name } }
 
     func run() async throws {
         let kinds = presentation == "all" ? PresentationDocument.Kind.allCases : [PresentationDocument.Kind(rawValue: presentation)!]
@@ -78,9 +104,19 @@ struct Render: AsyncParsableCommand {
         for warning in drawn.warnings {
             Output(json: options.json).warn("\(warning.message) (at \(warning.path))")
         }
-        let html = PresentationDocument.html(drawn, kinds: kinds, appearance: PresentationDocument.Appearance(rawValue: appearance)!, title: title)
+        let appearance = PresentationDocument.Appearance(rawValue: appearance)!
+        let html: String
+        let room: (width: Int, height: Int)
+        if let surface = surface.flatMap(Self.surface) {
+            let size = surface.size(named: size)
+            html = PresentationDocument.html(drawn, on: surface, size: size, appearance: appearance, title: title)
+            room = PresentationDocument.pageSize(of: surface, size: size)
+        } else {
+            html = PresentationDocument.html(drawn, kinds: kinds, appearance: appearance, title: title)
+            room = (393, kinds.map(\.height).reduce(32, +))
+        }
         if let output, output.hasSuffix(".png") {
-            try Screenshot.png(html: html, height: kinds.map(\.height).reduce(32, +), to: output)
+            try Screenshot.png(html: html, width: room.width, height: room.height, to: output)
         } else if let output {
             try html.write(toFile: output, atomically: true, encoding: .utf8)
         } else {

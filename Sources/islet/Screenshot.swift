@@ -18,8 +18,8 @@ enum Screenshot {
         return nil
     }
 
-    /// Writes `html` as a PNG 393 points wide and `height` tall to `path`.
-    static func png(html: String, height: Int, to path: String, scale: Int = 3) throws {
+    /// Writes `html` as a PNG `width` points wide (an iPhone's 393 unless told) and `height` tall to `path`.
+    static func png(html: String, width: Int = 393, height: Int, to path: String, scale: Int = 3) throws {
         guard let browser = browser() else {
             throw CommandFailure(
                 "A PNG needs a headless Chromium, and none was found (tried \(browsers.joined(separator: ", ")); set ISLET_CHROMIUM). Write .html instead, or install one: apt-get install chromium"
@@ -33,7 +33,7 @@ enum Screenshot {
         process.executableURL = URL(fileURLWithPath: browser)
         process.arguments = [
             "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars", "--no-first-run",
-            "--force-device-scale-factor=\(scale)", "--window-size=393,\(height)",
+            "--force-device-scale-factor=\(scale)", "--window-size=\(width),\(height)",
             "--virtual-time-budget=1500", "--screenshot=\(output.path)", page.absoluteString,
         ]
         let errors = Pipe()

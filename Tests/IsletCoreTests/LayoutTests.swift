@@ -203,6 +203,34 @@ struct LayoutTests {
         #expect(!texts.contains { $0.hasPrefix("Islet") }, "\(texts)")
     }
 
+    @Test func theSmallRegionIsReadAndDrawnOnlyWhenDeclared() throws {
+        let small = #"{"type": "Text", "text": {"bind": "state.speed"}}"#
+        let declared = try layout(#"{"small": \#(small), "supplementalFamilies": ["small", "medium"]}"#)
+        #expect(declared.small != nil && declared.supplementalFamilies == [.small, .medium])
+        #expect(declared.drawsSmall)
+        #expect(declared.regions.map(\.path) == ["small"])
+        // Written but not declared: iOS draws the compact pair on the watch and in the car.
+        #expect(try layout(#"{"small": \#(small)}"#).drawsSmall == false)
+        #expect(try layout(#"{"small": \#(small), "supplementalFamilies": ["medium"]}"#).drawsSmall == false)
+        // Declared with no region: nothing to draw, so the fallback too.
+        #expect(try layout(#"{"supplementalFamilies": ["small"]}"#).drawsSmall == false)
+    }
+
+    @Test func supplementalFamiliesAreSmallMediumOrBoth() {
+        #expect(refusal(#"{"supplementalFamilies": ["large"]}"#)?.hasPrefix("supplementalFamilies[0]: unknown value \"large\"") == true)
+        #expect(refusal(#"{"supplementalFamilies": ["small", 3]}"#)?.hasPrefix("supplementalFamilies[1]:") == true)
+        #expect(refusal(#"{"supplementalFamilies": "small"}"#)?.hasPrefix("supplementalFamilies: expected an array") == true)
+        #expect(refusal(#"{"supplementalFamilies": []}"#) == "supplementalFamilies: name small, medium or both")
+        #expect(refusal(#"{"supplementalFamilies": ["small", "small"]}"#) == "supplementalFamilies[1]: small is named twice")
+        #expect(refusal(#"{"small": {"type": "Txt"}}"#)?.hasPrefix("small") == true)
+    }
+
+    @Test func theDefaultCardHasASmallViewAndDeclaresIt() {
+        let card = Layout.defaultCard(attributesType: "TimerAttributes", attributes: [:], state: ["minutes": 4])
+        #expect(card.drawsSmall)
+        #expect((card.small.map(literalTexts) ?? []).contains("Timer"))
+    }
+
     private func literalTexts(_ view: LayoutView) -> [String] {
         var texts: [String] = []
         if case .text(.parts(let parts)) = view.content {

@@ -28,6 +28,15 @@ extension DurabilityTests {
         try await Self.runBrowserScript("sizing", steps: 5)
     }
 
+    /// Every place an activity shows, beside the phone (docs/surfaces.md): the ride, the build and
+    /// the countdown with and without a `small` region, each surface's frame at Apple's size; after
+    /// an end CarPlay and the island drop the card and the others keep it; an alert on the watch;
+    /// several activities; the panel's Surfaces choice. With ISLET_SCREENSHOTS=docs/screenshots it saves each surface.
+    @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
+    func theDisplayDrawsEverySurfaceFromTheSameLayouts() async throws {
+        try await Self.runBrowserScript(script: "surfaces_test.py", steps: 12, timeout: 240)
+    }
+
     /// Listening beyond loopback, the display needs its device's key, given once in the address.
     @Test(.enabled(if: browserAvailable, "needs chromium, chromium-driver and Python's selenium (.ci/run installs them)"))
     func offLoopbackTheDisplayNeedsItsDevicesKey() async throws {

@@ -406,6 +406,45 @@ extension DurabilityTests {
         #expect(try await runCLI(["render", id, "--strict"], environment: app).status == 1)
     }
 
+    /// `islet render --surface` draws the other places an activity shows, each PNG at its
+    /// surface's size (three pixels a point, 16 points of margin), and refuses what it cannot draw.
+    @Test(.enabled(if: browserAvailable, "needs chromium (.ci/run installs it)"))
+    func renderDrawsEverySurfaceAtItsSize() async throws {
+        let scratch = DataDirectory()
+        try FileManager.default.createDirectory(at: scratch.url, withIntermediateDirectories: true)
+        let state = #"{"minutes": 4}"#
+        let expected: [(surface: String, size: String?, points: (Int, Int))] = [
+            ("watch", "40mm", (152 + 32, 70 + 32)), ("watch", nil, (191 + 32, 82 + 32)), ("carplay", "170x78", (170 + 32, 78 + 32)),
+            ("carplay", "240x100", (240 + 32, 100 + 32)), ("mac", nil, (371 + 32, 4 + 37 + 8 + 160 + 32)), ("ipad", "425", (425 + 32, 160 + 32)),
+            ("standby", nil, (852 + 32, 393 + 32)),
+        ]
+        for (surface, size, points) in expected {
+            let png = scratch.url.appendingPathComponent("\(surface)-\(size ?? "default").png").path
+            let drawn = try await runCLI(
+                ["render", "--layout", "{}", "--type", "TimerAttributes", "--state", state, "--surface", surface, "--appearance", "dark", "-o", png]
+                    + (size.map { ["--size", $0] } ?? [])
+            )
+            #expect(drawn.status == 0, "\(surface): \(drawn.stderr)")
+            let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: png)))
+            // A PNG's IHDR: width and height, big-endian, at bytes 16 and 20.
+            let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+            #expect(width == points.0 * 3 && height == points.1 * 3, "\(surface) \(size ?? ""): \(width)×\(height)")
+        }
+        let page = try await runCLI(["render", "--layout", "{}", "--type", "TimerAttributes", "--state", state, "--surface", "watch"])
+        #expect(page.stdout.contains("data-surface=\"watch\"") && page.stdout.contains("data-small=\"small\""))
+        let refusals: [([String], String)] = [
+            (["--surface", "tv"], "--surface is one of watch, carplay, mac, ipad, standby."),
+            (["--surface", "watch", "--size", "45mm"], "--size for watch is one of 49mm, 40mm."),
+            (["--surface", "mac", "--size", "14in"], "--size: mac comes in one size."),
+            (["--size", "40mm"], "--size goes with --surface."),
+            (["--surface", "watch", "--presentation", "compact"], "--presentation is for the iPhone"),
+        ]
+        for (arguments, message) in refusals {
+            let refused = try await runCLI(["render", "--layout", "{}"] + arguments)
+            #expect(refused.status == 64 && refused.stderr.contains(message), "\(arguments): \(refused.stderr)")
+        }
+    }
+
     @Test func isletPushUpdatesAnActivityThatWatchShows() async throws {
         let data = DataDirectory()
         let server = try await ServerProcess(data: data)

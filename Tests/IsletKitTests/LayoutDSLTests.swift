@@ -93,6 +93,26 @@ struct LayoutDSLTests {
         #expect(drawn.compactTrailing.contains(">27<"))
     }
 
+    /// The watch's and CarPlay's view, and the families the widget declares, in the document.
+    @Test func theSmallFamilyIsARegionTheConfigurationDeclares() throws {
+        let configuration = Self.ride
+            .small { context in
+                HStack {
+                    Image(systemName: "bicycle")
+                    Text(context.state.speed, format: .number(precision: 1))
+                }
+            }
+            .supplementalActivityFamilies([.small, .medium])
+        let document = try configuration.document()
+        #expect(document["supplementalFamilies"] == ["small", "medium"])
+        let layout = try Layout.parse(document)
+        #expect(layout.drawsSmall)
+        #expect(Self.children(try #require(document["small"]))[1]["text"] == ["bind": "state.speed", "format": ["number": ["precision": 1]]])
+        // Without them the document is as before: the watch draws the compact pair.
+        let plain = try Self.ride.document()
+        #expect(plain["small"] == nil && plain["supplementalFamilies"] == nil)
+    }
+
     static func children(_ node: JSONValue) -> [JSONValue] {
         if case .array(let children) = node["children"] { return children }
         return []

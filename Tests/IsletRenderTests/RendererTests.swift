@@ -383,12 +383,13 @@ struct RendererTests {
                     ("lockScreen", drawn.lockScreen), ("compactLeading", drawn.compactLeading),
                     ("compactTrailing", drawn.compactTrailing), ("minimal", drawn.minimal),
                     ("expandedLeading", drawn.expandedLeading), ("expandedTrailing", drawn.expandedTrailing),
-                    ("expandedBottom", drawn.expandedBottom),
+                    ("expandedBottom", drawn.expandedBottom), ("small", drawn.small),
                 ] {
                     #expect(html.contains("data-n="), "\(name) \(file): \(region) draws nothing")
                 }
                 #expect(unknown.names.isEmpty, "\(name) \(file) names icons Islet lacks: \(unknown.names)")
                 #expect(drawn.warnings.isEmpty, "\(name) \(file): \(drawn.warnings.map(\.message))")
+                #expect(drawn.drawsSmall, "\(name) declares its small region")
             }
         }
     }
@@ -418,6 +419,48 @@ struct RendererTests {
         #expect(running.warnings.isEmpty && late.warnings.isEmpty && overdue.warnings.isEmpty)
     }
 
+    @Test func theWatchAndCarPlayDrawSmallWhenDeclaredAndTheCompactPairOtherwise() throws {
+        let small = #"{"type": "Text", "text": "S"}"#
+        let pair = #""dynamicIsland": {"compactLeading": {"type": "Text", "text": "L"}, "compactTrailing": {"type": "Text", "text": "T"}}"#
+        let declared = try drawLayout(#"{"small": \#(small), "supplementalFamilies": ["small"], \#(pair)}"#)
+        #expect(declared.drawsSmall && declared.warnings.isEmpty)
+        for surface in [Surface.watch, .carplay] {
+            let frame = PresentationDocument.frame(declared, on: surface)
+            #expect(frame.contains("data-small=\"small\"") && frame.contains(">S<") && !frame.contains(">L<"), "\(frame)")
+        }
+        // Written but not declared: the watch draws the compact pair, and the drawing says why.
+        let undeclared = try drawLayout(#"{"small": \#(small), \#(pair)}"#)
+        #expect(undeclared.warnings == [.smallNotDeclared])
+        #expect(undeclared.warnings.first?.message.hasPrefix("small is drawn only when supplementalFamilies has small") == true)
+        let frame = PresentationDocument.frame(undeclared, on: .watch, size: Surface.watch.size(named: "40mm"))
+        #expect(frame.contains("data-small=\"fallback\"") && frame.contains(">L<") && frame.contains(">T<") && !frame.contains(">S<"))
+        #expect(frame.contains("width:152px;height:69.5px"))
+        // No small region at all: the fallback, with no warning.
+        let none = try drawLayout(#"{\#(pair)}"#)
+        #expect(!none.drawsSmall && none.warnings.isEmpty)
+        #expect(PresentationDocument.frame(none, on: .carplay).contains("data-small=\"fallback\""))
+    }
+
+    @Test func eachSurfaceFramesItsPresentationAtApplesSize() throws {
+        let drawn = try drawLayout(#"""
+            {"lockScreen": {"type": "Text", "text": "lock"}, "small": {"type": "Text", "text": "small"}, "supplementalFamilies": ["small"],
+             "dynamicIsland": {"compactLeading": {"type": "Text", "text": "cl"}, "compactTrailing": {"type": "Text", "text": "ct"},
+                               "minimal": {"type": "Text", "text": "min"}, "expanded": {"bottom": {"type": "Text", "text": "exp"}}}}
+            """#)
+        let carplay = PresentationDocument.frame(drawn, on: .carplay, size: Surface.carplay.size(named: "240x100"))
+        #expect(carplay.contains("width:240px;height:100px") && carplay.contains("la-dark"))
+        let ipad = PresentationDocument.frame(drawn, on: .ipad, size: Surface.ipad.size(named: "425"))
+        #expect(ipad.contains("width:425px") && ipad.contains(">lock<") && ipad.contains("data-surface=\"ipad\""))
+        let mac = PresentationDocument.frame(drawn, on: .mac)
+        #expect(mac.contains("islet-menubar-item") && mac.contains(">cl<") && mac.contains(">ct<") && mac.contains(">exp<"))
+        let standby = PresentationDocument.frame(drawn, on: .standby)
+        #expect(standby.contains("width:852px;height:393px") && standby.contains(">min<") && standby.contains(">lock<"))
+        // The watch and CarPlay are dark only; the iPad follows the appearance.
+        #expect(PresentationDocument.html(drawn, on: .watch, size: nil, appearance: .light, title: "w").contains("islet-wallpaper la-dark"))
+        #expect(!PresentationDocument.html(drawn, on: .ipad, size: nil, appearance: .light, title: "i").contains("islet-wallpaper la-dark"))
+        #expect(PresentationDocument.pageSize(of: .watch, size: Surface.watch.size(named: "40mm")) == (184, 102))
+    }
+
     @Test func theStandaloneDocumentFramesEachPresentation() throws {
         let presentation = try render(#"{"type": "Text", "text": "hello"}"#, isStale: true)
         let page = PresentationDocument.html(presentation, kinds: PresentationDocument.Kind.allCases, appearance: .dark, title: "<x>")
@@ -432,6 +475,12 @@ struct RendererTests {
 /// The reference scenarios' layouts and sample states (Examples/Layouts).
 let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("../../Examples/Layouts")
     .standardizedFileURL
+
+/// Draws a whole layout document at `noon`, with an empty state.
+func drawLayout(_ document: String) throws -> Presentation {
+    let layout = try Layout.parse(try JSONDecoder().decode(JSONValue.self, from: Data(document.utf8)))
+    return Renderer().render(layout, scope: LayoutScope(attributes: [:], state: [:], isStale: false), now: Date(timeIntervalSince1970: noon))
+}
 
 /// A JSON file.
 func json(_ url: URL) throws -> JSONValue { try JSONDecoder().decode(JSONValue.self, from: Data(contentsOf: url)) }

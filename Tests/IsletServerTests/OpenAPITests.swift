@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import IsletCore
 import IsletFCM
+import IsletRender
 @testable import IsletServer
 import NIOHTTP1
 import IsletTestSupport
@@ -65,6 +66,10 @@ import Testing
         let warning = schemas?["LayoutWarning"]?["properties"]
         #expect(strings(warning?["problem"]?["enum"]) == LayoutWarning.Problem.allCases.map(\.rawValue))
         #expect(strings(warning?["region"]?["enum"]) == Layout.Region.allCases.map(\.rawValue))
+        let shown = schemas?["DisplaySnapshot"]?["properties"]?["activities"]?["items"]?["properties"]
+        #expect(strings(shown?["surfaces"]?["items"]?["enum"]) == Surface.allCases.map(\.rawValue))
+        let frames = strings(shown?["frames"]?["required"])
+        #expect(frames == PresentationDocument.Kind.allCases.map(\.rawValue) + Surface.beyondThePhone.map(\.rawValue))
     }
 
     /// The strings of a JSON array, or the one string.

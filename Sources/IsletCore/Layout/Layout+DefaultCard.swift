@@ -38,6 +38,19 @@ extension Layout {
         )
         let firstValue = stateNames.first.map(value)
         let icon = LayoutView(.image(systemName: .literal("bolt.fill")), modifiers: [.foregroundStyle(.system(.accentColor))])
+        // The watch's and the car's card: the icon, the name and the first value, in little room.
+        let small = LayoutView(
+            .stack(.init(axis: .horizontal, alignment: .center, spacing: 8, children: [
+                LayoutView(.image(systemName: .literal("bolt.fill")), modifiers: [.font(.init(size: 22)), .foregroundStyle(.system(.accentColor))]),
+                LayoutView(.stack(.init(axis: .vertical, alignment: .leading, spacing: 2, children: [
+                    LayoutView(.text(.parts([.literal(.string(displayName(attributesType)))])), modifiers: [
+                        .font(.init(style: .footnote, weight: .semibold)), .lineLimit(1),
+                    ])
+                ] + (firstValue.map { [$0] } ?? [])))),
+                LayoutView(.spacer(minLength: nil)),
+            ])),
+            modifiers: [.padding(.init(top: 8, leading: 12, bottom: 8, trailing: 12))]
+        )
         return Layout(
             lockScreen: lockScreen,
             expandedLeading: LayoutView(.stack(.init(axis: .horizontal, spacing: 6, children: [
@@ -47,7 +60,9 @@ extension Layout {
             expandedBottom: rows.isEmpty ? nil : LayoutView(.stack(.init(axis: .vertical, alignment: .leading, spacing: 4, children: Array(rows.dropFirst().prefix(2))))),
             compactLeading: icon,
             compactTrailing: firstValue,
-            minimal: icon
+            minimal: icon,
+            small: small,
+            supplementalFamilies: [.small]
         )
     }
 

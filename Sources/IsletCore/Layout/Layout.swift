@@ -9,6 +9,8 @@
 ///     "compactLeading": …, "compactTrailing": …, "minimal": …,
 ///     "keylineTint": "cyan"
 ///   },
+///   "small": {"type": "HStack", "children": [...]},
+///   "supplementalFamilies": ["small"],
 ///   "dateEncoding": "secondsSince2001"
 /// }
 /// ```
@@ -24,6 +26,12 @@ public struct Layout: Hashable, Sendable {
     public var compactLeading: LayoutView?
     public var compactTrailing: LayoutView?
     public var minimal: LayoutView?
+    /// The `.small` family's view: what the Apple Watch's Smart Stack and CarPlay draw when
+    /// `supplementalFamilies` has `.small` (otherwise they draw the compact pair, `Surface`).
+    public var small: LayoutView?
+    /// The families the widget declares with `supplementalActivityFamilies(...)`; the Lock
+    /// Screen's `.medium` alone when the document names none.
+    public var supplementalFamilies: Set<ActivityFamily>
     /// The Dynamic Island's outline color (`DynamicIsland.keylineTint`).
     public var keylineTint: LayoutColor?
     /// The Android notification (`android`): a Live Update's title, texts and progress bar.
@@ -34,8 +42,9 @@ public struct Layout: Hashable, Sendable {
     public init(
         lockScreen: LayoutView? = nil, expandedLeading: LayoutView? = nil, expandedTrailing: LayoutView? = nil,
         expandedCenter: LayoutView? = nil, expandedBottom: LayoutView? = nil, compactLeading: LayoutView? = nil,
-        compactTrailing: LayoutView? = nil, minimal: LayoutView? = nil, keylineTint: LayoutColor? = nil,
-        android: AndroidLayout? = nil, dateEncoding: DateEncoding = .secondsSince2001
+        compactTrailing: LayoutView? = nil, minimal: LayoutView? = nil, small: LayoutView? = nil,
+        supplementalFamilies: Set<ActivityFamily> = [], keylineTint: LayoutColor? = nil, android: AndroidLayout? = nil,
+        dateEncoding: DateEncoding = .secondsSince2001
     ) {
         self.lockScreen = lockScreen
         self.expandedLeading = expandedLeading
@@ -45,6 +54,8 @@ public struct Layout: Hashable, Sendable {
         self.compactLeading = compactLeading
         self.compactTrailing = compactTrailing
         self.minimal = minimal
+        self.small = small
+        self.supplementalFamilies = supplementalFamilies
         self.keylineTint = keylineTint
         self.android = android
         self.dateEncoding = dateEncoding
@@ -85,6 +96,17 @@ public struct Layout: Hashable, Sendable {
             }
             try reader.finish()
         }
+        layout.small = try view(reader.value("small"), at: "small")
+        if let families = try reader.array("supplementalFamilies") {
+            // ["small"], ["medium"] or both, as `supplementalActivityFamilies(...)` takes them.
+            guard !families.isEmpty else { throw LayoutReader.error(at: "supplementalFamilies", "name small, medium or both") }
+            for (index, value) in families.enumerated() {
+                let family = try LayoutReader.choice(value, at: "supplementalFamilies[\(index)]", ActivityFamily.self)
+                guard layout.supplementalFamilies.insert(family).inserted else {
+                    throw LayoutReader.error(at: "supplementalFamilies[\(index)]", "\(family.rawValue) is named twice")
+                }
+            }
+        }
         layout.android = try reader.value("android").map { value throws(IsletError) in try AndroidLayout.parse(value, at: "android") }
         try reader.finish()
         try layout.checkCardModifiers()
@@ -93,7 +115,8 @@ public struct Layout: Hashable, Sendable {
 
     /// One of the places iOS shows an activity in, by the name a `Presentation` gives its HTML.
     public enum Region: String, CaseIterable, Codable, Hashable, Sendable {
-        case lockScreen, expandedLeading, expandedTrailing, expandedCenter, expandedBottom, compactLeading, compactTrailing, minimal
+        case lockScreen, expandedLeading, expandedTrailing, expandedCenter, expandedBottom, compactLeading, compactTrailing, minimal,
+            small
 
         /// Where the region's view is in a layout document: `dynamicIsland.expanded.leading`.
         public var path: String {
@@ -106,6 +129,7 @@ public struct Layout: Hashable, Sendable {
             case .compactLeading: "dynamicIsland.compactLeading"
             case .compactTrailing: "dynamicIsland.compactTrailing"
             case .minimal: "dynamicIsland.minimal"
+            case .small: "small"
             }
         }
     }
@@ -121,8 +145,14 @@ public struct Layout: Hashable, Sendable {
         case .compactLeading: compactLeading
         case .compactTrailing: compactTrailing
         case .minimal: minimal
+        case .small: small
         }
     }
+
+    /// Whether the watch and CarPlay draw the `small` region: only when the layout has one and
+    /// declares `.small`, as iOS draws the `.small` family only for a widget that opts in. The
+    /// one place this is decided; `Surface` says which surfaces draw it.
+    public var drawsSmall: Bool { small != nil && supplementalFamilies.contains(.small) }
 
     /// The regions with their paths, in document order.
     public var regions: [(path: String, view: LayoutView)] {

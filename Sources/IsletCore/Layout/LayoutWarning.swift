@@ -4,7 +4,8 @@
 /// nothing, a string where a number belongs as the string), as a device shows what it can; but
 /// never silently. Each presentation carries its warnings: the API returns them, the console
 /// shows them on the activity's timeline and `islet render` prints them. A binding the layout
-/// expects may find nothing is not one (`BindingReader` says which).
+/// expects may find nothing is not one (`BindingReader` says which). One warning is about the
+/// layout itself rather than a binding: a `small` region it does not declare (`smallNotDeclared`).
 public struct LayoutWarning: Hashable, Sendable, Codable {
     /// What was wrong with the value, a closed set a program can switch on.
     public enum Problem: String, CaseIterable, Hashable, Sendable, Codable {
@@ -15,17 +16,34 @@ public struct LayoutWarning: Hashable, Sendable, Codable {
         /// A value, but not a date: a number in the layout's `dateEncoding`, within the dates
         /// Islet draws.
         case notADate
+        /// A `small` region in a layout whose `supplementalFamilies` lacks `small`: iOS draws
+        /// the compact views on the watch and in CarPlay instead, and so does Islet.
+        case smallNotDeclared
     }
 
     /// The region being drawn.
     public var region: Layout.Region
     /// Where the binding is in the layout document, such as `lockScreen.children[1].text[2]`.
     public var path: String
-    /// What it reads, such as `state.progress`.
+    /// What it reads, such as `state.progress`; empty for a warning about the layout itself.
     public var binding: String
     public var problem: Problem
     /// The warning in words, for a person: `state.progress is missing`.
     public var message: String
+
+    /// The warning for a `small` region the layout does not declare (`Layout.drawsSmall`).
+    public static let smallNotDeclared = LayoutWarning(
+        region: .small, path: "small", binding: "", problem: .smallNotDeclared,
+        message: "small is drawn only when supplementalFamilies has small; the watch and CarPlay draw the compact views instead"
+    )
+
+    private init(region: Layout.Region, path: String, binding: String, problem: Problem, message: String) {
+        self.region = region
+        self.path = path
+        self.binding = binding
+        self.problem = problem
+        self.message = message
+    }
 
     /// A warning, with its words.
     /// - Parameters:
@@ -47,6 +65,7 @@ public struct LayoutWarning: Hashable, Sendable, Codable {
         case (.notADate, let value?) where value.numberValue != nil:
             message = "\(binding) is a number outside the dates Islet draws; \(dates)"
         case (.notADate, let value): message = "\(binding) is \(value.kindWords), not a date; \(dates)"
+        case (.smallNotDeclared, _): message = Self.smallNotDeclared.message
         }
     }
 }

@@ -12,6 +12,12 @@ public struct Presentation: Hashable, Sendable, Codable {
     public var compactLeading: String
     public var compactTrailing: String
     public var minimal: String
+    /// The `small` region: the Apple Watch's and CarPlay's view when `drawsSmall`.
+    public var small: String
+    /// Whether the watch and CarPlay draw `small` (the layout has one and declares
+    /// `supplementalFamilies` small); otherwise they draw the compact leading and trailing views
+    /// side by side, as iOS does (`Layout.drawsSmall`).
+    public var drawsSmall: Bool
     /// `activityBackgroundTint`, for light and dark.
     public var backgroundTint: CSSColor?
     /// `activitySystemActionForegroundColor`, for light and dark.
@@ -27,7 +33,8 @@ public struct Presentation: Hashable, Sendable, Codable {
     /// Creates a presentation.
     public init(
         lockScreen: String, expandedLeading: String, expandedTrailing: String, expandedCenter: String, expandedBottom: String,
-        compactLeading: String, compactTrailing: String, minimal: String, backgroundTint: CSSColor?,
+        compactLeading: String, compactTrailing: String, minimal: String, small: String = "", drawsSmall: Bool = false,
+        backgroundTint: CSSColor?,
         systemActionForegroundColor: CSSColor?, keylineTint: CSSColor?, isStale: Bool, warnings: [LayoutWarning] = []
     ) {
         self.lockScreen = lockScreen
@@ -38,6 +45,8 @@ public struct Presentation: Hashable, Sendable, Codable {
         self.compactLeading = compactLeading
         self.compactTrailing = compactTrailing
         self.minimal = minimal
+        self.small = small
+        self.drawsSmall = drawsSmall
         self.backgroundTint = backgroundTint
         self.systemActionForegroundColor = systemActionForegroundColor
         self.keylineTint = keylineTint

@@ -62,6 +62,8 @@ public struct DynamicIsland: Sendable {
 public struct ActivityConfiguration<Attributes: ActivityAttributes>: Sendable {
     private let lockScreen: LayoutNode
     private let dynamicIsland: DynamicIsland
+    private var small: LayoutNode?
+    private var families: [ActivityFamily] = []
 
     public init(
         for attributesType: Attributes.Type = Attributes.self,
@@ -72,9 +74,32 @@ public struct ActivityConfiguration<Attributes: ActivityAttributes>: Sendable {
         self.dynamicIsland = dynamicIsland(ActivityViewContext())
     }
 
+    /// The view of the `.small` family, drawn on the Apple Watch and in CarPlay when the
+    /// configuration declares `.small` (SwiftUI reads `@Environment(\.activityFamily)` in the
+    /// one content closure; a layout document gives the family a region of its own).
+    public func small(@LayoutBuilder _ content: (ActivityViewContext<Attributes>) -> [LayoutNode]) -> ActivityConfiguration {
+        var copy = self
+        copy.small = single(content(ActivityViewContext()))
+        return copy
+    }
+
+    /// The families beyond the Lock Screen the widget is drawn in, as WidgetKit's
+    /// `supplementalActivityFamilies(_:)`: without `.small` the watch and CarPlay draw the
+    /// compact views.
+    public func supplementalActivityFamilies(_ families: [ActivityFamily]) -> ActivityConfiguration {
+        var copy = self
+        copy.families = families
+        return copy
+    }
+
     /// The layout document; throws when a binding cannot be named.
     public func document() throws -> JSONValue {
-        ["lockScreen": try lockScreen.json(), "dynamicIsland": try dynamicIsland.json(), "dateEncoding": "secondsSince2001"]
+        var document: [String: JSONValue] = [
+            "lockScreen": try lockScreen.json(), "dynamicIsland": try dynamicIsland.json(), "dateEncoding": "secondsSince2001",
+        ]
+        if let small { document["small"] = try small.json() }
+        if !families.isEmpty { document["supplementalFamilies"] = .array(families.map { .string($0.rawValue) }) }
+        return .object(document)
     }
 
     /// Registers the layout for `Attributes` with the connection's server, for the connection's

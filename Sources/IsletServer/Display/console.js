@@ -615,7 +615,7 @@
   var REGIONS = {
     lockScreen: "Lock Screen", expandedLeading: "expanded, leading", expandedTrailing: "expanded, trailing",
     expandedCenter: "expanded, center", expandedBottom: "expanded, bottom", compactLeading: "compact, leading",
-    compactTrailing: "compact, trailing", minimal: "minimal"
+    compactTrailing: "compact, trailing", minimal: "minimal", small: "small (watch, CarPlay)"
   };
   function drawWarnings(container, warnings) {
     container.textContent = "";
@@ -627,7 +627,9 @@
       if (!byBinding[key]) entries.push(byBinding[key] = { warning: warning, places: [] });
       byBinding[key].places.push(warning);
     });
-    container.appendChild(el("h2", {}, ["The state does not fit the layout ", chip(String(entries.length), "warn")]));
+    // A warning with no binding is about the layout itself (a small region it does not declare).
+    var title = warnings.every(function (warning) { return warning.binding; }) ? "The state does not fit the layout " : "The drawing has warnings ";
+    container.appendChild(el("h2", {}, [title, chip(String(entries.length), "warn")]));
     container.appendChild(el("p", { class: "sub", text: "Drawn all the same: a missing value shows nothing, one of the wrong kind as it is." }));
     container.appendChild(el("ul", {}, entries.map(function (entry) {
       return el("li", { "data-binding": entry.warning.binding, "data-problem": entry.warning.problem }, [

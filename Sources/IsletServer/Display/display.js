@@ -108,6 +108,16 @@
     });
   }
 
+  // A page left for another keeps its event stream open in the back-forward cache; a few of them
+  // take every connection the browser allows to the server, and the page in front can fetch
+  // nothing. Close the stream on the way out, and start again from a snapshot on the way back.
+  window.addEventListener("pagehide", function () {
+    if (source) { source.close(); source = null; }
+  });
+  window.addEventListener("pageshow", function (event) {
+    if (event.persisted) refresh();
+  });
+
   var STATUS_TEXT = {
     live: "live", connecting: "connecting…", reconnecting: "reconnecting…",
     missing: "no such device", refused: "refused", offline: "server unreachable…"
@@ -132,6 +142,9 @@
     var android = next.device.platform === "android";
     renderApps(next.apps, android);
     phone.classList.toggle("islet-android", android);
+    // An Android phone has none of iOS's other places.
+    surfaces.hidden = android;
+    $("surfaces-section").hidden = android;
     if (android) {
       $("apps-title").textContent = "Live Updates";
       $("apps-hint").textContent = "Per app on this Android phone. Turning an app off ends its activities here.";
@@ -141,6 +154,7 @@
     }
     renderList(next.activities);
     renderIsland();
+    renderSurfaces(next.activities);
     var alerts = pendingAlerts;
     pendingAlerts = [];
     alerts.forEach(showAlert);
@@ -413,12 +427,15 @@
   var expanded = null, collapseTimer = null;
   var ISLAND_OWN = ["id", "tabindex", "aria-label", "data-mode", "data-activity"];
 
-  // Ended activities leave the island at once; the Lock Screen keeps them until dismissed.
-  function islandActivities() {
-    return (snapshot ? snapshot.activities : []).filter(function (activity) {
-      return activity.state === "active" || activity.state === "stale";
+  // The activities a surface shows, as the server says (its `surfaces`): ended ones leave the
+  // island and CarPlay at once; the Lock Screen and the others keep them until dismissed.
+  function shownOn(surface, activities) {
+    return (activities || (snapshot ? snapshot.activities : [])).filter(function (activity) {
+      return activity.surfaces.indexOf(surface) >= 0;
     });
   }
+
+  function islandActivities() { return shownOn("dynamicIsland"); }
 
   function renderIsland() {
     var shown = islandActivities();
@@ -533,6 +550,80 @@
   phone.addEventListener("click", function () { if (expanded) collapse(); });
   document.addEventListener("keydown", function (event) { if (event.key === "Escape" && expanded) collapse(); });
 
+  // ---- The other surfaces: the watch, CarPlay, the Mac, the iPad, StandBy ------------------------
+
+  var surfaces = $("surfaces");
+
+  // Each place shows the frames the server drew for it: the most relevant activity it shows (the
+  // iPad all of them, as its Lock Screen lists them; the Mac's menu bar the minimal view of each
+  // when there are several). A frame is replaced only when it changed.
+  function renderSurfaces(activities) {
+    ["watch", "carplay", "mac", "standby", "ipad"].forEach(function (place) {
+      var shown = shownOn(place, activities), html;
+      if (place === "mac" && shown.length > 1) {
+        html = macWithSeveral(shown);
+        shown = shown.slice(0, 1);
+      } else {
+        if (place !== "ipad") shown = shown.slice(0, 1);
+        html = shown.map(function (activity) { return activity.frames[place]; }).join("");
+      }
+      var element = $("surface-" + place);
+      var ids = shown.map(function (activity) { return activity.id; }).join(" ");
+      if (element.isletHTML === html) return;
+      element.isletHTML = html;
+      element.dataset.activities = ids;
+      element.innerHTML = html;
+      window.IsletPresentation.refresh(element);
+    });
+  }
+
+  // The Mac with several activities: each one's minimal view in the menu bar, as in the island;
+  // the first one's expanded view under it.
+  function macWithSeveral(activities) {
+    var frame = fromHTML(activities[0].frames.mac), bar = document.createElement("div");
+    bar.className = "islet-menubar-item islet-menubar-minimal";
+    activities.forEach(function (activity) {
+      bar.appendChild(fromHTML(activity.frames.minimal).querySelector(".islet-bubble"));
+    });
+    frame.querySelector(".islet-menubar-item").replaceWith(bar);
+    return frame.outerHTML;
+  }
+
+  $("surface-mac").addEventListener("click", function (event) {
+    if (event.target.closest(".islet-menubar-item")) $("surface-mac").classList.toggle("islet-open");
+  });
+
+  // An alert's title and body show on the watch, and only there, over its card.
+  function showWatchAlert(event) {
+    var card = $("surface-watch").querySelector(".islet-watch");
+    if (!card || $("surface-watch").dataset.activities !== event.activityId) return;
+    var alert = document.createElement("div"), title = document.createElement("b"), body = document.createElement("span");
+    alert.className = "islet-watch-alert";
+    title.textContent = event.data.title || "";
+    body.textContent = event.data.body || "";
+    alert.append(title, body);
+    card.appendChild(alert);
+    setTimeout(function () { alert.remove(); }, ALERT_MS + 800);
+  }
+
+  function surfacesChoice() {
+    var forced = new URLSearchParams(location.search).get("surfaces");
+    if (forced) return forced;
+    try { return localStorage.getItem("islet.surfaces") || "phone"; } catch (e) { return "phone"; }
+  }
+
+  function applySurfacesChoice(choice) {
+    surfaces.dataset.show = choice;
+    document.querySelectorAll("#surfaces-choice input").forEach(function (input) { input.checked = input.value === choice; });
+  }
+
+  document.querySelectorAll("#surfaces-choice input").forEach(function (input) {
+    input.addEventListener("change", function () {
+      try { localStorage.setItem("islet.surfaces", input.value); } catch (e) { /* private mode: this page only */ }
+      applySurfacesChoice(input.value);
+    });
+  });
+
   // ---- Alerts ---------------------------------------------------------------------------------
 
   var bannerTimer = null;
@@ -548,7 +639,8 @@
     $("banner-title").textContent = event.data.title || "";
     $("banner-body").textContent = event.data.body || "";
     banner.dataset.activity = event.activityId || "";
-    if (activity && (activity.state === "active" || activity.state === "stale")) expand(activity.id, true);
+    if (activity && activity.surfaces.indexOf("dynamicIsland") >= 0) expand(activity.id, true);
+    showWatchAlert(event);
     // Under the island as it will be once it has finished growing.
     banner.style.top = Math.max(58, island.parentElement.offsetTop + (island.isletHeight || island.offsetHeight) + 10) + "px";
     banner.dataset.shown = "true";
@@ -616,6 +708,7 @@
     var choice = appearance();
     var dark = choice === "dark" || (choice === "auto" && darkQuery && darkQuery.matches);
     phone.classList.toggle("la-dark", !!dark);
+    surfaces.classList.toggle("la-dark", !!dark);
     document.body.classList.toggle("islet-page-dark", !!dark);
     document.querySelectorAll("#appearance input").forEach(function (input) { input.checked = input.value === choice; });
   }
@@ -635,6 +728,7 @@
     $("time").textContent = now.toLocaleTimeString(undefined, { hour: "numeric", minute: "2-digit" }).replace(/\s*[AP]M$/i, "");
     $("date").textContent = now.toLocaleDateString(undefined, { weekday: "long", month: "long", day: "numeric" });
     window.IsletPresentation.refresh(phone, now.getTime());
+    window.IsletPresentation.refresh(surfaces, now.getTime());
     document.querySelectorAll("#android .a-status-time, #android .a-time").forEach(function (element) { element.textContent = $("time").textContent; });
   }
 
@@ -648,6 +742,7 @@
 
   window.addEventListener("resize", fit);
   fit();
+  applySurfacesChoice(surfacesChoice());
   applyAppearance();
   tick();
   setInterval(tick, 500);

@@ -37,8 +37,13 @@ struct DisplayRoutes {
             var attributesType: String
             var state: ActivityState
             var relevanceScore: Double
-            /// The presentation in each of its system frames, as HTML.
+            /// The presentation in each of its system frames, as HTML: the iPhone's presentations
+            /// (`lockScreen`, `compact`, `minimal`, `expanded`) and the other surfaces' (`watch`,
+            /// `carplay`, `mac`, `ipad`, `standby`).
             var frames: [String: String]
+            /// The surfaces that show it now (`Surface.shows`): an ended activity has left the
+            /// island and CarPlay, and stays on the others until its dismissal.
+            var surfaces: [Surface]
             /// On an Android phone: the Live Update it shows.
             var android: AndroidShown?
         }
@@ -60,13 +65,13 @@ struct DisplayRoutes {
         try context.requireDisplay(of: deviceId)
         let display = try await engine.display(deviceId: deviceId, states: Self.shownStates, limit: 64)
         let names = Dictionary(display.apps.map { ($0.bundleId, $0.name) }) { first, _ in first }
+        let now = engine.clock.now()
         let shown = display.activities.map { activity, presentation in
             Snapshot.Shown(
                 id: activity.id, bundleId: activity.bundleId, appName: names[activity.bundleId] ?? activity.bundleId,
                 attributesType: activity.attributesType, state: activity.state, relevanceScore: activity.content.relevanceScore,
-                frames: Dictionary(uniqueKeysWithValues: PresentationDocument.Kind.allCases.map {
-                    ($0.rawValue, PresentationDocument.frame(presentation, $0))
-                }),
+                frames: Self.frames(presentation),
+                surfaces: Surface.showing(activity, at: now),
                 android: display.android[activity.id]
             )
         }
@@ -77,6 +82,17 @@ struct DisplayRoutes {
             )
         }
         return try Response.json(Snapshot(device: display.device, eventId: display.eventId, activities: shown, apps: apps))
+    }
+
+    /// The frames the page draws: the iPhone's presentations, and each other surface's frame.
+    static func frames(_ presentation: Presentation) -> [String: String] {
+        var frames = Dictionary(uniqueKeysWithValues: PresentationDocument.Kind.allCases.map {
+            ($0.rawValue, PresentationDocument.frame(presentation, $0))
+        })
+        for surface in Surface.beyondThePhone {
+            frames[surface.rawValue] = PresentationDocument.frame(presentation, on: surface)
+        }
+        return frames
     }
 
     /// The display's own files, and the renderer's stylesheets and script it shares.

@@ -181,20 +181,22 @@ def xss():
         driver = run.driver
         page = Display(driver)
         run.at("the display with every payload")
-        driver.get(URL + "/")
+        # Every place drawn (docs/surfaces.md): the payloads reach the watch, CarPlay, the Mac,
+        # the iPad and StandBy too.
+        driver.get(URL + "/?surfaces=all")
         page.until("the cards", lambda: len(page.ids()) == len(ids))
         for index, payload in enumerate(XSS[5:]):
             api("POST", f"/v1/activities/{ids[index % len(ids)]}/update",
                 {"content": {"state": {"a": payload, "c": payload, "icon": payload, "when": 1e300}},
                  "alert": {"title": payload, "body": payload}}, key=key)
         time.sleep(1.5)
-        for item in driver.find_elements("css selector", ".islet-card"):
+        for item in driver.find_elements("css selector", "#list .islet-card, #surface-ipad .islet-card, #surface-mac .islet-menubar-item"):
             item.click()
         time.sleep(0.5)
         pwned = driver.execute_script("return window.__pwned === undefined ? null : String(window.__pwned)")
         assert pwned is None, f"a payload ran: {pwned}"
         injected = driver.execute_script("""
-            return Array.from(document.querySelectorAll('#list script, #list iframe, #list img, #list style, #list details, #list a[href^="javascript"], #island script, #banner script'))
+            return Array.from(document.querySelectorAll('#list script, #list iframe, #list img, #list style, #list details, #list a[href^="javascript"], #island script, #banner script, #surfaces script, #surfaces iframe, #surfaces img, #surfaces style, #surfaces details, #surfaces a[href^="javascript"]'))
               .map((node) => node.outerHTML);""")
         assert injected == [], injected
         text = driver.execute_script("return document.body.innerText")

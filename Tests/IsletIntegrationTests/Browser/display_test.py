@@ -102,8 +102,11 @@ class Scenario:
     """A browser on the display for one scenario. On a failure it says at which step and why,
     with the page's state, its console and a screenshot, and the script exits 1."""
 
+    def __init__(self, arguments=()):
+        self.arguments = arguments
+
     def __enter__(self):
-        self.driver = browser()
+        self.driver = browser(self.arguments)
         self.page = Display(self.driver)
         self.step = "start"
         return self
