@@ -85,7 +85,7 @@ extension DurabilityTests {
         "needs chromium, chromium-driver, selenium and firebase-admin (.ci/run installs them)"
     ))
     func anAndroidPhoneShowsWhatFirebaseAdminSends() async throws {
-        try await Self.runBrowserScript(script: "android_test.py", steps: 6)
+        try await Self.runBrowserScript(script: "android_test.py", steps: 7)
     }
 
     /// Runs one part of a script in `Browser/` (`display_test.py` unless told) against a fresh

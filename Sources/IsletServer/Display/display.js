@@ -668,6 +668,8 @@
       id.textContent = app.bundleId;
       row.append(name, id, toggle(android ? "Live Updates" : "Live Activities", "activitiesEnabled", app, false));
       if (!android) row.append(toggle("More Frequent Updates", "frequentUpdates", app, !app.activitiesEnabled));
+      // firebase-messaging's opt-in: the app is reached by its installation ID (docs/android.md).
+      if (android) row.append(toggle("Firebase Installation ID", "fcmInstallationIdEnabled", app, false));
       element.appendChild(row);
     });
   }

@@ -52,6 +52,8 @@ struct DisplayRoutes {
             var name: String
             var activitiesEnabled: Bool
             var frequentUpdates: Bool
+            /// On an Android phone: whether the app is reached by its Firebase installation ID.
+            var fcmInstallationIdEnabled: Bool?
         }
         var device: Device
         /// The last event the snapshot includes: follow the stream from here.
@@ -78,7 +80,8 @@ struct DisplayRoutes {
         let apps = display.settings.map {
             Snapshot.AppEntry(
                 bundleId: $0.bundleId, name: names[$0.bundleId] ?? $0.bundleId,
-                activitiesEnabled: $0.activitiesEnabled, frequentUpdates: $0.frequentUpdates
+                activitiesEnabled: $0.activitiesEnabled, frequentUpdates: $0.frequentUpdates,
+                fcmInstallationIdEnabled: display.device.platform == .android ? $0.fcmInstallationId != nil : nil
             )
         }
         return try Response.json(Snapshot(device: display.device, eventId: display.eventId, activities: shown, apps: apps))

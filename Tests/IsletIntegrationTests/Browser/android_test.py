@@ -39,8 +39,10 @@ def islet(event, tag, state, notification, timestamp, **extra):
     return json.dumps(body)
 
 
-def send(token, data):
-    return messaging.send(messaging.Message(token=token, data={"islet": data},
+def send(token, data, fid=None):
+    """To the phone's registration token, or to its installation ID when `fid` is given."""
+    target = {"fid": fid} if fid else {"token": token}
+    return messaging.send(messaging.Message(data={"islet": data}, **target,
                                             android=messaging.AndroidConfig(priority="high", collapse_key="ride")))
 
 
@@ -133,6 +135,15 @@ def main():
         scenario.driver.execute_script("document.querySelector('#android .a-card[data-id=\"%s\"] .a-dismiss').click()" % card["id"])
         page.until("the dismissal", lambda: not [c for c in cards(page) if c["id"] == card["id"]])
         print("ok: dismissing it takes it away")
+
+        scenario.at("installation id")
+        settings = lambda: [s for s in api("GET", "/v1/devices/pixel/settings")["settings"] if s["bundleId"] == BUNDLE][0]
+        assert "fcmInstallationId" not in settings(), settings()
+        scenario.driver.execute_script("document.querySelector('#apps input[name=fcmInstallationIdEnabled]').click()")
+        fid = page.until("the installation ID", lambda: settings().get("fcmInstallationId"))
+        send(None, islet("start", "ride-3", {"eta": 20}, ride(5, "20 min", title="Ride by its ID"), now + 5), fid=fid)
+        page.until("the ride sent to the ID", lambda: [c for c in cards(page) if "Ride by its ID" in c["text"]])
+        print("ok: the panel switches the app to its installation ID, and firebase-admin reaches the phone by fid")
 
 
 if __name__ == "__main__":
