@@ -35,6 +35,19 @@ extension FuzzTarget {
                 throw FuzzFailure("\(error)")
             }
         }
+        if let body = try bodies.decode(DeliveryCredentialBody.self) {
+            // Apple's limits on a key set refuse with a reason, whatever the key says.
+            do {
+                try KeySet.check(
+                    adding: body.keyId, scope: body.kind ?? .team, topics: body.topics ?? ["com.example.app"], relatedKeyId: body.relatedKeyId,
+                    to: [KeySet.Member(keyId: "KEYTEAM001", scope: .team), KeySet.Member(keyId: "KEYTOPIC01", scope: .topic)]
+                )
+            } catch let error as IsletError {
+                try expect([.invalidRequest, .tooManyKeys].contains(error.reason), "refused a delivery key with \(error.reason)")
+            } catch {
+                throw FuzzFailure("\(error)")
+            }
+        }
         if let body = try bodies.decode(PushToStartTokenBody.self) {
             try checkDeviceToken(body.token)
         }

@@ -8,7 +8,8 @@ import IsletCore
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create and list apps; register their provider keys; turn strict pushes on or off; set up delivery to real iPhones.",
-        subcommands: [Create.self, NewKey.self, ListApps.self, AddKey.self, Strict.self, Delivery.self, FCM.self], defaultSubcommand: ListApps.self
+        subcommands: [Create.self, NewKey.self, ListApps.self, AddKey.self, RevokeKey.self, Strict.self, Delivery.self, FCM.self],
+        defaultSubcommand: ListApps.self
     )
 
     struct Create: AsyncParsableCommand {
@@ -140,6 +141,27 @@ struct Apps: AsyncParsableCommand {
             }
             if options.json { return Output(json: true).encoded(key) }
             print("Registered key \(key.keyId) (team \(key.teamId)) for \(key.bundleId).")
+        }
+    }
+
+    struct RevokeKey: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "revoke-key",
+            abstract: "Revoke a provider key registered with add-key: tokens it signed are refused (403 InvalidProviderToken) from now on."
+        )
+
+        @Argument(help: "The app's bundle identifier.")
+        var bundleId: String
+
+        @Argument(help: "The key id.")
+        var keyId: String
+
+        @OptionGroup var options: ClientOptions
+
+        func run() async throws {
+            try await options.run { try await $0.deleteProviderKey(bundleId: bundleId, keyId: keyId) }
+            if options.json { return Output(json: true).encoded(["bundleId": bundleId, "keyId": keyId, "revoked": "true"]) }
+            print("Key \(keyId) is revoked for \(bundleId): tokens it signed are refused from now on.")
         }
     }
 

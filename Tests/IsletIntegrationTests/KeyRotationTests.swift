@@ -64,7 +64,10 @@ extension DeliveryLoopTests {
                 #expect(rotated.status == 0, "\(rotated.stderr)")
                 #expect(rotated.stdout.contains("key KEY7654321 signs from now on; KEY1234567 is removed"), "\(rotated.stdout)")
                 // The developer revokes the old key at "Apple" once A has moved.
-                try await bAdmin.deleteProviderKey(bundleId: Self.bundleId, keyId: "KEY1234567")
+                let revoked = try await runCLI(
+                    ["apps", "revoke-key", Self.bundleId, "KEY1234567"], environment: ["ISLET_URL": loop.b.url, "ISLET_KEY": loop.bData.adminKey]
+                )
+                #expect(revoked.status == 0 && revoked.stdout.contains("Key KEY1234567 is revoked"), "\(revoked.stdout) \(revoked.stderr)")
                 let revokedAt = flow.sent.withLock { $0 }
                 _ = try await eventually("updates flow after the revocation") {
                     let now = flow.sent.withLock { $0 }
