@@ -19,7 +19,9 @@ public enum PostgresMigrator {
     ///   (TLS included); `invalidRequest` when `sslrootcert` cannot be read, or the database was
     ///   migrated by a newer Islet (this one would misread it).
     @discardableResult
-    public static func migrate(_ address: PostgresAddress, logger: Logger) async throws -> [Int] {
+    public static func migrate(_ given: PostgresAddress, logger: Logger) async throws -> [Int] {
+        // A multi-host address migrates the host a node would work with (docs/cluster.md §7).
+        let address = try await HostSelector.choose(given, connectTimeout: .seconds(10), logger: logger)
         let connection: PostgresConnection
         do {
             connection = try await address.connect(connectTimeout: .seconds(10), logger: logger)

@@ -73,7 +73,9 @@ public final class PostgresStore: Store {
     /// How long a change or a read waits for a connection (`connectionWait`, or the address's `connect_timeout`).
     private let connectionWait: Duration
 
-    private init(address: PostgresAddress, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger) throws(IsletError) {
+    private init(
+        address: PostgresAddress, location: String, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger
+    ) throws(IsletError) {
         var configuration = try address.clientConfiguration(poolSize: Self.poolSize, connectTimeout: Self.connectionWait)
         connectionWait = address.connectTimeout ?? Self.connectionWait
         // An acknowledged change is on the server's disk (the default; said, not assumed).
@@ -84,7 +86,7 @@ public final class PostgresStore: Store {
         // when a change asked for a connection while a database outage had left fewer open
         // than the minimum — a node died in the outage test, one run in three under load.
         configuration.options.minimumConnections = 0
-        self.address = address.redacted
+        self.address = location
         self.logger = logger
         self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
         self.threads = NIOThreadPool(numberOfThreads: lanes + Self.readers)
@@ -100,9 +102,11 @@ public final class PostgresStore: Store {
     ///   `invalidRequest` for a bad address, an `sslrootcert` that cannot be read, or a database
     ///   migrated by a newer Islet.
     public static func open(_ options: StoreOptions, logger: Logger = Logger(label: "islet.postgres")) async throws -> PostgresStore {
-        let address = try PostgresAddress(options.location)
+        let given = try PostgresAddress(options.location)
+        // A multi-host address: the host that fits target_session_attrs (docs/cluster.md §7).
+        let address = try await HostSelector.choose(given, connectTimeout: given.connectTimeout ?? Self.connectionWait, logger: logger)
         try await PostgresMigrator.migrate(address, logger: logger)
-        let store = try PostgresStore(address: address, onWriteHealth: options.onWriteHealth, logger: logger)
+        let store = try PostgresStore(address: address, location: given.redacted, onWriteHealth: options.onWriteHealth, logger: logger)
         // On a connection of its own: the pool runs only inside `run()`, with the store.
         let last: Int64
         do {

@@ -116,8 +116,41 @@ struct PostgresAddressTests {
         #expect(try PostgresAddress("postgres://u@/d?host=db.internal").host == "db.internal")
         let v6 = try PostgresAddress("postgres://u@[::1]:6543/d")
         #expect(v6.host == "::1" && v6.redacted.hasPrefix("postgres://u@[::1]:6543/d?"))
-        for bad in ["postgres://u@h/d?host=other", "postgres://u@/d?host=/var/run/postgresql", "postgres://u@/d?host=a,b"] {
+        for bad in ["postgres://u@h/d?host=other", "postgres://u@/d?host=/var/run/postgresql", "postgres://u@/d?host=a,,b"] {
             #expect(throws: IsletError.self, "\(bad)") { try PostgresAddress(bad) }
+        }
+    }
+
+    /// libpq's multi-host address, in both of its forms, with `target_session_attrs`
+    /// (docs/cluster.md §7): as many ports as hosts, one for all, or none.
+    @Test func severalHostsAreReadAsLibpqReadsThem() throws {
+        let uri = try PostgresAddress("postgres://islet:pw@db-a:5432,db-b:5433/islet?target_session_attrs=read-write")
+        #expect(uri.endpoints == [.init(host: "db-a", port: 5432), .init(host: "db-b", port: 5433)])
+        #expect(uri.targetSessionAttributes == .readWrite && uri.host == "db-a" && uri.password == "pw")
+        #expect(uri.redacted == "postgres://islet@db-a:5432,db-b:5433/islet?sslmode=prefer&target_session_attrs=read-write")
+        #expect(try PostgresAddress(uri.redacted) == { var copy = uri; copy.password = nil; return copy }())
+        #expect(try PostgresAddress("postgres://u@a,b:6000,[::1]/d").endpoints == [
+            .init(host: "a", port: 5432), .init(host: "b", port: 6000), .init(host: "::1", port: 5432),
+        ])
+        #expect(try PostgresAddress("postgres://u@/d?host=a,b&port=6000").endpoints == [.init(host: "a", port: 6000), .init(host: "b", port: 6000)])
+
+        let keywords = try PostgresAddress("host=db-a,db-b port=5432,5433 dbname=islet user=islet password='p w\\'s' target_session_attrs=primary")
+        #expect(keywords.endpoints == uri.endpoints && keywords.database == "islet" && keywords.username == "islet")
+        #expect(keywords.password == "p w's" && keywords.targetSessionAttributes == .primary)
+        #expect(try PostgresAddress("host=a,b port=6543 dbname=d user=u sslmode=disable").endpoints.map(\.port) == [6543, 6543])
+        #expect(try PostgresAddress("postgres://u@h/d").targetSessionAttributes == .any)
+        #expect(try PostgresAddress("postgres://u@a,b/d?target_session_attrs=prefer-standby").targetSessionAttributes == .preferStandby)
+
+        for (bad, named) in [
+            ("postgres://u@a,b/d?target_session_attrs=standby", "a node writes"), ("postgres://u@a/d?target_session_attrs=read-only", "a node writes"),
+            ("postgres://u@a/d?target_session_attrs=primary-ish", "read-write"), ("host=a,b,c port=1,2 dbname=d user=u", "one port for each host"),
+            ("host=a port=99999 dbname=d user=u", "1–65535"), ("host=a dbname=d user=u sslcert=c.pem", "keyword Islet does not take"),
+            ("host=a dbname=d user=u password='open", "quote"), ("host=a dbname=d user=u dbname=e", "twice"),
+            ("postgres://u@a,b/d?host=c", "twice"), ("postgres://u@a:x/d", "1–65535"), ("host=a user=u", "no database"),
+            ("postgres://u@" + (0...16).map { "h\($0)" }.joined(separator: ",") + "/d", "at most 16"), ("postgres://u@[::1/d", "["),
+        ] {
+            let error = #expect(throws: IsletError.self, "\(bad)") { try PostgresAddress(bad) }
+            #expect(error?.message.contains(named) == true, "\(bad): \(String(describing: error))")
         }
     }
 

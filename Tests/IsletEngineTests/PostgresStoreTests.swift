@@ -18,6 +18,37 @@ struct PostgresStoreTests {
         #expect(version.hasPrefix("PostgreSQL "), "\(version)")
     }
 
+    /// A multi-host address (docs/cluster.md §7): a node passes over a host that cannot be reached,
+    /// and one that does not fit `target_session_attrs`, saying why for each, and opens on the
+    /// first that fits; `any` takes the first that answers.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"))
+    func aNodeOpensOnTheFirstHostThatFitsAndSaysWhyItPassedTheOthersOver() async throws {
+        let database = try await PostgresServer.newDatabase()
+        let live = try PostgresAddress(database).endpoints[0]
+        let name = PostgresServer.databaseName(of: database)
+        let logger = Logger(label: "test")
+        // Nothing listens on port 1 of this machine.
+        let text = "postgres://islet@127.0.0.1:1,\(live)/\(name)?connect_timeout=10&target_session_attrs=read-write"
+        let chosen = try await HostSelector.choose(try PostgresAddress(text), connectTimeout: .seconds(10), logger: logger)
+        #expect(chosen.endpoints == [live])
+        let store = try await PostgresStore.open(StoreOptions(location: text), logger: logger)
+        #expect(store.address == (try PostgresAddress(text)).redacted && store.address.contains("127.0.0.1:1,"))
+
+        // A database whose sessions are read-only (as a standby's are) does not fit read-write.
+        try await PostgresServer.execute("ALTER DATABASE \(name) SET default_transaction_read_only = on", in: "postgres")
+        let refused = await #expect(throws: IsletError.self) {
+            try await HostSelector.choose(try PostgresAddress(text), connectTimeout: .seconds(10), logger: logger)
+        }
+        #expect(refused?.reason == .unavailable, "\(String(describing: refused))")
+        #expect(refused?.message.contains("127.0.0.1:1: PostgreSQL cannot be reached") == true, "\(String(describing: refused))")
+        #expect(refused?.message.contains("\(live): read-only") == true, "\(String(describing: refused))")
+        // `primary` asks whether it is a standby (it is not); `any` takes the first that answers.
+        for attributes in ["primary", "any"] {
+            let other = text.replacingOccurrences(of: "read-write", with: attributes)
+            #expect(try await HostSelector.choose(try PostgresAddress(other), connectTimeout: .seconds(10), logger: logger).endpoints == [live])
+        }
+    }
+
     /// postgres-nio never answers a statement sent on a connection that has closed: the store's
     /// statements fail instead (a writer lane once waited forever on a `ROLLBACK` after
     /// PostgreSQL stopped, and its node never shut down).

@@ -13,8 +13,27 @@ import IsletCore
 /// so the server's configuration reader can check it without linking PostgreSQL's driver;
 /// IsletPostgres turns it into connections (`PostgresAddress+Connections.swift`).
 public struct PostgresAddress: Sendable, Equatable {
-    public var host: String
-    public var port: Int
+    /// A host and its port.
+    public struct Endpoint: Sendable, Equatable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// `host:port`, an IPv6 address bracketed.
+        public var description: String { "\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+    }
+
+    /// The hosts, in the order they are tried (libpq's multi-host address: `a:5432,b:5432`).
+    public var endpoints: [Endpoint]
+    /// `target_session_attrs`: which of the hosts a node keeps.
+    public var targetSessionAttributes: TargetSessionAttributes
+    /// The first host: the one a single-host address names.
+    public var host: String { endpoints[0].host }
+    public var port: Int { endpoints[0].port }
     /// Percent-decoded, as libpq reads a URI: `p%40ss` is the password `p@ss`.
     public var username: String
     public var password: String?
@@ -38,7 +57,11 @@ public struct PostgresAddress: Sendable, Equatable {
     public var poolSize: Int?
 
     /// The parameters an address takes, in the order `redacted` writes them.
-    public static let parameters = ["sslmode", "sslrootcert", "application_name", "connect_timeout", "pool_size", "host"]
+    public static let parameters = [
+        "sslmode", "sslrootcert", "application_name", "connect_timeout", "pool_size", "target_session_attrs", "host", "port",
+    ]
+    /// What the keyword form (`host=a,b port=5432 dbname=islet user=islet`) takes beside them.
+    static let keywords = ["dbname", "user", "password"]
     /// `connect_timeout`'s whole seconds. libpq's 0, "wait for ever", is not taken: every
     /// connection Islet opens has a deadline.
     public static let connectTimeouts = 1...300
@@ -50,39 +73,48 @@ public struct PostgresAddress: Sendable, Equatable {
 
     private static let form = "postgres://user[:password]@host[:port]/database[?sslmode=require&…]"
 
-    /// Reads an address.
+    /// Reads an address: libpq's URI (`postgres://user@host[:port][,host[:port]…]/database?…`)
+    /// or its keyword form (`host=a,b port=5432,5433 dbname=islet user=islet …`).
     ///
     /// - Throws: `invalidRequest` naming what is missing or wrong. The message never repeats
     ///   the password.
     public init(_ text: String) throws(IsletError) {
-        guard let url = URLComponents(string: text) else {
-            throw IsletError(
-                .invalidRequest,
-                "The PostgreSQL address cannot be read as a URI (\(Self.form)): percent-encode @, :, /, ? and # in the user name and password, as in p%40ss for p@ss."
-            )
+        let parts = try text.hasPrefix("postgres://") || text.hasPrefix("postgresql://") || !text.contains("=")
+            ? Self.uriParts(text) : Self.keywordParts(text)
+        try self.init(parts)
+    }
+
+    /// What either form gives: the hosts as written, the login, and the parameters by name.
+    private struct Parts {
+        var hosts: [String] = []
+        var ports: [String] = []
+        var username: String?
+        var password: String?
+        var database: String?
+        var parameters: [String: String] = [:]
+    }
+
+    private init(_ parts: Parts) throws(IsletError) {
+        var parts = parts
+        for (name, list) in [("host", \Parts.hosts), ("port", \Parts.ports)] {
+            guard let given = parts.parameters.removeValue(forKey: name) else { continue }
+            guard parts[keyPath: list].isEmpty else {
+                throw IsletError(.invalidRequest, "The PostgreSQL address gives the \(name) twice (in the URI, and \(name)=); give it once.")
+            }
+            parts[keyPath: list] = given.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
         }
-        guard let scheme = url.scheme, ["postgres", "postgresql"].contains(scheme) else {
-            throw IsletError(.invalidRequest, "A PostgreSQL store is \(Self.form), not an address starting \"\(url.scheme.map { "\($0.prefix(20)):" } ?? "")\".")
-        }
-        let parameters = try Self.parameters(of: url)
-        let host = try Self.host(of: url, parameter: parameters["host"])
-        guard let username = url.user, !username.isEmpty else {
+        endpoints = try Self.endpoints(hosts: parts.hosts, ports: parts.ports)
+        let host = endpoints[0].host
+        guard let username = parts.username, !username.isEmpty else {
             throw IsletError(.invalidRequest, "The PostgreSQL address names no user: postgres://user@\(host)/database.")
         }
-        // Split before decoding: a database name may hold a percent-encoded "/".
-        let path = String(url.percentEncodedPath.drop { $0 == "/" })
-        guard !path.isEmpty, !path.contains("/"), let database = path.removingPercentEncoding else {
+        guard let database = parts.database, !database.isEmpty else {
             throw IsletError(.invalidRequest, "The PostgreSQL address names no database: postgres://\(username)@\(host)/database.")
         }
-        let port = url.port ?? 5432
-        guard (1...65_535).contains(port) else {
-            throw IsletError(.invalidRequest, "The PostgreSQL port must be 1–65535, not \(port).")
-        }
-        self.host = host
-        self.port = port
         self.username = username
-        self.password = url.password
+        self.password = parts.password
         self.database = database
+        let parameters = parts.parameters
         rootCertificates = try parameters["sslrootcert"].map(RootCertificates.init)
         sslMode = try Self.sslMode(parameters["sslmode"], rootCertificates: rootCertificates)
         applicationName = try parameters["application_name"].map(Self.applicationName) ?? Self.defaultApplicationName
@@ -92,6 +124,16 @@ public struct PostgresAddress: Sendable, Equatable {
         poolSize = try parameters["pool_size"].map { text throws(IsletError) in
             try Self.number("pool_size", text, in: Self.poolSizes, meaning: "the most connections a node opens; one stays listening for other nodes' events")
         }
+        targetSessionAttributes = try parameters["target_session_attrs"].map(TargetSessionAttributes.init) ?? .any
+    }
+
+    /// The same address with one of its hosts alone, the choice made (`any`): what the store
+    /// connects to once it chose.
+    public func narrowed(to endpoint: Endpoint) -> PostgresAddress {
+        var one = self
+        one.endpoints = [endpoint]
+        one.targetSessionAttributes = .any
+        return one
     }
 
     /// What connections to this address do about TLS: `sslmode` and `sslrootcert` taken
@@ -120,8 +162,9 @@ public struct PostgresAddress: Sendable, Equatable {
         if applicationName != Self.defaultApplicationName { query.append("application_name=\(Self.encoded(applicationName))") }
         if let connectTimeout { query.append("connect_timeout=\(connectTimeout.components.seconds)") }
         if let poolSize { query.append("pool_size=\(poolSize)") }
-        let host = host.contains(":") ? "[\(host)]" : host
-        return "postgres://\(Self.encoded(username))@\(host):\(port)/\(Self.encoded(database))?" + query.joined(separator: "&")
+        if targetSessionAttributes != .any { query.append("target_session_attrs=\(targetSessionAttributes.rawValue)") }
+        let hosts = endpoints.map(\.description).joined(separator: ",")
+        return "postgres://\(Self.encoded(username))@\(hosts)/\(Self.encoded(database))?" + query.joined(separator: "&")
     }
 
     // MARK: Reading the parts
@@ -147,30 +190,162 @@ public struct PostgresAddress: Sendable, Equatable {
         return parameters
     }
 
-    /// The host: the URI's, or the `host` parameter's when the URI leaves it out
-    /// (`postgres://user@/database?host=…`, as libpq allows). One name or address, over TCP.
-    private static func host(of url: URLComponents, parameter: String?) throws(IsletError) -> String {
-        var host = url.host ?? ""
-        // An IPv6 address is bracketed in a URI, not in a connection.
-        if host.hasPrefix("["), host.hasSuffix("]") { host = String(host.dropFirst().dropLast()) }
-        switch (host.isEmpty, parameter) {
-        case (false, .some):
-            throw IsletError(.invalidRequest, "The PostgreSQL address gives the host twice (\(host), and host=); give it once.")
-        case (true, .some(let named)):
-            host = named
-        case (true, nil):
-            throw IsletError(.invalidRequest, "The PostgreSQL address names no host: postgres://user@host:port/database.")
-        case (false, nil):
-            break
+    /// A URI's parts. Its hosts are read here, not by `URLComponents`, which takes one: the
+    /// list between `@` and the path is set aside and the rest read as a URI.
+    private static func uriParts(_ text: String) throws(IsletError) -> Parts {
+        var hostList = ""
+        var uri = text
+        if let start = text.range(of: "://") {
+            let afterScheme = text[start.upperBound...]
+            let authorityEnd = afterScheme.firstIndex { $0 == "/" || $0 == "?" || $0 == "#" } ?? afterScheme.endIndex
+            let authority = afterScheme[..<authorityEnd]
+            let hostsStart = authority.lastIndex(of: "@").map { authority.index(after: $0) } ?? authority.startIndex
+            hostList = String(authority[hostsStart...])
+            uri = String(text[..<hostsStart]) + (hostList.isEmpty ? "" : "islet-hosts") + String(text[authorityEnd...])
         }
-        guard !host.isEmpty, !host.hasPrefix("/") else {
-            throw IsletError(.invalidRequest, "The PostgreSQL host must be a name or an address: Islet connects over TCP, not a Unix socket (\(host.prefix(100))).")
+        guard let url = URLComponents(string: uri) else {
+            throw IsletError(
+                .invalidRequest,
+                "The PostgreSQL address cannot be read as a URI (\(Self.form)): percent-encode @, :, /, ? and # in the user name and password, as in p%40ss for p@ss."
+            )
         }
-        guard !host.contains(",") else {
-            throw IsletError(.invalidRequest, "The PostgreSQL address names several hosts (\(host.prefix(100))); Islet connects to one.")
+        guard let scheme = url.scheme, ["postgres", "postgresql"].contains(scheme) else {
+            throw IsletError(.invalidRequest, "A PostgreSQL store is \(Self.form), not an address starting \"\(url.scheme.map { "\($0.prefix(20)):" } ?? "")\".")
         }
-        return host
+        var parts = Parts()
+        parts.parameters = try parameters(of: url)
+        if !hostList.isEmpty {
+            for item in hostList.split(separator: ",", omittingEmptySubsequences: false) {
+                let (host, port) = try Self.hostAndPort(String(item))
+                parts.hosts.append(host)
+                parts.ports.append(port ?? "")
+            }
+            if parts.ports.allSatisfy(\.isEmpty) { parts.ports = [] }
+        }
+        parts.username = url.user
+        parts.password = url.password
+        // Split before decoding: a database name may hold a percent-encoded "/".
+        let path = String(url.percentEncodedPath.drop { $0 == "/" })
+        if !path.contains("/") { parts.database = path.removingPercentEncoding }
+        return parts
     }
+
+    /// One item of a URI's host list: `name`, `name:port`, `[v6]` or `[v6]:port`.
+    private static func hostAndPort(_ item: String) throws(IsletError) -> (String, String?) {
+        if item.hasPrefix("[") {
+            guard let close = item.firstIndex(of: "]") else {
+                throw IsletError(.invalidRequest, "The PostgreSQL address's host \(item.prefix(100)) opens [ without closing it.")
+            }
+            let host = String(item[item.index(after: item.startIndex)..<close])
+            let rest = item[item.index(after: close)...]
+            guard rest.isEmpty || rest.hasPrefix(":") else {
+                throw IsletError(.invalidRequest, "The PostgreSQL address's host \(item.prefix(100)) has something after ].")
+            }
+            return (host, rest.isEmpty ? nil : String(rest.dropFirst()))
+        }
+        guard let colon = item.lastIndex(of: ":") else { return (item, nil) }
+        return (String(item[..<colon]), String(item[item.index(after: colon)...]))
+    }
+
+    /// libpq's keyword form: `key=value` pairs apart by spaces, a value in single quotes when it
+    /// holds spaces (`\'` and `\\` inside them), as `psql "host=a,b dbname=islet"` reads it.
+    private static func keywordParts(_ text: String) throws(IsletError) -> Parts {
+        var parts = Parts()
+        var rest = Substring(text)
+        func skipSpaces() { rest = rest.drop { $0 == " " || $0 == "\t" || $0 == "\n" } }
+        skipSpaces()
+        while !rest.isEmpty {
+            guard let equals = rest.firstIndex(of: "=") else {
+                throw IsletError(.invalidRequest, "The PostgreSQL address's keyword form is key=value pairs (host=… dbname=… user=…): \"\(rest.prefix(40))\" has no =.")
+            }
+            let key = rest[..<equals].trimmingCharacters(in: .whitespaces)
+            rest = rest[rest.index(after: equals)...]
+            skipSpaces()
+            var value = ""
+            if rest.first == "'" {
+                rest = rest.dropFirst()
+                var closed = false
+                while let character = rest.first {
+                    rest = rest.dropFirst()
+                    if character == "\\", let next = rest.first {
+                        value.append(next)
+                        rest = rest.dropFirst()
+                    } else if character == "'" {
+                        closed = true
+                        break
+                    } else {
+                        value.append(character)
+                    }
+                }
+                guard closed else { throw IsletError(.invalidRequest, "The PostgreSQL address's value of \(key.prefix(40)) opens a quote without closing it.") }
+            } else {
+                let end = rest.firstIndex { $0 == " " || $0 == "\t" || $0 == "\n" } ?? rest.endIndex
+                value = String(rest[..<end])
+                rest = rest[end...]
+            }
+            skipSpaces()
+            let login: WritableKeyPath<Parts, String?>? =
+                switch key {
+                case "dbname": \.database
+                case "user": \.username
+                case "password": \.password
+                default: nil
+                }
+            switch login {
+            case let field?:
+                guard parts[keyPath: field] == nil else {
+                    throw IsletError(.invalidRequest, "The PostgreSQL address gives \(key) twice; give it once.")
+                }
+                parts[keyPath: field] = value
+            case nil:
+                guard Self.parameters.contains(key) else {
+                    throw IsletError(
+                        .invalidRequest,
+                        "The PostgreSQL address has a keyword Islet does not take: \"\(key.prefix(40))\". It takes \((Self.keywords + Self.parameters).joined(separator: ", ")) (docs/cluster.md)."
+                    )
+                }
+                guard parts.parameters[key] == nil else {
+                    throw IsletError(.invalidRequest, "The PostgreSQL address gives \(key) twice; give it once.")
+                }
+                parts.parameters[key] = value
+            }
+        }
+        return parts
+    }
+
+    /// The hosts with their ports: as many ports as hosts, or one for all, or none (5432), as
+    /// libpq pairs them. Each host a name or an address, over TCP.
+    private static func endpoints(hosts: [String], ports: [String]) throws(IsletError) -> [Endpoint] {
+        guard !hosts.isEmpty else {
+            throw IsletError(.invalidRequest, "The PostgreSQL address names no host: postgres://user@host:port/database.")
+        }
+        guard hosts.count <= maximumHosts else {
+            throw IsletError(.invalidRequest, "The PostgreSQL address names \(hosts.count) hosts; Islet tries at most \(maximumHosts).")
+        }
+        guard ports.isEmpty || ports.count == 1 || ports.count == hosts.count else {
+            throw IsletError(.invalidRequest, "The PostgreSQL address gives \(hosts.count) hosts and \(ports.count) ports: give one port for each host, or one for all.")
+        }
+        return try hosts.enumerated().map { index, host throws(IsletError) in
+            guard !host.isEmpty, !host.hasPrefix("/") else {
+                throw IsletError(
+                    .invalidRequest,
+                    host.isEmpty
+                        ? "The PostgreSQL address's host list has an empty entry."
+                        : "The PostgreSQL host must be a name or an address: Islet connects over TCP, not a Unix socket (\(host.prefix(100)))."
+                )
+            }
+            let text = ports.isEmpty ? "" : ports.count == 1 ? ports[0] : ports[index]
+            guard text.isEmpty || (text.allSatisfy(\.isASCII) && text.allSatisfy(\.isNumber)), let port = text.isEmpty ? 5432 : Int(text),
+                (1...65_535).contains(port)
+            else {
+                throw IsletError(.invalidRequest, "The PostgreSQL port must be 1–65535, not \(text.prefix(20)).")
+            }
+            return Endpoint(host: host, port: port)
+        }
+    }
+
+    /// The most hosts an address may list.
+    public static let maximumHosts = 16
 
     /// `sslmode`, checked against `sslrootcert`: libpq's default `prefer` (`verify-full` with
     /// `sslrootcert=system`, as in libpq 16), and no combination that would check less than
@@ -225,6 +400,32 @@ public struct PostgresAddress: Sendable, Equatable {
 }
 
 extension PostgresAddress {
+    /// libpq's `target_session_attrs`: which host of a list a node keeps (docs/cluster.md §7).
+    /// `read-only` and `standby` are not taken: a node writes.
+    public enum TargetSessionAttributes: String, Sendable, CaseIterable {
+        /// The first host that takes a connection (libpq's default).
+        case any
+        /// A host whose sessions may write (`transaction_read_only` is `off`): what a node wants.
+        case readWrite = "read-write"
+        /// A host that is not a standby (`pg_is_in_recovery()` is false).
+        case primary
+        /// A standby first, else any host.
+        case preferStandby = "prefer-standby"
+
+        init(_ text: String) throws(IsletError) {
+            if ["read-only", "standby"].contains(text) {
+                throw IsletError(.invalidRequest, "target_session_attrs=\(text) keeps a host that cannot write, and a node writes: use read-write (docs/cluster.md).")
+            }
+            guard let value = Self(rawValue: text) else {
+                throw IsletError(
+                    .invalidRequest,
+                    "The PostgreSQL address's target_session_attrs is one of \(Self.allCases.map(\.rawValue).joined(separator: ", ")), not \"\(text.prefix(40))\"."
+                )
+            }
+            self = value
+        }
+    }
+
     /// libpq's `sslmode` values. postgres-nio can try TLS and fall back to a plain connection,
     /// or insist on TLS; it cannot start plain and retry with TLS, which is what `allow` means
     /// to libpq.
