@@ -155,6 +155,9 @@ public final class Engine: Sendable {
         (store.kind, store.location, store.isShared)
     }
 
+    /// What a failover of the store's database keeps (`Store.replication`), for `/healthz`.
+    public var storeReplication: Replication? { store.replication }
+
     // MARK: The two ways to the store
 
     /// Runs a use case in the next write transaction; returns once it committed and was published.

@@ -25,6 +25,8 @@ public final class PostgresStore: Store {
     /// Where the database is, without its password.
     public let address: String
     public let kind = "postgresql"
+    /// Read as the store opens (`open`).
+    public let replication: Replication?
     public var location: String { address }
     public var changesRunAgain: Int { writer.contention.load(ordering: .relaxed) }
     public var eventReads: [String: Int] {
@@ -58,6 +60,9 @@ public final class PostgresStore: Store {
     /// Reads a node runs at once (each holds a connection and a thread while it runs).
     static let readers = 4
 
+    /// Every session's `synchronous_commit`.
+    static let synchronousCommit = "on"
+
     /// Connections a node opens when the address gives no `pool_size`: one per writer lane and
     /// reader, the tail's LISTEN and its reads.
     static let poolSize = writerLanes + readers + 2
@@ -74,12 +79,15 @@ public final class PostgresStore: Store {
     private let connectionWait: Duration
 
     private init(
-        address: PostgresAddress, location: String, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger
+        address: PostgresAddress, location: String, replication: Replication, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void,
+        logger: Logger
     ) throws(IsletError) {
+        self.replication = replication
         var configuration = try address.clientConfiguration(poolSize: Self.poolSize, connectTimeout: Self.connectionWait)
         connectionWait = address.connectTimeout ?? Self.connectionWait
-        // An acknowledged change is on the server's disk (the default; said, not assumed).
-        configuration.options.additionalStartupParameters.append(("synchronous_commit", "on"))
+        // An acknowledged change is on the server's disk (the default; said, not assumed), and on
+        // a synchronous standby's when the server names one.
+        configuration.options.additionalStartupParameters.append(("synchronous_commit", Self.synchronousCommit))
         lanes = Self.lanes(poolSize: configuration.options.maximumConnections)
         // None kept open for its own sake: connections are made as changes and reads ask. With
         // a minimum, postgres-nio 1.33's pool trapped (a precondition, in release builds too)
@@ -106,9 +114,9 @@ public final class PostgresStore: Store {
         // A multi-host address: the host that fits target_session_attrs (docs/cluster.md §7).
         let address = try await HostSelector.choose(given, connectTimeout: given.connectTimeout ?? Self.connectionWait, logger: logger)
         try await PostgresMigrator.migrate(address, logger: logger)
-        let store = try PostgresStore(address: address, location: given.redacted, onWriteHealth: options.onWriteHealth, logger: logger)
         // On a connection of its own: the pool runs only inside `run()`, with the store.
         let last: Int64
+        let standbys: String
         do {
             let connection = try await address.connect(connectTimeout: Self.connectionWait, logger: logger)
             // Closed before it is let go of, on either path (postgres-nio asserts it).
@@ -119,6 +127,7 @@ public final class PostgresStore: Store {
                 _ = try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresWriter.eventsLock))", logger: logger).get()
                 last = try await connection.run("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).get().rows.first?.decode(Int64.self) ?? 0
                 _ = try await connection.run("COMMIT", logger: logger).get()
+                standbys = try await connection.run("SHOW synchronous_standby_names", logger: logger).get().rows.first?.decode(String.self) ?? ""
                 try? await connection.close()
             } catch {
                 try? await connection.close()
@@ -127,6 +136,11 @@ public final class PostgresStore: Store {
         } catch {
             throw answer(error)
         }
+        let store = try PostgresStore(
+            address: address, location: given.redacted,
+            replication: Replication(synchronousCommit: Self.synchronousCommit, synchronousStandbyNames: standbys),
+            onWriteHealth: options.onWriteHealth, logger: logger
+        )
         store.tail.start(after: last)
         store.threads.start()
         return store

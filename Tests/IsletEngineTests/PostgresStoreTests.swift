@@ -33,6 +33,8 @@ struct PostgresStoreTests {
         #expect(chosen.endpoints == [live])
         let store = try await PostgresStore.open(StoreOptions(location: text), logger: logger)
         #expect(store.address == (try PostgresAddress(text)).redacted && store.address.contains("127.0.0.1:1,"))
+        // The test's server has no standby: a failover could lose the last commits, and /healthz says so.
+        #expect(store.replication?.mode == "asynchronous" && store.replication?.synchronousCommit == "on", "\(String(describing: store.replication))")
 
         // A database whose sessions are read-only (as a standby's are) does not fit read-write.
         try await PostgresServer.execute("ALTER DATABASE \(name) SET default_transaction_read_only = on", in: "postgres")
@@ -47,6 +49,15 @@ struct PostgresStoreTests {
             let other = text.replacingOccurrences(of: "read-write", with: attributes)
             #expect(try await HostSelector.choose(try PostgresAddress(other), connectTimeout: .seconds(10), logger: logger).endpoints == [live])
         }
+    }
+
+    /// What a failover keeps, from the two settings (docs/cluster.md §7), in one rule.
+    @Test func aCommitWaitsForAStandbyOnlyWhenTheServerNamesOneAndTheSessionWaits() {
+        #expect(Replication(synchronousCommit: "on", synchronousStandbyNames: "standby1").mode == "synchronous")
+        #expect(Replication(synchronousCommit: "remote_apply", synchronousStandbyNames: "ANY 1 (a, b)").mode == "synchronous")
+        #expect(Replication(synchronousCommit: "on", synchronousStandbyNames: "").mode == "asynchronous")
+        #expect(Replication(synchronousCommit: "local", synchronousStandbyNames: "standby1").mode == "asynchronous")
+        #expect(Replication(synchronousCommit: "off", synchronousStandbyNames: "*").mode == "asynchronous")
     }
 
     /// postgres-nio never answers a statement sent on a connection that has closed: the store's

@@ -71,7 +71,11 @@ struct ClusterTests {
                 let health = try await health(node, http: http).body
                 // The address as given, with the sslmode it connects with (the default, prefer).
                 let given = database.replacingOccurrences(of: "?connect_timeout=60", with: "")
-                #expect(health["store"] == ["kind": "postgresql", "location": .string(given + "?sslmode=prefer&connect_timeout=60"), "shared": true], "\(health)")
+                // And what a failover would keep: the test's server has no standby (docs/cluster.md §7).
+                #expect(health["store"] == [
+                    "kind": "postgresql", "location": .string(given + "?sslmode=prefer&connect_timeout=60"), "shared": true,
+                    "replication": ["mode": "asynchronous", "synchronousCommit": "on", "synchronousStandbyNames": ""],
+                ], "\(health)")
             }
             let received = (0..<3).map { _ in Received() }
             let readers = try await Array(0..<3).asyncMap { node in

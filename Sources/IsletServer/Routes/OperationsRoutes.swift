@@ -50,6 +50,8 @@ struct OperationsRoutes {
             var kind: String
             var location: String
             var shared: Bool
+            /// PostgreSQL's: whether an acknowledged change survives a failover (docs/cluster.md §7).
+            var replication: Replication?
         }
 
         /// Delivery to real phones: `degraded` when it does not keep up (Apple unreachable, a
@@ -81,7 +83,10 @@ struct OperationsRoutes {
         let delivery = try await engine.deliveryHealth()
         return try Response.json(Health(
             status: "ok", version: Islet.version, uptime: now.timeIntervalSince(startedAt), lastEventId: lastEventId,
-            store: Health.Store(kind: engine.storeFacts.kind, location: engine.storeFacts.location, shared: engine.storeFacts.shared),
+            store: Health.Store(
+                kind: engine.storeFacts.kind, location: engine.storeFacts.location, shared: engine.storeFacts.shared,
+                replication: engine.storeReplication
+            ),
             delivery: Health.Delivery(
                 status: delivery.degraded == nil ? "ok" : "degraded", outbox: delivery.depth,
                 oldestUndeliveredSeconds: delivery.oldest.map { max(0, now.timeIntervalSince($0)) }, reason: delivery.degradedWithoutNames
