@@ -51,6 +51,40 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A primary and its synchronous standby (Debian's PostgreSQL, `pg_basebackup -R`): a node
+    /// given both chooses by `target_session_attrs` — the primary for read-write, the standby
+    /// for prefer-standby — says the commits wait for the standby, and after the primary
+    /// crashes and the standby is promoted, choosing again finds the promoted one.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"))
+    func aNodeChoosesThePrimaryOverItsStandbyAndThePromotedStandbyAfterAFailover() async throws {
+        let primary = try PostgresServer()
+        defer { primary.stop() }
+        let name = PostgresServer.databaseName(of: try await primary.newDatabase())
+        let standby = try PostgresServer(standbyOf: primary, synchronous: true)
+        defer { standby.stop() }
+        let logger = Logger(label: "test")
+        func address(_ attributes: String) throws -> PostgresAddress {
+            try PostgresAddress(
+                "postgres://islet@127.0.0.1:\(standby.port),127.0.0.1:\(primary.port)/\(name)?connect_timeout=10&target_session_attrs=\(attributes)"
+            )
+        }
+        func chosen(_ attributes: String) async throws -> Int {
+            try await HostSelector.choose(try address(attributes), connectTimeout: .seconds(10), logger: logger).port
+        }
+        #expect(try await chosen("read-write") == primary.port)
+        #expect(try await chosen("primary") == primary.port)
+        #expect(try await chosen("prefer-standby") == standby.port)
+        #expect(try await chosen("any") == standby.port)
+        let store = try await PostgresStore.open(StoreOptions(location: try address("read-write").redacted), logger: logger)
+        #expect(store.replication == Replication(synchronousCommit: "on", synchronousStandbyNames: "standby1"))
+        #expect(store.replication?.mode == "synchronous")
+
+        primary.crash()
+        try standby.promote()
+        #expect(try await chosen("read-write") == standby.port)
+        #expect(try await chosen("prefer-standby") == standby.port, "no standby answers: any host")
+    }
+
     /// What a failover keeps, from the two settings (docs/cluster.md §7), in one rule.
     @Test func aCommitWaitsForAStandbyOnlyWhenTheServerNamesOneAndTheSessionWaits() {
         #expect(Replication(synchronousCommit: "on", synchronousStandbyNames: "standby1").mode == "synchronous")

@@ -101,6 +101,77 @@ public final class PostgresServer: Sendable {
         try watch()
     }
 
+    /// A streaming standby of `primary` (docs/cluster.md §7): `pg_basebackup -R` from it into a
+    /// directory of its own, started on a free port, named `application_name` in the primary's
+    /// `pg_stat_replication`; with `synchronous`, the primary names it in
+    /// `synchronous_standby_names`, so a commit waits for it. Returns once it streams (and, when
+    /// synchronous, is the primary's synchronous standby).
+    public init(standbyOf primary: PostgresServer, named name: String = "standby1", synchronous: Bool) throws {
+        programs = primary.programs
+        runAs = primary.runAs
+        authority = nil
+        directory = URL(fileURLWithPath: "/tmp/islet-postgres-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        if let runAs { try Self.run("/usr/bin/chown", [runAs, directory.path]) }
+        let data = directory.appendingPathComponent("data")
+        do {
+            try Self.run(programs.appendingPathComponent("pg_basebackup").path, [
+                "-D", data.path, "-h", "127.0.0.1", "-p", "\(primary.port)", "-U", primary.user, "-R", "-X", "stream", "-c", "fast",
+            ], as: runAs)
+            // The primary knows it by this name (its `pg_stat_replication`, `synchronous_standby_names`).
+            let settings = try FileHandle(forWritingTo: data.appendingPathComponent("postgresql.auto.conf"))
+            try settings.seekToEnd()
+            try settings.write(contentsOf: Data(
+                "\nprimary_conninfo = 'host=127.0.0.1 port=\(primary.port) user=\(primary.user) application_name=\(name)'\n".utf8
+            ))
+            try settings.close()
+        } catch {
+            try? FileManager.default.removeItem(at: directory)
+            throw error
+        }
+        var started: (port: Int, error: (any Error)?) = (0, nil)
+        for _ in 0..<5 {
+            let candidate = try freeLoopbackPort()
+            do {
+                try Self.start(programs: programs, directory: directory, port: candidate, as: runAs)
+                started = (candidate, nil)
+                break
+            } catch {
+                started.error = error
+            }
+        }
+        guard started.port != 0 else {
+            try? FileManager.default.removeItem(at: directory)
+            throw started.error ?? PostgresServerError("the standby did not start")
+        }
+        port = started.port
+        try watch()
+        if synchronous {
+            try primary.psql("ALTER SYSTEM SET synchronous_standby_names = '\(name)'", database: "postgres")
+            try primary.psql("SELECT pg_reload_conf()", database: "postgres")
+        }
+        // Streaming (and the primary's synchronous standby, when asked) within 30 s.
+        let wanted = synchronous ? "streaming|sync" : "streaming|async"
+        for _ in 0..<300 {
+            let rows = try primary.rows("SELECT state, sync_state FROM pg_stat_replication WHERE application_name = '\(name)'", in: "postgres")
+            if rows.contains(wanted) { return }
+            usleep(100_000)
+        }
+        throw PostgresServerError("the standby \(name) did not stream from the primary within 30 s")
+    }
+
+    /// Stops the server at once, as a crash would (`pg_ctl stop -m immediate`), keeping its data.
+    public func crash() {
+        _ = try? Self.run(programs.appendingPathComponent("pg_ctl").path, [
+            "-D", directory.appendingPathComponent("data").path, "-m", "immediate", "-w", "stop",
+        ], as: runAs)
+    }
+
+    /// Promotes a standby to a primary (`pg_ctl promote`), and returns once it takes writes.
+    public func promote() throws {
+        try Self.run(programs.appendingPathComponent("pg_ctl").path, ["-D", directory.appendingPathComponent("data").path, "-w", "promote"], as: runAs)
+    }
+
     /// Configures the cluster in `directory` to take TLS connections only, with a certificate for
     /// `names`; returns the path of the authority that signed it.
     private static func takeOnlyTLS(directory: URL, names: [String], owner: String?) throws -> String {
