@@ -383,8 +383,9 @@ final class EventTail: Sendable {
     /// failure; a (re)connection wakes the reader, in case a notification was missed meanwhile.
     private func listen(store: PostgresStore) async {
         while !Task.isCancelled {
+            let route = store.currentRoute
             do {
-                try await store.client.withConnection { connection in
+                try await route.client.withConnection { connection in
                     // A waiting notification sequence does not end when its task is cancelled:
                     // closing the connection ends it, and the pool makes another.
                     try await withTaskCancellationHandler {
@@ -404,6 +405,8 @@ final class EventTail: Sendable {
                 }
             } catch {
                 if Task.isCancelled { return }
+                // An idle node learns here first that its host went away (docs/cluster.md §7).
+                store.hostLost(error, generation: route.generation)
                 logger.debug("Listening for events failed; listening again", metadata: ["error": "\(error)"])
             }
             try? await Task.sleep(for: .seconds(1))

@@ -400,6 +400,18 @@ enum PostgresFailure {
 }
 
 extension PostgresFailure {
+    /// Whether `error` says the host is gone or no longer takes writes — the connection lost or
+    /// refused, none given in time, the server shutting down (57P01, 57P02, 57P03) or read-only
+    /// (25006: a standby, or a primary demoted) — so another host of the address may be the
+    /// primary now (docs/cluster.md §7). Not a full disk or too many connections: the host is
+    /// still the primary.
+    static func losesHost(_ error: any Error) -> Bool {
+        if error is PostgresUnavailable { return true }
+        if let state = sqlState(error) { return ["25006", "57P01", "57P02", "57P03"].contains(state) || state.hasPrefix("08") }
+        guard let failure = storageFailure(error) else { return false }
+        return failure.hasPrefix("PostgreSQL cannot be reached")
+    }
+
     /// A server's error that says it cannot take writes. 08: connection exceptions; 53:
     /// insufficient resources (a full disk, too many connections); 57: the operator intervened
     /// (shutdown, crash recovery); 58: I/O. 25006: a read-only transaction (a standby, or the

@@ -33,7 +33,12 @@ public final class PostgresStore: Store {
         Dictionary(uniqueKeysWithValues: tail.readCounts.map { ($0.key.rawValue, $0.value) })
     }
 
-    let client: PostgresClient
+    /// The host the store works with now and postgres-nio's pool for it (docs/cluster.md §7).
+    private let route: Route
+    /// The pool every connection comes from: the current route's.
+    var client: PostgresClient { route.current.client }
+    /// The current route: its pool and generation.
+    var currentRoute: Route.Current { route.current }
     /// The statements prepared on each pooled connection.
     let prepared = PreparedStatements()
     let threads: NIOThreadPool
@@ -60,6 +65,20 @@ public final class PostgresStore: Store {
     /// Reads a node runs at once (each holds a connection and a thread while it runs).
     static let readers = 4
 
+    /// The pool's settings for the one host of `address`.
+    static func pool(for address: PostgresAddress) throws(IsletError) -> PostgresClient.Configuration {
+        var configuration = try address.clientConfiguration(poolSize: Self.poolSize, connectTimeout: Self.connectionWait)
+        // An acknowledged change is on the server's disk (the default; said, not assumed), and on
+        // a synchronous standby's when the server names one.
+        configuration.options.additionalStartupParameters.append(("synchronous_commit", Self.synchronousCommit))
+        // None kept open for its own sake: connections are made as changes and reads ask. With
+        // a minimum, postgres-nio 1.33's pool trapped (a precondition, in release builds too)
+        // when a change asked for a connection while a database outage had left fewer open
+        // than the minimum — a node died in the outage test, one run in three under load.
+        configuration.options.minimumConnections = 0
+        return configuration
+    }
+
     /// Every session's `synchronous_commit`.
     static let synchronousCommit = "on"
 
@@ -79,24 +98,16 @@ public final class PostgresStore: Store {
     private let connectionWait: Duration
 
     private init(
-        address: PostgresAddress, location: String, replication: Replication, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void,
-        logger: Logger
+        given: PostgresAddress, address: PostgresAddress, location: String, replication: Replication,
+        onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger
     ) throws(IsletError) {
         self.replication = replication
-        var configuration = try address.clientConfiguration(poolSize: Self.poolSize, connectTimeout: Self.connectionWait)
+        let configuration = try Self.pool(for: address)
         connectionWait = address.connectTimeout ?? Self.connectionWait
-        // An acknowledged change is on the server's disk (the default; said, not assumed), and on
-        // a synchronous standby's when the server names one.
-        configuration.options.additionalStartupParameters.append(("synchronous_commit", Self.synchronousCommit))
         lanes = Self.lanes(poolSize: configuration.options.maximumConnections)
-        // None kept open for its own sake: connections are made as changes and reads ask. With
-        // a minimum, postgres-nio 1.33's pool trapped (a precondition, in release builds too)
-        // when a change asked for a connection while a database outage had left fewer open
-        // than the minimum — a node died in the outage test, one run in three under load.
-        configuration.options.minimumConnections = 0
         self.address = location
         self.logger = logger
-        self.client = PostgresClient(configuration: configuration, backgroundLogger: logger)
+        self.route = Route(given: given, chosen: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger))
         self.threads = NIOThreadPool(numberOfThreads: lanes + Self.readers)
         self.health = WriteHealth(storageFailure: PostgresFailure.storageFailure, changed: onWriteHealth)
         self.tail = EventTail(log: commits, logger: logger)
@@ -137,7 +148,7 @@ public final class PostgresStore: Store {
             throw answer(error)
         }
         let store = try PostgresStore(
-            address: address, location: given.redacted,
+            given: given, address: address, location: given.redacted,
             replication: Replication(synchronousCommit: Self.synchronousCommit, synchronousStandbyNames: standbys),
             onWriteHealth: options.onWriteHealth, logger: logger
         )
@@ -209,8 +220,8 @@ public final class PostgresStore: Store {
     public func run() async throws {
         await withDiscardingTaskGroup { pool in
             // postgres-nio's pool runs as long as this task does: a read or a write made before
-            // it waits for it.
-            pool.addTask { await self.client.run() }
+            // it waits for it. After a failover, the pool of the host chosen next.
+            pool.addTask { await self.runRoutes() }
             await withGracefulShutdownHandler {
                 await withTaskCancellationHandler {
                     await withDiscardingTaskGroup { group in
@@ -236,6 +247,48 @@ public final class PostgresStore: Store {
 
     // MARK: Connections
 
+    /// Runs the current route's pool until the store stops — or, for a multi-host address,
+    /// until its host is reported lost (`hostLost`): then chooses a host again, every half
+    /// second until one fits (requests meanwhile are answered `unavailable`), and runs a pool
+    /// for it (docs/cluster.md §7).
+    private func runRoutes() async {
+        while !Task.isCancelled {
+            let current = route.current
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask { await current.client.run() }
+                group.addTask { await self.route.waitForLoss(of: current.generation) }
+                await group.next()
+                group.cancelAll()
+            }
+            guard !Task.isCancelled else { return }
+            let lost = current.endpoint
+            var next: PostgresAddress?
+            while next == nil, !Task.isCancelled {
+                do {
+                    next = try await HostSelector.choose(route.given, connectTimeout: connectionWait, logger: logger)
+                } catch {
+                    logger.warning("No PostgreSQL host fits yet; trying again", metadata: ["lost": "\(lost)", "error": "\(error)"])
+                    try? await Task.sleep(for: .milliseconds(500))
+                }
+            }
+            guard let next, !Task.isCancelled else { return }
+            do {
+                try route.move(to: next, backgroundLogger: logger)
+                logger.notice("Moved to another PostgreSQL host", metadata: ["from": "\(lost)", "to": "\(next.endpoints[0])"])
+            } catch {
+                logger.error("Cannot configure the PostgreSQL host chosen", metadata: ["error": "\(error)"])
+                return
+            }
+        }
+    }
+
+    /// Reports a failure that says the host is gone or cannot take writes, on the route of
+    /// `generation`: a multi-host address then moves to the host that fits (`runRoutes`).
+    func hostLost(_ error: any Error, generation: Int) {
+        guard route.given.endpoints.count > 1, PostgresFailure.losesHost(error) else { return }
+        route.lose(generation)
+    }
+
     /// Runs `body` with a pooled connection, waiting at most `connectionWait` for one
     /// (`failingConnectionWait` while writes are failing).
     ///
@@ -246,9 +299,23 @@ public final class PostgresStore: Store {
         let wait = health.current == nil ? connectionWait : Self.failingConnectionWait
         let unavailable = PostgresUnavailable(reason: "PostgreSQL at \(address) did not give a connection within \(wait)")
         let lease = LeaseRace()
-        return try await withThrowingTaskGroup(of: T?.self) { group in
+        let current = route.current
+        do {
+            return try await race(current.client, wait: wait, unavailable: unavailable, lease, body)
+        } catch {
+            hostLost(error, generation: current.generation)
+            throw error
+        }
+    }
+
+    /// The race of `withConnection`, on `client`.
+    private func race<T: Sendable>(
+        _ client: PostgresClient, wait: Duration, unavailable: PostgresUnavailable, _ lease: LeaseRace,
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> T
+    ) async throws -> T {
+        try await withThrowingTaskGroup(of: T?.self) { group in
             group.addTask {
-                try await self.client.withConnection { connection in
+                try await client.withConnection { connection in
                     guard lease.decide(.leased) else {
                         throw unavailable
                     }
@@ -309,4 +376,50 @@ private final class LeaseRace: Sendable {
 /// is answered 500 without it).
 struct PostgresStatementError: Error, CustomStringConvertible {
     let description: String
+}
+
+/// The host a store works with, its pool, and which route this is (docs/cluster.md §7): a
+/// failure reported on an older route than the current one changes nothing, so one failover
+/// is one move however many lanes see it.
+final class Route: Sendable {
+    struct Current: Sendable {
+        let client: PostgresClient
+        let endpoint: PostgresAddress.Endpoint
+        let generation: Int
+    }
+
+    /// The address as given: every host, and `target_session_attrs`.
+    let given: PostgresAddress
+    private let state: Mutex<(current: Current, lost: Int?)>
+    private let losses = AsyncStream<Int>.makeStream(bufferingPolicy: .bufferingNewest(8))
+
+    init(given: PostgresAddress, chosen: PostgresAddress, client: PostgresClient) {
+        self.given = given
+        state = Mutex((Current(client: client, endpoint: chosen.endpoints[0], generation: 0), nil))
+    }
+
+    var current: Current { state.withLock { $0.current } }
+
+    /// Says the route of `generation` lost its host, once.
+    func lose(_ generation: Int) {
+        let first = state.withLock { state -> Bool in
+            guard state.current.generation == generation, state.lost != generation else { return false }
+            state.lost = generation
+            return true
+        }
+        if first { losses.continuation.yield(generation) }
+    }
+
+    /// Returns once the route of `generation` is said lost (or the task is cancelled).
+    func waitForLoss(of generation: Int) async {
+        for await lost in losses.stream where lost >= generation { return }
+    }
+
+    /// Makes the route to `address`'s one host current, with a pool of its own.
+    func move(to address: PostgresAddress, backgroundLogger logger: Logger) throws(IsletError) {
+        let client = PostgresClient(configuration: try PostgresStore.pool(for: address), backgroundLogger: logger)
+        state.withLock { state in
+            state.current = Current(client: client, endpoint: address.endpoints[0], generation: state.current.generation + 1)
+        }
+    }
 }

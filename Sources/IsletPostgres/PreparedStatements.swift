@@ -25,13 +25,17 @@ final class PreparedStatements: Sendable {
     /// The prepared statement for `sql` on `connection`, preparing it first if needed; `nil`
     /// when the connection holds as many as it may.
     func statement(_ sql: String, on connection: PostgresConnection, logger: Logger) throws -> PreparedQuery? {
-        let known = prepared.withLock { $0[connection.id].map { ($0.statements[sql], $0.statements.count) } }
+        // A connection of a pool made after a failover may have a closed one's id: its own only.
+        let known = prepared.withLock { held in
+            held[connection.id].flatMap { $0.connection === connection ? ($0.statements[sql], $0.statements.count) : nil }
+        }
         if let (statement, _) = known, let statement { return statement }
         if let (_, count) = known, count >= Self.maximumPerConnection { return nil }
         let statement = try connection.prepare(query: sql).answered(on: connection).wait()
         prepared.withLock { prepared in
             // A pool whose connections come and go (an outage) leaves entries of closed ones.
-            if prepared[connection.id] == nil { prepared = prepared.filter { !$0.value.connection.isClosed } }
+            if prepared[connection.id]?.connection !== connection { prepared = prepared.filter { !$0.value.connection.isClosed } }
+            if prepared[connection.id]?.connection !== connection { prepared[connection.id] = nil }
             prepared[connection.id, default: Held(connection: connection)].statements[sql] = statement
         }
         return statement

@@ -179,11 +179,7 @@ struct ClusterTests {
 
             let acked = acknowledged.byActivity.withLock { $0 }
             for id in activities {
-                let applied = Set(try await clients[0].history(id).compactMap { event -> Int64? in
-                    guard event.type == .contentUpdated, case .integer(let seq) = event.data["content"]?["state"]?["seq"] else { return nil }
-                    return seq
-                })
-                let missing = acked[id, default: []].subtracting(applied)
+                let missing = acked[id, default: []].subtracting(try await clients[0].appliedSequences(id))
                 #expect(missing.isEmpty, "acknowledged but lost with the node: \(missing.sorted())")
             }
 
@@ -307,11 +303,7 @@ struct ClusterTests {
                 seen.keys.allSatisfy { $0.hasPrefix("503 unavailable") || $0 == "503 ServiceUnavailable (APNs)" }, "only 503 while down: \(seen)"
             )
             #expect(outcomes.slowest.withLock { $0 } < .seconds(15), "a request waited \(outcomes.slowest.withLock { $0 })")
-            let applied = Set(try await clients[1].history(id).compactMap { event -> Int64? in
-                guard event.type == .contentUpdated, case .integer(let seq) = event.data["content"]?["state"]?["seq"] else { return nil }
-                return seq
-            })
-            let missing = acknowledged.byActivity.withLock { $0[id, default: []] }.subtracting(applied)
+            let missing = acknowledged.byActivity.withLock { $0[id, default: []] }.subtracting(try await clients[1].appliedSequences(id))
             #expect(missing.isEmpty, "acknowledged but lost in the outage: \(missing.sorted())")
             await cluster.stop()
         }

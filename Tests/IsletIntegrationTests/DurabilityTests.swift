@@ -27,6 +27,17 @@ final class Acknowledgements: Sendable {
     var count: Int { byActivity.withLock { $0.values.map(\.count).reduce(0, +) } }
 }
 
+extension IsletClient {
+    /// The `seq` of each content update an activity's history holds: what a writer's
+    /// acknowledged updates are checked against.
+    func appliedSequences(_ id: ActivityID) async throws -> Set<Int64> {
+        Set(try await history(id).compactMap { event -> Int64? in
+            guard event.type == .contentUpdated, case .integer(let seq) = event.data["content"]?["state"]?["seq"] else { return nil }
+            return seq
+        })
+    }
+}
+
 @Suite("The real server", .serialized, .hangDetector)
 struct DurabilityTests {
     @Test func acknowledgedUpdatesSurviveSIGKILLAndStreamsResumeWithoutGaps() async throws {
@@ -103,13 +114,7 @@ struct DurabilityTests {
         server = try await ServerProcess(data: data)
         client = IsletClient(server: server.url, key: app.apiKey, http: http)
         for id in activities {
-            let applied = Set(try await client.history(id).compactMap { event -> Int64? in
-                guard event.type == .contentUpdated, case .integer(let seq) = event.data["content"]?["state"]?["seq"] else {
-                    return nil
-                }
-                return seq
-            })
-            let missing = acked[id, default: []].subtracting(applied)
+            let missing = acked[id, default: []].subtracting(try await client.appliedSequences(id))
             #expect(missing.isEmpty, "acknowledged but lost after SIGKILL: \(missing.sorted())")
         }
 

@@ -1,0 +1,89 @@
+import Foundation
+import IsletClient
+import IsletCore
+import IsletTestSupport
+import Synchronization
+import Testing
+
+/// docs/cluster.md §7: two nodes given a primary and its synchronous standby in one address
+/// (`target_session_attrs=read-write`), four writers updating; the primary crashes
+/// (`pg_ctl stop -m immediate`) and the standby is promoted (`pg_ctl promote`). Both nodes move
+/// to it by themselves, and nothing acknowledged is lost.
+@Suite("Following a promoted standby", .serialized, .hangDetector)
+struct FailoverTests {
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
+    func bothNodesWriteToThePromotedStandbyWithinTenSecondsAndNothingAcknowledgedIsLost() async throws {
+        let primary = try PostgresServer()
+        defer { primary.stop() }
+        let name = PostgresServer.databaseName(of: try await primary.newDatabase())
+        let standby = try PostgresServer(standbyOf: primary, synchronous: true)
+        defer { standby.stop() }
+        let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
+        try await withHTTPClient { http in
+            let cluster = try await ClusterTests.Cluster(2, database: address)
+            let admin = cluster.client(0, key: ClusterTests.adminKey, http: http)
+            let app = try await admin.createApp(bundleId: "com.example.rides")
+            let clients = (0..<2).map { cluster.client($0, key: app.apiKey, http: http) }
+            var started: [ActivityID] = []
+            for rider in 0..<4 {
+                started.append(try await clients[rider % 2].start(ActivityRequest(
+                    attributesType: "RideAttributes", attributes: ["rider": .integer(Int64(rider))], content: ActivityContent(state: ["seq": 0])
+                )).id)
+            }
+            let activities = started
+            let acknowledged = Acknowledgements()
+            // The last time each node acknowledged an update.
+            let lastAcknowledged = LastAcknowledged()
+            let writers = (0..<4).map { writer in
+                Task {
+                    while !Task.isCancelled {
+                        let seq = acknowledged.nextSequence()
+                        let id = activities[writer]
+                        do {
+                            _ = try await clients[writer % 2].update(id, ContentUpdate(content: ActivityContent(state: ["seq": .integer(seq)])))
+                            acknowledged.record(seq, for: id)
+                            lastAcknowledged.times.withLock { $0[writer % 2] = .now }
+                        } catch {
+                            // 503 while the primary is gone: what a client sees, and tries again.
+                            try? await Task.sleep(for: .milliseconds(50))
+                        }
+                    }
+                }
+            }
+            _ = try await eventually("updates flow") { acknowledged.count >= 100 ? true : nil }
+
+            primary.crash()
+            let failed = ContinuousClock.now
+            try standby.promote()
+            // Both nodes acknowledge updates again, with no change to their configuration.
+            let back = try await eventually("both nodes write again", within: 30) { () -> [Duration]? in
+                let last = lastAcknowledged.times.withLock { $0 }
+                guard let zero = last[0], let one = last[1], zero > failed, one > failed else { return nil }
+                return [zero - failed, one - failed]
+            }
+            let atSwitch = acknowledged.count
+            _ = try await eventually("updates flow on the new primary") { acknowledged.count >= atSwitch + 100 ? true : nil }
+            for writer in writers { writer.cancel() }
+            for writer in writers { await writer.value }
+            print("failover: the nodes wrote again \(back.map { "\(Double($0.components.attoseconds) / 1e18 + Double($0.components.seconds))" }) s after the primary crashed")
+            for took in back {
+                #expect(took < .seconds(10), "a node wrote again \(took) after the primary crashed")
+            }
+
+            // Every acknowledged update is on the promoted standby, as both nodes read it.
+            let acked = acknowledged.byActivity.withLock { $0 }
+            for id in activities {
+                let missing = acked[id, default: []].subtracting(try await clients[0].appliedSequences(id))
+                #expect(missing.isEmpty, "acknowledged but lost in the failover: \(missing.sorted())")
+            }
+            let moved = cluster.nodes.map { $0.output.contains("Moved to another PostgreSQL host") }
+            #expect(moved == [true, true], "\(cluster.nodes.map { $0.output.suffix(1_500) })")
+            await cluster.stop()
+        }
+    }
+}
+
+/// When each node last acknowledged an update, by node.
+private final class LastAcknowledged: Sendable {
+    let times = Mutex<[Int: ContinuousClock.Instant]>([:])
+}
