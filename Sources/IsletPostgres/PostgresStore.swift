@@ -303,6 +303,11 @@ public final class PostgresStore: Store {
         do {
             return try await race(current.client, wait: wait, unavailable: unavailable, lease, body)
         } catch {
+            // The route's pool shuts down once its host is said lost: what waited on it, or came
+            // after, is answered as the database's being away is, and tried again on the next.
+            if route.hasLost(current.generation) {
+                throw PostgresUnavailable(reason: "PostgreSQL at \(current.endpoint) is gone; the node is moving to the host that fits (docs/cluster.md §7)")
+            }
             hostLost(error, generation: current.generation)
             throw error
         }
@@ -408,6 +413,12 @@ final class Route: Sendable {
             return true
         }
         if first { losses.continuation.yield(generation) }
+    }
+
+    /// Whether the route of `generation` was said lost: its pool is shutting down, or a newer
+    /// route is current.
+    func hasLost(_ generation: Int) -> Bool {
+        state.withLock { $0.current.generation != generation || $0.lost == generation }
     }
 
     /// Returns once the route of `generation` is said lost (or the task is cancelled).

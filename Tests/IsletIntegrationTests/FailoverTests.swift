@@ -64,6 +64,10 @@ struct FailoverTests {
                             lastAcknowledged.times.withLock { $0[writer % 2] = .now }
                         } catch {
                             // 503 while the primary is gone: what a client sees, and tries again.
+                            if !Task.isCancelled {
+                                let answer = if case ClientError.refused(let status, let error) = error { "\(status) \(error.reason.rawValue)" } else { "\(error)" }
+                                lastAcknowledged.refusals.withLock { $0[answer, default: 0] += 1 }
+                            }
                             try? await Task.sleep(for: .milliseconds(50))
                         }
                     }
@@ -88,6 +92,9 @@ struct FailoverTests {
             for took in back {
                 #expect(took < .seconds(10), "a node wrote again \(took) after the primary crashed")
             }
+            // While the nodes moved, a change was refused with 503 and nothing else: never a 500.
+            let refusals = lastAcknowledged.refusals.withLock { $0 }
+            #expect(refusals.keys.allSatisfy { $0 == "503 unavailable" }, "\(refusals)")
 
             // What of the acknowledged updates the promoted standby has, as the nodes read it.
             let acked = acknowledged.byActivity.withLock { $0 }
@@ -107,4 +114,50 @@ struct FailoverTests {
 /// When each node last acknowledged an update, by node.
 private final class LastAcknowledged: Sendable {
     let times = Mutex<[Int: ContinuousClock.Instant]>([:])
+    /// What the writers were answered when not acknowledged, and how often.
+    let refusals = Mutex<[String: Int]>([:])
+}
+
+extension DeliveryLoopTests {
+    /// docs/cluster.md §7 with phones: A on a primary and its synchronous standby delivers to B
+    /// (playing Apple and the phone); the primary crashes and the standby is promoted between
+    /// updates. Every activity's latest state reaches its phone, in order — what was claimed on
+    /// the old primary and not recorded is sent again after its lease, by the node.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
+    func everyActivitysLatestStateReachesItsPhoneInOrderAcrossAFailover() async throws {
+        let primary = try PostgresServer()
+        defer { primary.stop() }
+        let name = PostgresServer.databaseName(of: try await primary.newDatabase())
+        let standby = try PostgresServer(standbyOf: primary, synchronous: true)
+        defer { standby.stop() }
+        let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
+        try await withLoop(a: ["ISLET_STORE": address, "ISLET_SERVER_ADMIN_KEY": "islet-failover-admin-key-000000001", "ISLET_DELIVERY_LEASE": "6s"]) { loop in
+            var rides: [(a: Activity, b: Activity)] = []
+            for order in ["1", "2", "3"] { rides.append(try await loop.startActivity(order: order)) }
+            for step in 1...10 {
+                for (onA, _) in rides { try await loop.update(onA.id, "step \(step)") }
+            }
+            primary.crash()
+            try standby.promote()
+            for step in 11...20 {
+                for (onA, _) in rides {
+                    // While the node moves, a change is answered 503: a client tries again.
+                    _ = try await eventually("step \(step) of \(onA.id) is taken") { () -> Bool? in
+                        do {
+                            try await loop.update(onA.id, "step \(step)")
+                            return true
+                        } catch ClientError.refused(503, _) {
+                            return nil
+                        }
+                    }
+                }
+            }
+            for (onA, onB) in rides {
+                try await loop.waitOnB(onB.id, status: "step 20", within: 60)
+                let seen = try await loop.statusesOnB(onB.id)
+                #expect(Self.inOrder(seen, ["confirmed"] + (1...20).map { "step \($0)" }), "out of order on the phone: \(seen) (\(onA.id))")
+            }
+            #expect(loop.a.output.contains("Moved to another PostgreSQL host"), "\(loop.a.output.suffix(2_000))")
+        }
+    }
 }
