@@ -20,7 +20,6 @@ enum HostSelector {
         var reachable: PostgresAddress?
         for endpoint in address.endpoints {
             let one = address.narrowed(to: endpoint)
-            guard address.endpoints.count > 1 || wanted != .any else { return one }
             let state: (inRecovery: Bool, readOnly: Bool)
             do {
                 state = try await Self.state(of: one, connectTimeout: connectTimeout, logger: logger)

@@ -35,9 +35,7 @@ public final class PostgresStore: Store {
 
     /// The host the store works with now and postgres-nio's pool for it (docs/cluster.md §7).
     private let route: Route
-    /// The pool every connection comes from: the current route's.
-    var client: PostgresClient { route.current.client }
-    /// The current route: its pool and generation.
+    /// The current route: the pool every connection comes from, and its generation.
     var currentRoute: Route.Current { route.current }
     /// The statements prepared on each pooled connection.
     let prepared = PreparedStatements()

@@ -34,8 +34,10 @@ final class PreparedStatements: Sendable {
         let statement = try connection.prepare(query: sql).answered(on: connection).wait()
         prepared.withLock { prepared in
             // A pool whose connections come and go (an outage) leaves entries of closed ones.
-            if prepared[connection.id]?.connection !== connection { prepared = prepared.filter { !$0.value.connection.isClosed } }
-            if prepared[connection.id]?.connection !== connection { prepared[connection.id] = nil }
+            if prepared[connection.id]?.connection !== connection {
+                prepared = prepared.filter { !$0.value.connection.isClosed }
+                prepared[connection.id] = nil
+            }
             prepared[connection.id, default: Held(connection: connection)].statements[sql] = statement
         }
         return statement
