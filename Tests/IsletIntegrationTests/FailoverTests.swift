@@ -25,9 +25,19 @@ struct FailoverTests {
         print("failover, asynchronous standby: \(lost.values.map(\.count).reduce(0, +)) acknowledged updates lost \(lost.mapValues(\.count))")
     }
 
+    /// Deadlines that fall due while no host takes writes (the standby promoted late, as a
+    /// managed service's failover takes seconds) run after the switch, once, on one of the nodes:
+    /// a stale date, an ended activity's dismissal and a scheduled start.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
+    func deadlinesDueWhileNoHostTakesWritesRunOnceAfterTheSwitch() async throws {
+        let lost = try await failover(synchronous: true, deadlinesDuringTheSwitch: true)
+        #expect(lost.isEmpty, "acknowledged but lost in the failover: \(lost)")
+    }
+
     /// The failover: both nodes must write again within 10 s; returns the acknowledged updates
-    /// the promoted standby does not have, by activity.
-    func failover(synchronous: Bool) async throws -> [ActivityID: [Int64]] {
+    /// the promoted standby does not have, by activity. With `deadlinesDuringTheSwitch`, the
+    /// standby is promoted only once deadlines set before the crash have fallen due.
+    func failover(synchronous: Bool, deadlinesDuringTheSwitch: Bool = false) async throws -> [ActivityID: [Int64]] {
         let primary = try PostgresServer()
         defer { primary.stop() }
         let name = PostgresServer.databaseName(of: try await primary.newDatabase())
@@ -35,7 +45,7 @@ struct FailoverTests {
         defer { standby.stop() }
         let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
         return try await withHTTPClient { http in
-            let cluster = try await ClusterTests.Cluster(2, database: address)
+            let cluster = try await ClusterTests.Cluster(2, database: address, environment: ["ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "20", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "20"])
             let admin = cluster.client(0, key: ClusterTests.adminKey, http: http)
             let app = try await admin.createApp(bundleId: "com.example.rides")
             let clients = (0..<2).map { cluster.client($0, key: app.apiKey, http: http) }
@@ -75,8 +85,14 @@ struct FailoverTests {
             }
             _ = try await eventually("updates flow") { acknowledged.count >= 100 ? true : nil }
 
+            let deadlines = deadlinesDuringTheSwitch ? try await DeadlinesDue(at: Date().addingTimeInterval(3), clients: clients) : nil
             primary.crash()
             let failed = ContinuousClock.now
+            if let deadlines {
+                // The deadlines fall due while no host takes writes; only then the promotion.
+                try #require(Date() < deadlines.due, "the primary crashed after the deadlines it was to miss")
+                try await Task.sleep(for: .seconds(deadlines.due.timeIntervalSinceNow + 0.5))
+            }
             try standby.promote()
             // Both nodes acknowledge updates again, with no change to their configuration.
             let back = try await eventually("both nodes write again", within: 30) { () -> [Duration]? in
@@ -103,10 +119,54 @@ struct FailoverTests {
                 let missing = acked[id, default: []].subtracting(try await clients[0].appliedSequences(id))
                 if !missing.isEmpty { lost[id] = missing.sorted() }
             }
+            if let deadlines { try await deadlines.expectEachRanOnce(reading: clients[0]) }
             let moved = cluster.nodes.map { $0.output.contains("Moved to another PostgreSQL host") }
             #expect(moved == [true, true], "\(cluster.nodes.map { $0.output.suffix(1_500) })")
             await cluster.stop()
             return lost
+        }
+    }
+}
+
+/// Activities whose deadlines fall due at one time: two stale dates, two ended activities'
+/// dismissals and a scheduled start, set on both nodes.
+private struct DeadlinesDue {
+    let due: Date
+    let staling: [ActivityID]
+    let dismissing: [ActivityID]
+    let starting: ActivityID
+
+    init(at due: Date, clients: [IsletClient]) async throws {
+        self.due = due
+        func ride(_ rider: Int, stale: Date? = nil, start: Date? = nil) -> ActivityRequest {
+            var request = ActivityRequest(attributesType: "RideAttributes", attributes: ["rider": .integer(Int64(rider))], content: ActivityContent(state: ["seq": 0]))
+            request.content.staleDate = stale
+            request.start = start
+            if start != nil { request.alert = Alert(title: "Your ride", body: "Starts now") }
+            return request
+        }
+        staling = [try await clients[0].start(ride(10, stale: due)).id, try await clients[1].start(ride(11, stale: due)).id]
+        var dismissing: [ActivityID] = []
+        for rider in [12, 13] {
+            let id = try await clients[rider % 2].start(ride(rider)).id
+            _ = try await clients[rider % 2].end(id, EndRequest(dismissalPolicy: .after(due)))
+            dismissing.append(id)
+        }
+        self.dismissing = dismissing
+        starting = try await clients[0].start(ride(14, start: due)).id
+    }
+
+    /// Each deadline ran after the switch, once (two nodes share the work).
+    func expectEachRanOnce(reading client: IsletClient) async throws {
+        let expected: [(ActivityID, ActivityState, String)] =
+            staling.map { ($0, .stale, "stale") } + dismissing.map { ($0, .dismissed, "dismissed") } + [(starting, .active, "active")]
+        _ = try await eventually("the deadlines due in the switch ran", within: 20) { () -> Bool? in
+            for (id, state, _) in expected where try await client.activity(id).state != state { return nil }
+            return true
+        }
+        for (id, _, to) in expected {
+            let moves = try await client.history(id).filter { $0.type == .stateChanged && $0.data["to"] == .string(to) }
+            #expect(moves.count == 1, "\(id) moved to \(to) \(moves.count) times")
         }
     }
 }
