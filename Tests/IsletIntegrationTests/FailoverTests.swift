@@ -41,7 +41,10 @@ struct FailoverTests {
         let primary = try PostgresServer()
         defer { primary.stop() }
         let name = PostgresServer.databaseName(of: try await primary.newDatabase())
-        let standby = try PostgresServer(standbyOf: primary, synchronous: synchronous)
+        // The standby replicates across a link of 5 ms each way (zones apart), cut as the primary
+        // crashes: what was on its way to the standby is lost with the primary.
+        let link = try await DelayedLink(to: primary.port, delay: .milliseconds(5))
+        let standby = try PostgresServer(standbyOf: primary, synchronous: synchronous, replicatingThrough: link.port)
         defer { standby.stop() }
         let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
         return try await withHTTPClient { http in
@@ -63,6 +66,7 @@ struct FailoverTests {
             let acknowledged = Acknowledgements()
             // The last time each node acknowledged an update.
             let lastAcknowledged = LastAcknowledged()
+            let writing = ContinuousClock.now
             let writers = (0..<4).map { writer in
                 Task {
                     while !Task.isCancelled {
@@ -86,8 +90,13 @@ struct FailoverTests {
             _ = try await eventually("updates flow") { acknowledged.count >= 100 ? true : nil }
 
             let deadlines = deadlinesDuringTheSwitch ? try await DeadlinesDue(at: Date().addingTimeInterval(3), clients: clients) : nil
+            // The standby is cut off first, then the primary dies: what the primary acknowledged
+            // meanwhile, and what was on its way, the standby never receives.
+            let cut = ContinuousClock.now
+            await link.cut()
             primary.crash()
             let failed = ContinuousClock.now
+            let rate = Double(acknowledged.count) / (cut - writing).inSeconds
             if let deadlines {
                 // The deadlines fall due while no host takes writes; only then the promotion.
                 try #require(Date() < deadlines.due, "the primary crashed after the deadlines it was to miss")
@@ -104,7 +113,7 @@ struct FailoverTests {
             _ = try await eventually("updates flow on the new primary") { acknowledged.count >= atSwitch + 100 ? true : nil }
             for writer in writers { writer.cancel() }
             for writer in writers { await writer.value }
-            print("failover (\(synchronous ? "synchronous" : "asynchronous")): the nodes wrote again \(back.map { "\(Double($0.components.attoseconds) / 1e18 + Double($0.components.seconds))" }) s after the primary crashed")
+            print("failover (\(synchronous ? "synchronous" : "asynchronous")): \(Int(rate)) updates/s acknowledged before the crash, \(Int((failed - cut).inSeconds * 1000)) ms from the cut to the crash; the nodes wrote again \(back.map(\.inSeconds)) s after it")
             for took in back {
                 #expect(took < .seconds(10), "a node wrote again \(took) after the primary crashed")
             }
@@ -169,6 +178,10 @@ private struct DeadlinesDue {
             #expect(moves.count == 1, "\(id) moved to \(to) \(moves.count) times")
         }
     }
+}
+
+extension Duration {
+    fileprivate var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
 
 /// When each node last acknowledged an update, by node.

@@ -105,8 +105,9 @@ public final class PostgresServer: Sendable {
     /// directory of its own, started on a free port, named `application_name` in the primary's
     /// `pg_stat_replication`; with `synchronous`, the primary names it in
     /// `synchronous_standby_names`, so a commit waits for it. Returns once it streams (and, when
-    /// synchronous, is the primary's synchronous standby).
-    public init(standbyOf primary: PostgresServer, named name: String = "standby1", synchronous: Bool) throws {
+    /// synchronous, is the primary's synchronous standby). With `link`, it replicates through
+    /// that loopback port (a delayed link to the primary) rather than from the primary's own.
+    public init(standbyOf primary: PostgresServer, named name: String = "standby1", synchronous: Bool, replicatingThrough link: Int? = nil) throws {
         programs = primary.programs
         runAs = primary.runAs
         authority = nil
@@ -122,7 +123,7 @@ public final class PostgresServer: Sendable {
             let settings = try FileHandle(forWritingTo: data.appendingPathComponent("postgresql.auto.conf"))
             try settings.seekToEnd()
             try settings.write(contentsOf: Data(
-                "\nprimary_conninfo = 'host=127.0.0.1 port=\(primary.port) user=\(primary.user) application_name=\(name)'\n".utf8
+                "\nprimary_conninfo = 'host=127.0.0.1 port=\(link ?? primary.port) user=\(primary.user) application_name=\(name)'\n".utf8
             ))
             try settings.close()
         } catch {
