@@ -155,8 +155,11 @@ public final class Engine: Sendable {
         (store.kind, store.location, store.isShared)
     }
 
-    /// What a failover of the store's database keeps (`Store.replication`), for `/healthz`.
-    public var storeReplication: Replication? { store.replication }
+    /// The store, and what a failover of its database keeps, asked of it now: `/healthz`'s
+    /// `store` and the overview's.
+    public func storeOverview() async throws -> StoreOverview {
+        StoreOverview(kind: store.kind, location: store.location, shared: store.isShared, replication: try await store.replication())
+    }
 
     // MARK: The two ways to the store
 

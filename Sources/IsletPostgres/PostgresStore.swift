@@ -25,8 +25,6 @@ public final class PostgresStore: Store {
     /// Where the database is, without its password.
     public let address: String
     public let kind = "postgresql"
-    /// Read as the store opens (`open`).
-    public let replication: Replication?
     public var location: String { address }
     public var changesRunAgain: Int { writer.contention.load(ordering: .relaxed) }
     public var eventReads: [String: Int] {
@@ -96,10 +94,9 @@ public final class PostgresStore: Store {
     private let connectionWait: Duration
 
     private init(
-        given: PostgresAddress, address: PostgresAddress, location: String, replication: Replication,
+        given: PostgresAddress, address: PostgresAddress, location: String,
         onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger
     ) throws(IsletError) {
-        self.replication = replication
         let configuration = try Self.pool(for: address)
         connectionWait = address.connectTimeout ?? Self.connectionWait
         lanes = Self.lanes(poolSize: configuration.options.maximumConnections)
@@ -125,7 +122,6 @@ public final class PostgresStore: Store {
         try await PostgresMigrator.migrate(address, logger: logger)
         // On a connection of its own: the pool runs only inside `run()`, with the store.
         let last: Int64
-        let standbys: String
         do {
             let connection = try await address.connect(connectTimeout: Self.connectionWait, logger: logger)
             // Closed before it is let go of, on either path (postgres-nio asserts it).
@@ -136,7 +132,6 @@ public final class PostgresStore: Store {
                 _ = try await connection.run("SELECT pg_advisory_xact_lock(\(PostgresWriter.eventsLock))", logger: logger).get()
                 last = try await connection.run("SELECT COALESCE(MAX(id), 0) FROM event", logger: logger).get().rows.first?.decode(Int64.self) ?? 0
                 _ = try await connection.run("COMMIT", logger: logger).get()
-                standbys = try await connection.run("SHOW synchronous_standby_names", logger: logger).get().rows.first?.decode(String.self) ?? ""
                 try? await connection.close()
             } catch {
                 try? await connection.close()
@@ -147,7 +142,6 @@ public final class PostgresStore: Store {
         }
         let store = try PostgresStore(
             given: given, address: address, location: given.redacted,
-            replication: Replication(synchronousCommit: Self.synchronousCommit, synchronousStandbyNames: standbys),
             onWriteHealth: options.onWriteHealth, logger: logger
         )
         store.tail.start(after: last)
@@ -278,6 +272,16 @@ public final class PostgresStore: Store {
                 return
             }
         }
+    }
+
+    /// What a failover keeps, asked of the current host: after a switch, the promoted standby's
+    /// settings (often no standby of its own yet), and a `synchronous_standby_names` changed at
+    /// run time (Patroni's synchronous mode does) at the next ask.
+    public func replication() async throws -> Replication? {
+        let standbys = try await withConnection { connection in
+            try await connection.query("SHOW synchronous_standby_names", logger: self.logger).collect().first?.decode(String.self) ?? ""
+        }
+        return Replication(synchronousCommit: Self.synchronousCommit, synchronousStandbyNames: standbys)
     }
 
     /// Reports a failure that says the host is gone or cannot take writes, on the route of

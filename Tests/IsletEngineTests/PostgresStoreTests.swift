@@ -34,7 +34,11 @@ struct PostgresStoreTests {
         let store = try await PostgresStore.open(StoreOptions(location: text), logger: logger)
         #expect(store.address == (try PostgresAddress(text)).redacted && store.address.contains("127.0.0.1:1,"))
         // The test's server has no standby: a failover could lose the last commits, and /healthz says so.
-        #expect(store.replication?.mode == "asynchronous" && store.replication?.synchronousCommit == "on", "\(String(describing: store.replication))")
+        let running = Task { try await store.run() }
+        let replication = try await store.replication()
+        #expect(replication?.mode == "asynchronous" && replication?.synchronousCommit == "on", "\(String(describing: replication))")
+        running.cancel()
+        try await running.value
 
         // A database whose sessions are read-only (as a standby's are) does not fit read-write.
         try await PostgresServer.execute("ALTER DATABASE \(name) SET default_transaction_read_only = on", in: "postgres")
@@ -76,8 +80,15 @@ struct PostgresStoreTests {
         #expect(try await chosen("prefer-standby") == standby.port)
         #expect(try await chosen("any") == standby.port)
         let store = try await PostgresStore.open(StoreOptions(location: try address("read-write").redacted), logger: logger)
-        #expect(store.replication == Replication(synchronousCommit: "on", synchronousStandbyNames: "standby1"))
-        #expect(store.replication?.mode == "synchronous")
+        let running = Task { try await store.run() }
+        #expect(try await store.replication() == Replication(synchronousCommit: "on", synchronousStandbyNames: "standby1"))
+        #expect(try await store.replication()?.mode == "synchronous")
+        // Asked of the host now: a setting changed at run time shows at the next ask.
+        try await primary.execute("ALTER SYSTEM SET synchronous_standby_names = ''")
+        try await primary.execute("SELECT pg_reload_conf()")
+        _ = try await eventually("the primary's new setting is read") { try await store.replication()?.mode == "asynchronous" ? true : nil }
+        running.cancel()
+        try await running.value
 
         primary.crash()
         try standby.promote()

@@ -34,6 +34,48 @@ struct FailoverTests {
         #expect(lost.isEmpty, "acknowledged but lost in the failover: \(lost)")
     }
 
+    /// The console's overview says what a failover keeps, as the database says it at each
+    /// reading (Browser/console_store_test.py): synchronous on the primary with its synchronous
+    /// standby; after the primary crashes and the standby is promoted, the same open page says
+    /// asynchronous — the promoted standby has no standby of its own.
+    @Test(.enabled(if: PostgresServer.available && browserAvailable, "needs PostgreSQL and a browser (.ci/run installs them)"))
+    func theConsoleSaysWhatAFailoverKeepsBeforeAndAfterIt() async throws {
+        let primary = try PostgresServer()
+        defer { primary.stop() }
+        let name = PostgresServer.databaseName(of: try await primary.newDatabase())
+        let standby = try PostgresServer(standbyOf: primary, synchronous: true)
+        defer { standby.stop() }
+        let data = DataDirectory()
+        let node = try await ServerProcess(data: data, environment: [
+            "ISLET_STORE": "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write",
+            "ISLET_SERVER_ADMIN_KEY": ClusterTests.adminKey,
+        ])
+        let ready = FileManager.default.temporaryDirectory.appendingPathComponent("islet-console-store-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: ready) }
+        let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Browser/console_store_test.py")
+        let ended = Mutex(false)
+        let browsing = Task {
+            defer { ended.withLock { $0 = true } }
+            return try await runPython(script, environment: [
+                "ISLET_URL": node.url, "ISLET_ADMIN_KEY": ClusterTests.adminKey, "READY_FILE": ready.path, "PYTHONUNBUFFERED": "1",
+            ].merging(ProcessInfo.processInfo.environment.filter { $0.key == "ISLET_SCREENSHOTS" }) { first, _ in first }, timeout: 180)
+        }
+        // Once the page has said synchronous: the failover, with the page open.
+        let shown = try await eventually("the page shows the synchronous standby, or the script ends", within: 120) { () -> Bool? in
+            if FileManager.default.fileExists(atPath: ready.path) { return true }
+            return ended.withLock { $0 } ? false : nil
+        }
+        if shown {
+            primary.crash()
+            try standby.promote()
+        }
+        let (status, stdout, stderr) = try await browsing.value
+        #expect(status == 0, "console_store_test.py failed:\n\(stdout)\(stderr)")
+        #expect(stdout.split(separator: "\n").filter { $0.hasPrefix("ok: ") }.count == 2, "\(stdout)\(stderr)")
+        #expect(node.output.contains("Moved to another PostgreSQL host"), "\(node.output.suffix(1_500))")
+        await node.stop(signal: SIGTERM)
+    }
+
     /// The failover: both nodes must write again within 10 s; returns the acknowledged updates
     /// the promoted standby does not have, by activity. With `deadlinesDuringTheSwitch`, the
     /// standby is promoted only once deadlines set before the crash have fallen due.
@@ -129,6 +171,11 @@ struct FailoverTests {
                 if !missing.isEmpty { lost[id] = missing.sorted() }
             }
             if let deadlines { try await deadlines.expectEachRanOnce(reading: clients[0]) }
+            // The promoted standby has no standby of its own: each node now says a failover
+            // could lose the last commits.
+            for client in clients {
+                #expect(try await client.health()["store"]?["replication"]?["mode"] == "asynchronous")
+            }
             let moved = cluster.nodes.map { $0.output.contains("Moved to another PostgreSQL host") }
             #expect(moved == [true, true], "\(cluster.nodes.map { $0.output.suffix(1_500) })")
             await cluster.stop()

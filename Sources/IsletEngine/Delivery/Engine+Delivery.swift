@@ -271,11 +271,12 @@ extension Engine {
     public func overview(bundleId: BundleID?) async throws -> Overview {
         let now = clock.now()
         let counts = tally.counts(bundleId: bundleId)
+        let storeOverview = try await storeOverview()
         return try await read { store in
             Overview(
                 bundleId: bundleId, time: now, population: try store.population(bundleId: bundleId),
                 activities: try store.activityCounts(bundleId: bundleId),
-                delivery: try Self.deliveryHealth(bundleId: bundleId, now: now, in: store).overview, counts: counts
+                delivery: try Self.deliveryHealth(bundleId: bundleId, now: now, in: store).overview, store: storeOverview, counts: counts
             )
         }
     }

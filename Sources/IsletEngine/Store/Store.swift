@@ -48,9 +48,10 @@ public protocol Store: Sendable {
     /// Where its data is: the SQLite file's path, or the database's address without its password.
     var location: String { get }
 
-    /// What a failover of the database keeps of what was acknowledged: `nil` for a store that
-    /// has no standby (SQLite).
-    var replication: Replication? { get }
+    /// What a failover of the database keeps of what was acknowledged, asked of the database
+    /// now (a promoted standby, or a setting changed, shows at the next ask): `nil` for a
+    /// store that has no standby (SQLite).
+    func replication() async throws -> Replication?
 
     /// Changes run again since the store opened because another transaction held what they
     /// lock (several writers on one database): how often writers meet. Always 0 on SQLite,
@@ -567,29 +568,6 @@ public enum Durability: String, Sendable, CaseIterable {
     case normal
 }
 
-/// How a PostgreSQL database replicates its commits, as it says (`SHOW synchronous_standby_names`)
-/// and as the node's sessions commit (`synchronous_commit = on`, which every node sets):
-/// whether an acknowledged change survives a failover to a standby (docs/cluster.md §7).
-public struct Replication: Sendable, Hashable, Encodable {
-    /// `synchronous`: a commit waits for a standby, so a promoted one has every acknowledged
-    /// change. `asynchronous`: the last commits before a failover may be lost.
-    public var mode: String
-    /// The node's sessions' `synchronous_commit`.
-    public var synchronousCommit: String
-    /// The server's `synchronous_standby_names` (empty: no synchronous standby).
-    public var synchronousStandbyNames: String
-
-    /// The promise the two settings make, in one place: a commit with `synchronous_commit` at
-    /// `on`, `remote_write` or `remote_apply`, while the server names a synchronous standby,
-    /// waited for that standby.
-    public init(synchronousCommit: String, synchronousStandbyNames: String) {
-        self.synchronousCommit = synchronousCommit
-        self.synchronousStandbyNames = synchronousStandbyNames
-        let waits = ["on", "remote_write", "remote_apply"].contains(synchronousCommit)
-        mode = waits && !synchronousStandbyNames.trimmingCharacters(in: .whitespaces).isEmpty ? "synchronous" : "asynchronous"
-    }
-}
-
 /// Where and how a store keeps its data: what a store is opened with.
 public struct StoreOptions: Sendable {
     /// The database: a file path for SQLite, a `postgres://` address for PostgreSQL.
@@ -613,5 +591,5 @@ public typealias StoreOpener = @Sendable (StoreOptions) async throws -> any Stor
 
 extension Store {
     /// No standby to fail over to: SQLite's file is the node's own.
-    public var replication: Replication? { nil }
+    public func replication() async throws -> Replication? { nil }
 }

@@ -264,6 +264,7 @@
     var drops = el("div", { class: "rows", id: "drops" });
     var delivery = el("div", { class: "rows", id: "delivery" });
     var answers = el("div", { class: "rows", id: "answers" });
+    var store = el("div", { class: "rows", id: "store" });
     main.appendChild(title);
     main.appendChild(sub);
     main.appendChild(el("div", { class: "grid" }, [
@@ -274,7 +275,8 @@
     main.appendChild(el("div", { class: "grid" }, [
       el("section", { class: "panel" }, [el("h2", { text: "Dropped updates, by reason" }), drops]),
       el("section", { class: "panel" }, [el("h2", { text: "Delivery to phones" }), delivery]),
-      el("section", { class: "panel" }, [el("h2", { text: "Apple's answers, by status" }), answers])
+      el("section", { class: "panel" }, [el("h2", { text: "Apple's answers, by status" }), answers]),
+      el("section", { class: "panel" }, [el("h2", { text: "Store" }), store])
     ]));
 
     function figure(label, value, id) {
@@ -289,6 +291,22 @@
       rates.textContent = "";
       rates.appendChild(sparkline("Updates", "updates", counts.updates));
       rates.appendChild(sparkline("Pushes to Apple", "pushes", counts.pushes));
+    }
+    // What the data is kept in, and what a failover of its database keeps (docs/cluster.md §7),
+    // as the server asked the database at this reading.
+    function drawStore(s) {
+      store.textContent = "";
+      store.appendChild(el("span", { text: "kind" }));
+      store.appendChild(el("span", { class: "num", "data-store": "kind", text: s.kind === "postgresql" ? "PostgreSQL" : "SQLite" }));
+      store.appendChild(el("span", { class: "empty fit", "data-store": "location", text: s.location }));
+      var r = s.replication;
+      store.appendChild(el("span", { text: "replication" }));
+      store.appendChild(el("span", { class: "health", "data-store": "replication", "data-status": !r ? "" : r.mode === "synchronous" ? "ok" : "degraded",
+        text: r ? r.mode : "none" }));
+      store.appendChild(el("span", { class: "empty", "data-store": "failover", text: !r ? "One file on this machine: no standby to fail over to." :
+        r.mode === "synchronous" ? "A failover to the standby keeps every acknowledged change (synchronous_standby_names: " + r.synchronousStandbyNames + ")." :
+        "A failover may lose the last acknowledged changes: no synchronous standby" +
+          (r.synchronousStandbyNames ? "" : " (synchronous_standby_names is empty)") + "." }));
     }
     function load() {
       return api("GET", "/v1/overview").then(function (overview) {
@@ -320,6 +338,7 @@
         });
         delivery.appendChild(el("span", { text: "oldest undelivered" }));
         delivery.appendChild(el("span", { class: "num", text: d.oldest ? ago(d.oldest) : "none" }));
+        drawStore(overview.store);
       }, failed);
     }
     load();

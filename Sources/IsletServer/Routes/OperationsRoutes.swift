@@ -42,17 +42,10 @@ struct OperationsRoutes {
         var version: String
         var uptime: Double
         var lastEventId: EventID
-        var store: Store
+        /// Where this node's data is (several nodes on PostgreSQL show the same database), and
+        /// what a failover keeps.
+        var store: StoreOverview
         var delivery: Delivery
-
-        /// Where this node's data is: several nodes on PostgreSQL show the same database.
-        struct Store: Encodable {
-            var kind: String
-            var location: String
-            var shared: Bool
-            /// PostgreSQL's: whether an acknowledged change survives a failover (docs/cluster.md §7).
-            var replication: Replication?
-        }
 
         /// Delivery to real phones: `degraded` when it does not keep up (Apple unreachable, a
         /// credential refused) — the server itself is fine, and changes are still taken.
@@ -68,8 +61,10 @@ struct OperationsRoutes {
     /// a full disk leaves reads working while every change fails.
     @Sendable func health(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let lastEventId: EventID
+        let store: StoreOverview
         do {
             lastEventId = try await engine.lastEventID()
+            store = try await engine.storeOverview()
         } catch {
             throw IsletError(.unavailable, "The store cannot be read: \(error)")
         }
@@ -83,10 +78,7 @@ struct OperationsRoutes {
         let delivery = try await engine.deliveryHealth()
         return try Response.json(Health(
             status: "ok", version: Islet.version, uptime: now.timeIntervalSince(startedAt), lastEventId: lastEventId,
-            store: Health.Store(
-                kind: engine.storeFacts.kind, location: engine.storeFacts.location, shared: engine.storeFacts.shared,
-                replication: engine.storeReplication
-            ),
+            store: store,
             delivery: Health.Delivery(
                 status: delivery.degraded == nil ? "ok" : "degraded", outbox: delivery.depth,
                 oldestUndeliveredSeconds: delivery.oldest.map { max(0, now.timeIntervalSince($0)) }, reason: delivery.degradedWithoutNames

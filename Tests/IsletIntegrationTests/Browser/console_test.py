@@ -96,7 +96,11 @@ def main():
         assert "older than the last applied update" in text(page, '[data-reason="olderTimestamp"]')
         page.until("4 updates counted", lambda: float((text(page, '[data-rate="updates"]') or "0").rstrip("/s")) > 0)
         assert text(page, "#apps") == "2", text(page, "#apps")
-        print("ok: the overview counts 3 starts, the updates and the ignored one under its reason")
+        # The store: SQLite's one file, which no failover concerns (FailoverTests shows PostgreSQL's).
+        assert text(page, '#store [data-store="kind"]') == "SQLite", text(page, "#store")
+        assert text(page, '#store [data-store="location"]').endswith("islet.sqlite"), text(page, "#store")
+        assert text(page, '#store [data-store="replication"]') == "none", text(page, "#store")
+        print("ok: the overview counts 3 starts, the updates and the ignored one under its reason, and says the store is SQLite")
         shoot(scenario, "overview")
 
         scenario.at("the overview's counts are the server's, since it started")
