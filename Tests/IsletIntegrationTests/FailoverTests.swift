@@ -259,10 +259,11 @@ private final class LastAcknowledged: Sendable {
 }
 
 extension DeliveryLoopTests {
-    /// docs/cluster.md §7 with phones: A on a primary and its synchronous standby delivers to B
-    /// (playing Apple and the phone); the primary crashes and the standby is promoted between
-    /// updates. Every activity's latest state reaches its phone, in order — what was claimed on
-    /// the old primary and not recorded is sent again after its lease, by the node.
+    /// docs/cluster.md §7 with phones: two A nodes on a primary and its synchronous standby
+    /// deliver to B (playing Apple and the phone), the updates given to each in turn; the
+    /// primary crashes and the standby is promoted between updates. Every activity's latest
+    /// state reaches its phone once, in order — what was claimed on the old primary and not
+    /// recorded is sent again after its lease, by one node.
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
     func everyActivitysLatestStateReachesItsPhoneInOrderAcrossAFailover() async throws {
         let primary = try PostgresServer()
@@ -272,10 +273,16 @@ extension DeliveryLoopTests {
         defer { standby.stop() }
         let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
         try await withLoop(a: ["ISLET_STORE": address, "ISLET_SERVER_ADMIN_KEY": "islet-failover-admin-key-000000001", "ISLET_DELIVERY_LEASE": "6s"]) { loop in
+            // A second node on the same database: both send from the one outbox.
+            let second = try await ServerProcess(data: DataDirectory(), environment: loop.aEnvironment)
+            let nodes = [loop.appOnA, IsletClient(server: second.url, key: loop.keyOnA, http: loop.http)]
+            func update(_ id: ActivityID, _ step: Int) async throws {
+                _ = try await nodes[step % 2].update(id, ContentUpdate(content: ActivityContent(state: ["status": .string("step \(step)")])))
+            }
             var rides: [(a: Activity, b: Activity)] = []
             for order in ["1", "2", "3"] { rides.append(try await loop.startActivity(order: order)) }
             for step in 1...10 {
-                for (onA, _) in rides { try await loop.update(onA.id, "step \(step)") }
+                for (onA, _) in rides { try await update(onA.id, step) }
             }
             primary.crash()
             try standby.promote()
@@ -284,7 +291,7 @@ extension DeliveryLoopTests {
                     // While the node moves, a change is answered 503: a client tries again.
                     _ = try await eventually("step \(step) of \(onA.id) is taken") { () -> Bool? in
                         do {
-                            try await loop.update(onA.id, "step \(step)")
+                            try await update(onA.id, step)
                             return true
                         } catch ClientError.refused(503, _) {
                             return nil
@@ -299,7 +306,10 @@ extension DeliveryLoopTests {
                 // The latest state, sent after the switch, is applied once.
                 #expect(seen.filter { $0 == "step 20" }.count == 1, "the latest state applied \(seen.filter { $0 == "step 20" }.count) times: \(seen)")
             }
-            #expect(loop.a.output.contains("Moved to another PostgreSQL host"), "\(loop.a.output.suffix(2_000))")
+            for node in [loop.a!, second] {
+                #expect(node.output.contains("Moved to another PostgreSQL host"), "\(node.output.suffix(2_000))")
+            }
+            await second.stop(signal: SIGTERM)
         }
     }
 }
