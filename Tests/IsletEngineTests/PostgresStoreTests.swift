@@ -97,6 +97,17 @@ struct PostgresStoreTests {
     }
 
     /// What a failover keeps, from the two settings (docs/cluster.md §7), in one rule.
+    /// A crashing primary resets its connections, and postgres-nio's older path passes the
+    /// socket's failure on as NIO's own error: the database is away (503, and another host may
+    /// be the primary), not an internal error. Found by the failover test with release nodes.
+    @Test func aConnectionResetIsTheDatabaseAwayNotAnInternalError() {
+        for error: any Error in [IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)"), ChannelError.ioOnClosedChannel] {
+            #expect(PostgresFailure.storageFailure(error)?.hasPrefix("PostgreSQL cannot be reached") == true, "\(error)")
+            #expect(PostgresFailure.losesHost(error), "\(error)")
+        }
+        #expect(PostgresFailure.storageFailure(CancellationError()) == nil)
+    }
+
     @Test func aCommitWaitsForAStandbyOnlyWhenTheServerNamesOneAndTheSessionWaits() {
         #expect(Replication(synchronousCommit: "on", synchronousStandbyNames: "standby1").mode == "synchronous")
         #expect(Replication(synchronousCommit: "remote_apply", synchronousStandbyNames: "ANY 1 (a, b)").mode == "synchronous")

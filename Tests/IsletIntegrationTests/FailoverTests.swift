@@ -168,7 +168,7 @@ struct FailoverTests {
             }
             // While the nodes moved, a change was refused with 503 and nothing else: never a 500.
             let refusals = lastAcknowledged.refusals.withLock { $0 }
-            #expect(refusals.keys.allSatisfy { $0 == "503 unavailable" }, "\(refusals)")
+            #expect(refusals.keys.allSatisfy { $0 == "503 unavailable" }, "\(refusals)\n\(cluster.errors.suffix(20).joined(separator: "\n"))")
 
             // What of the acknowledged updates the promoted standby has, as the nodes read it.
             let acked = acknowledged.byActivity.withLock { $0 }
