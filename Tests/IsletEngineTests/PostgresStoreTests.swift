@@ -12,7 +12,7 @@ import Testing
 struct PostgresStoreTests {
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
     func aNodeReachesItsDatabase() async throws {
-        let server = try PostgresServer()
+        let server = try await PostgresServer.start()
         defer { server.stop() }
         let version = try await PostgresProbe.version(of: try PostgresAddress(server.url))
         #expect(version.hasPrefix("PostgreSQL "), "\(version)")
@@ -61,10 +61,10 @@ struct PostgresStoreTests {
     /// crashes and the standby is promoted, choosing again finds the promoted one.
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL"))
     func aNodeChoosesThePrimaryOverItsStandbyAndThePromotedStandbyAfterAFailover() async throws {
-        let primary = try PostgresServer()
+        let primary = try await PostgresServer.start()
         defer { primary.stop() }
         let name = PostgresServer.databaseName(of: try await primary.newDatabase())
-        let standby = try PostgresServer(standbyOf: primary, synchronous: true)
+        let standby = try await PostgresServer.standby(of: primary, synchronous: true)
         defer { standby.stop() }
         let logger = Logger(label: "test")
         func address(_ attributes: String) throws -> PostgresAddress {

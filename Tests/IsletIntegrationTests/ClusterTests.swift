@@ -207,7 +207,7 @@ struct ClusterTests {
     /// is back; nothing acknowledged is lost.
     @Test func theDatabaseStoppedUnderLoadMeans503ThenRecoveryWithNothingLost() async throws {
         // A server of its own: stopping the shared one would stop the other suites' tests.
-        let server = try PostgresServer()
+        let server = try await PostgresServer.start()
         defer { server.stop() }
         try await withHTTPClient { http in
             // The first node's APNs endpoint too: a push it cannot store is Apple's 503, not a 500.

@@ -40,10 +40,10 @@ struct FailoverTests {
     /// asynchronous — the promoted standby has no standby of its own.
     @Test(.enabled(if: PostgresServer.available && browserAvailable, "needs PostgreSQL and a browser (.ci/run installs them)"))
     func theConsoleSaysWhatAFailoverKeepsBeforeAndAfterIt() async throws {
-        let primary = try PostgresServer()
+        let primary = try await PostgresServer.start()
         defer { primary.stop() }
         let name = PostgresServer.databaseName(of: try await primary.newDatabase())
-        let standby = try PostgresServer(standbyOf: primary, synchronous: true)
+        let standby = try await PostgresServer.standby(of: primary, synchronous: true)
         defer { standby.stop() }
         let data = DataDirectory()
         let node = try await ServerProcess(data: data, environment: [
@@ -80,13 +80,13 @@ struct FailoverTests {
     /// the promoted standby does not have, by activity. With `deadlinesDuringTheSwitch`, the
     /// standby is promoted only once deadlines set before the crash have fallen due.
     func failover(synchronous: Bool, deadlinesDuringTheSwitch: Bool = false) async throws -> [ActivityID: [Int64]] {
-        let primary = try PostgresServer()
+        let primary = try await PostgresServer.start()
         defer { primary.stop() }
         let name = PostgresServer.databaseName(of: try await primary.newDatabase())
         // The standby replicates across a link of 5 ms each way (zones apart), cut as the primary
         // crashes: what was on its way to the standby is lost with the primary.
         let link = try await DelayedLink(to: primary.port, delay: .milliseconds(5))
-        let standby = try PostgresServer(standbyOf: primary, synchronous: synchronous, replicatingThrough: link.port)
+        let standby = try await PostgresServer.standby(of: primary, synchronous: synchronous, replicatingThrough: link.port)
         defer { standby.stop() }
         let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
         return try await withHTTPClient { http in
@@ -266,10 +266,10 @@ extension DeliveryLoopTests {
     /// recorded is sent again after its lease, by one node.
     @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
     func everyActivitysLatestStateReachesItsPhoneInOrderAcrossAFailover() async throws {
-        let primary = try PostgresServer()
+        let primary = try await PostgresServer.start()
         defer { primary.stop() }
         let name = PostgresServer.databaseName(of: try await primary.newDatabase())
-        let standby = try PostgresServer(standbyOf: primary, synchronous: true)
+        let standby = try await PostgresServer.standby(of: primary, synchronous: true)
         defer { standby.stop() }
         let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
         try await withLoop(a: ["ISLET_STORE": address, "ISLET_SERVER_ADMIN_KEY": "islet-failover-admin-key-000000001", "ISLET_DELIVERY_LEASE": "6s"]) { loop in

@@ -101,6 +101,21 @@ public final class PostgresServer: Sendable {
         try watch()
     }
 
+    /// A server of its own, started off Swift's cooperative pool: `initdb`, `pg_ctl` and the
+    /// wait for it block a thread (`offThePool`).
+    public static func start() async throws -> PostgresServer {
+        try await offThePool { Result { try PostgresServer() } }.get()
+    }
+
+    /// A streaming standby of `primary`, made off Swift's cooperative pool: `pg_basebackup` and
+    /// the wait for it to stream block a thread, and what it waits for (a `DelayedLink`'s relay,
+    /// a server in the test process) may need the pool's threads.
+    public static func standby(
+        of primary: PostgresServer, named name: String = "standby1", synchronous: Bool, replicatingThrough link: Int? = nil
+    ) async throws -> PostgresServer {
+        try await offThePool { Result { try PostgresServer(standbyOf: primary, named: name, synchronous: synchronous, replicatingThrough: link) } }.get()
+    }
+
     /// A streaming standby of `primary` (docs/cluster.md §7): `pg_basebackup -R` from it into a
     /// directory of its own, started on a free port, named `application_name` in the primary's
     /// `pg_stat_replication`; with `synchronous`, the primary names it in
