@@ -126,9 +126,7 @@ struct Apps: AsyncParsableCommand {
         @OptionGroup var options: ClientOptions
 
         func run() async throws {
-            guard let keyId = keyId ?? Push.keyId(fromFileName: keyFile) else {
-                throw ValidationError("Give --key-id (the file is not named AuthKey_<KEYID>.p8).")
-            }
+            let keyId = try Push.keyId(keyId, file: keyFile)
             guard let p8 = try? String(contentsOfFile: keyFile, encoding: .utf8),
                 let publicKey = try? ProviderTokenSigner.publicKey(ofP8: p8)
             else {
@@ -255,9 +253,7 @@ extension Apps.Delivery {
                 return print("Delivery for \(bundleId)\(environment.map { " (\($0.rawValue))" } ?? "") is off; what waits stays in the outbox.")
             }
             if let keyFile, let teamId, let environment {
-                guard let keyId = keyId ?? Push.keyId(fromFileName: keyFile) else {
-                    throw ValidationError("Give --key-id (the file is not named AuthKey_<KEYID>.p8).")
-                }
+                let keyId = try Push.keyId(keyId, file: keyFile)
                 guard let privateKey = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
                     throw CommandFailure("Cannot read \(keyFile).")
                 }
@@ -323,9 +319,7 @@ extension Apps.Delivery {
 
         /// The body that registers the key.
         func body() throws -> DeliveryCredentialBody {
-            guard let keyId = keyId ?? Push.keyId(fromFileName: keyFile) else {
-                throw ValidationError("Give --key-id (the file is not named AuthKey_<KEYID>.p8).")
-            }
+            let keyId = try Push.keyId(keyId, file: keyFile)
             guard let privateKey = try? String(contentsOfFile: keyFile, encoding: .utf8) else {
                 throw CommandFailure("Cannot read \(keyFile).")
             }

@@ -236,6 +236,14 @@ struct Push: AsyncParsableCommand {
         }
     }
 
+    /// The key id given, or the one the key file's name carries (`AuthKey_<KEYID>.p8`).
+    static func keyId(_ given: String?, file path: String) throws -> String {
+        guard let keyId = given ?? keyId(fromFileName: path) else {
+            throw ValidationError("Give --key-id (the file is not named AuthKey_<KEYID>.p8).")
+        }
+        return keyId
+    }
+
     static func keyId(fromFileName path: String) -> String? {
         let name = (path as NSString).lastPathComponent
         guard name.hasPrefix("AuthKey_"), name.hasSuffix(".p8") else { return nil }

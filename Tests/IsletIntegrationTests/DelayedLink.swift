@@ -67,7 +67,7 @@ private final class Ends: Sendable {
 
 /// One direction of one connection: what its channel reads is written to the partner `delay`
 /// later, in the order read. Touched on its channel's event loop only.
-private final class Carrier: ChannelInboundHandler, RemovableChannelHandler {
+private final class Carrier: ChannelInboundHandler {
     typealias InboundIn = ByteBuffer
 
     let delay: TimeAmount

@@ -47,7 +47,7 @@ struct FailoverTests {
         defer { standby.stop() }
         let data = DataDirectory()
         let node = try await ServerProcess(data: data, environment: [
-            "ISLET_STORE": "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write",
+            "ISLET_STORE": bothHosts(primary, standby, database: name),
             "ISLET_SERVER_ADMIN_KEY": ClusterTests.adminKey,
         ])
         let ready = FileManager.default.temporaryDirectory.appendingPathComponent("islet-console-store-\(UUID().uuidString)")
@@ -88,7 +88,7 @@ struct FailoverTests {
         let link = try await DelayedLink(to: primary.port, delay: .milliseconds(5))
         let standby = try await PostgresServer.standby(of: primary, synchronous: synchronous, replicatingThrough: link.port)
         defer { standby.stop() }
-        let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
+        let address = bothHosts(primary, standby, database: name)
         return try await withHTTPClient { http in
             let cluster = try await ClusterTests.Cluster(2, database: address, environment: ["ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "50", "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "50"])
             let admin = cluster.client(0, key: ClusterTests.adminKey, http: http)
@@ -247,6 +247,12 @@ private struct DeadlinesDue {
     }
 }
 
+/// The address a node is given: the primary and its standby, the writable one to be kept, as
+/// libpq writes it (docs/cluster.md §7).
+private func bothHosts(_ primary: PostgresServer, _ standby: PostgresServer, database name: String) -> String {
+    "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
+}
+
 extension Duration {
     fileprivate var inSeconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
 }
@@ -271,7 +277,7 @@ extension DeliveryLoopTests {
         let name = PostgresServer.databaseName(of: try await primary.newDatabase())
         let standby = try await PostgresServer.standby(of: primary, synchronous: true)
         defer { standby.stop() }
-        let address = "postgres://islet@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(name)?connect_timeout=5&target_session_attrs=read-write"
+        let address = bothHosts(primary, standby, database: name)
         try await withLoop(a: ["ISLET_STORE": address, "ISLET_SERVER_ADMIN_KEY": "islet-failover-admin-key-000000001", "ISLET_DELIVERY_LEASE": "6s"]) { loop in
             // A second node on the same database: both send from the one outbox.
             let second = try await ServerProcess(data: DataDirectory(), environment: loop.aEnvironment)

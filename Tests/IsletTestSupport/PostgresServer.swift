@@ -81,24 +81,26 @@ public final class PostgresServer: Sendable {
         } else {
             authority = nil
         }
-        var started: (port: Int, error: (any Error)?) = (0, nil)
-        // A free port can be taken between choosing it and the server binding it: a few tries.
+        port = try Self.startOnAFreePort(programs: programs, directory: directory, as: runAs)
+        try watch()
+    }
+
+    /// Starts the server in `directory` on a free loopback port and returns the port. A free port
+    /// can be taken between choosing it and the server binding it: a few tries. Removes the
+    /// directory when none succeeds.
+    private static func startOnAFreePort(programs: URL, directory: URL, as runAs: String?) throws -> Int {
+        var failure: (any Error)?
         for _ in 0..<5 {
             let candidate = try freeLoopbackPort()
             do {
-                try Self.start(programs: programs, directory: directory, port: candidate, as: runAs)
-                started = (candidate, nil)
-                break
+                try start(programs: programs, directory: directory, port: candidate, as: runAs)
+                return candidate
             } catch {
-                started.error = error
+                failure = error
             }
         }
-        guard started.port != 0 else {
-            try? FileManager.default.removeItem(at: directory)
-            throw started.error ?? PostgresServerError("PostgreSQL did not start")
-        }
-        port = started.port
-        try watch()
+        try? FileManager.default.removeItem(at: directory)
+        throw failure ?? PostgresServerError("PostgreSQL did not start")
     }
 
     /// A server of its own, started off Swift's cooperative pool: `initdb`, `pg_ctl` and the
@@ -145,22 +147,7 @@ public final class PostgresServer: Sendable {
             try? FileManager.default.removeItem(at: directory)
             throw error
         }
-        var started: (port: Int, error: (any Error)?) = (0, nil)
-        for _ in 0..<5 {
-            let candidate = try freeLoopbackPort()
-            do {
-                try Self.start(programs: programs, directory: directory, port: candidate, as: runAs)
-                started = (candidate, nil)
-                break
-            } catch {
-                started.error = error
-            }
-        }
-        guard started.port != 0 else {
-            try? FileManager.default.removeItem(at: directory)
-            throw started.error ?? PostgresServerError("the standby did not start")
-        }
-        port = started.port
+        port = try Self.startOnAFreePort(programs: programs, directory: directory, as: runAs)
         try watch()
         if synchronous {
             try primary.psql("ALTER SYSTEM SET synchronous_standby_names = '\(name)'", database: "postgres")
