@@ -364,14 +364,24 @@ public final class PushServiceTransport: DeliveryTransport, Service {
         return open
     }
 
-    /// Closes every connection.
+    /// How long closing every connection may take at shutdown. async-http-client waits without a
+    /// bound for an HTTP/2 server's first `SETTINGS` (an FCM host that takes the connection and
+    /// never speaks), and its shutdown with it: what has not closed by then is left to the
+    /// process's exit, and a line says so.
+    static let closeTimeout: Duration = .seconds(2)
+
+    /// Closes every connection, waiting at most `closeTimeout` for them.
     public func shutdown() async {
-        for connection in pools.withLock({ pools in defer { pools = [:] }; return pools.values.flatMap { $0 } }) {
-            await connection.shutdown()
-        }
-        for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
-            try? await client.shutdown()
-        }
+        let connections = pools.withLock { pools in defer { pools = [:] }; return pools.values.flatMap { $0 } }
+        let clients = clients.withLock { clients in defer { clients = [:] }; return Array(clients.values) }
+        let closes = connections.map { connection -> @Sendable () async -> Void in { await connection.shutdown() } }
+            + clients.map { client -> @Sendable () async -> Void in { try? await client.shutdown() } }
+        let left = await closeAll(within: Self.closeTimeout, closes)
+        guard left > 0 else { return }
+        logger.notice(
+            "Shutdown: \(left) push connection\(left == 1 ? "" : "s") did not close within \(Self.closeTimeout); left to the process's exit",
+            metadata: ["hint": "a push server that took the connection and never answered (docs/security.md, \"Shutting down\")"]
+        )
     }
 }
 

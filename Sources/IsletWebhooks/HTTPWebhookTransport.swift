@@ -15,9 +15,9 @@ import Synchronization
 /// connects to the one that passed (`dnsOverride`), so a name that resolves elsewhere by then
 /// (DNS rebinding) changes nothing — redirects not followed, the response read up to 4 KB.
 public final class HTTPWebhookTransport: WebhookTransport, Service {
-    /// The most of a response read; its first `kept` bytes go to the attempt log.
+    /// The most of a response read; the attempt log keeps its first bytes, without tokens
+    /// (`WebhookAttempt.kept`).
     static let readLimit = 4_096
-    static let kept = 256
 
     private let allowPrivateNetworks: Bool
     private let logger: Logger
@@ -31,41 +31,63 @@ public final class HTTPWebhookTransport: WebhookTransport, Service {
         self.logger = logger
     }
 
+    /// How long closing every connection may take at shutdown: a receiver that took the
+    /// connection, chose HTTP/2 and never sent its first `SETTINGS` holds async-http-client's
+    /// shutdown without a bound; it is left to the process's exit, and a line says so.
+    static let closeTimeout: Duration = .seconds(2)
+
     public func run() async throws {
         try? await gracefulShutdown()
         stopped.store(true, ordering: .relaxed)
-        for client in clients.withLock({ clients in defer { clients = [:] }; return Array(clients.values) }) {
-            try? await client.shutdown()
+        let clients = clients.withLock { clients in defer { clients = [:] }; return Array(clients.values) }
+        let closes = clients.map { client -> @Sendable () async -> Void in { try? await client.shutdown() } }
+        let left = await closeAll(within: Self.closeTimeout, closes)
+        if left > 0 {
+            logger.notice("Shutdown: \(left) webhook connection\(left == 1 ? "" : "s") did not close within \(Self.closeTimeout); left to the process's exit")
         }
     }
 
+    /// Sends one request, within one deadline from resolving the name to the answer's last byte
+    /// read (`webhooks.timeout`): a receiver that sends its head at once and a byte now and then
+    /// is cut off when the time is up, as is a name that takes that long to resolve.
     public func send(_ event: WebhookEvent, to endpoint: WebhookEndpoint, at time: Date, timeout: TimeInterval) async -> WebhookAnswer {
         let started = ContinuousClock.now
         func elapsed() -> Double { (ContinuousClock.now - started) / .milliseconds(1) }
+        let limit = Duration.milliseconds(Int64(timeout * 1_000))
         do {
             let url = try WebhookURL(endpoint.url, allowPrivateNetworks: allowPrivateNetworks)
-            let address = try await Self.address(of: url, allowPrivateNetworks: allowPrivateNetworks)
-            let client = try client(for: url, address: address, timeout: timeout)
-            var request = HTTPClientRequest(url: url.text)
-            request.method = .POST
-            let signed = SignedWebhook(event, for: endpoint, at: time)
-            request.headers.add(name: "User-Agent", value: "Islet-Webhooks/1")
-            for (name, value) in signed.headers { request.headers.add(name: name, value: value) }
-            request.body = .bytes(ByteBuffer(bytes: signed.body))
-            let response = try await client.execute(request, timeout: .milliseconds(Int64(timeout * 1_000)))
-            var read = ByteBuffer()
-            for try await chunk in response.body {
-                var chunk = chunk
-                read.writeBuffer(&chunk)
-                if read.readableBytes >= Self.readLimit { break }
+            guard let (status, response) = try await waitAtMost(limit, { try await self.exchange(event, to: endpoint, url: url, at: time, within: limit) }) else {
+                return WebhookAnswer(status: nil, error: Self.late(timeout), latencyMs: elapsed(), response: nil)
             }
-            let first = read.readSlice(length: min(read.readableBytes, Self.kept)).map { String(decoding: $0.readableBytesView, as: UTF8.self) }
-            return WebhookAnswer(status: Int(response.status.code), error: nil, latencyMs: elapsed(), response: first)
+            return WebhookAnswer(status: status, error: nil, latencyMs: elapsed(), response: response)
         } catch let error as IsletError {
             return WebhookAnswer(status: nil, error: error.message, latencyMs: elapsed(), response: nil)
         } catch {
             return WebhookAnswer(status: nil, error: Self.describe(error, timeout: timeout), latencyMs: elapsed(), response: nil)
         }
+    }
+
+    /// The request and its answer: the status and the first `readLimit` bytes of the body.
+    private func exchange(
+        _ event: WebhookEvent, to endpoint: WebhookEndpoint, url: WebhookURL, at time: Date, within limit: Duration
+    ) async throws -> (Int, String) {
+        let address = try await Self.address(of: url, allowPrivateNetworks: allowPrivateNetworks)
+        let client = try client(for: url, address: address, limit: limit)
+        var request = HTTPClientRequest(url: url.text)
+        request.method = .POST
+        let signed = SignedWebhook(event, for: endpoint, at: time)
+        request.headers.add(name: "User-Agent", value: "Islet-Webhooks/1")
+        for (name, value) in signed.headers { request.headers.add(name: name, value: value) }
+        request.body = .bytes(ByteBuffer(bytes: signed.body))
+        let response = try await client.execute(request, timeout: TimeAmount(limit))
+        var read = ByteBuffer()
+        for try await chunk in response.body {
+            var chunk = chunk
+            read.writeBuffer(&chunk)
+            if read.readableBytes >= Self.readLimit { break }
+        }
+        let first = read.readSlice(length: min(read.readableBytes, Self.readLimit)).map { String(decoding: $0.readableBytesView, as: UTF8.self) } ?? ""
+        return (Int(response.status.code), first)
     }
 
     /// The address a request to `url` connects to: the written one, or the first the name
@@ -110,7 +132,7 @@ public final class HTTPWebhookTransport: WebhookTransport, Service {
         return v4 + v6
     }
 
-    private func client(for url: WebhookURL, address: [UInt8], timeout: TimeInterval) throws -> HTTPClient {
+    private func client(for url: WebhookURL, address: [UInt8], limit: Duration) throws -> HTTPClient {
         let ip = IPAddressClass.text(address)
         let key = "\(url.host)|\(ip)"
         return try clients.withLock { clients in
@@ -118,7 +140,7 @@ public final class HTTPWebhookTransport: WebhookTransport, Service {
             guard !stopped.load(ordering: .relaxed) else { throw IsletError(.unavailable, "the server is stopping") }
             var configuration = HTTPClient.Configuration(
                 redirectConfiguration: .disallow,
-                timeout: .init(connect: .milliseconds(Int64(timeout * 1_000)), read: .milliseconds(Int64(timeout * 1_000)))
+                timeout: .init(connect: TimeAmount(limit), read: TimeAmount(limit))
             )
             if url.address == nil { configuration.dnsOverride = [url.host: ip] }
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
@@ -127,10 +149,14 @@ public final class HTTPWebhookTransport: WebhookTransport, Service {
         }
     }
 
+    private static func late(_ timeout: TimeInterval) -> String {
+        "no answer within \(timeout.formatted(.number.precision(.fractionLength(0...3)))) s"
+    }
+
     private static func describe(_ error: any Error, timeout: TimeInterval) -> String {
         switch error {
         case let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout || error == .connectTimeout:
-            "no answer within \(Int(timeout)) s"
+            late(timeout)
         case let error as HTTPClientError: "\(error)"
         default: "\(error)"
         }

@@ -30,7 +30,7 @@ public final class WebhookListeners: WebhookTransport {
     /// The listener's answer to a request.
     public func answer(_ endpointId: String, _ message: WebhookListenMessage) {
         guard let id = message.id, let waiting = sessions.withLock({ $0[endpointId]?.waiting.removeValue(forKey: id) }) else { return }
-        let response = message.body.map { String($0.prefix(HTTPWebhookTransport.kept)) }
+        let response = message.body.map { String($0.prefix(HTTPWebhookTransport.readLimit)) }
         waiting.resume(returning: WebhookAnswer(status: message.status, error: message.error, latencyMs: 0, response: response))
     }
 

@@ -38,6 +38,27 @@ extension String {
         return shown
     }
 
+    /// The text without tokens (`withoutTokens`), cut to its first `bytes` UTF-8 bytes (at a
+    /// character's end). A token the cut splits — here, or in text an earlier cut kept (a text
+    /// of `bytes` or more is taken for one) — is a run of its characters at the end, which is
+    /// cut to 8 too: shorter than 16 hexadecimal digits, `withoutTokens` would not know it.
+    public func withoutTokens(cutTo bytes: Int) -> String {
+        let shown = withoutTokens
+        guard utf8.count >= bytes || shown.utf8.count > bytes else { return shown }
+        var cut = ""
+        var used = 0
+        for character in shown {
+            let size = character.utf8.count
+            guard used + size <= bytes else { break }
+            cut.append(character)
+            used += size
+        }
+        let tail = cut.unicodeScalars.reversed().prefix { Self.isTokenCharacter($0) }.count
+        guard tail > 8 else { return cut }
+        let scalars = Array(cut.unicodeScalars)
+        return String(String.UnicodeScalarView(scalars[..<(scalars.count - tail)])) + Self.cut(String(String.UnicodeScalarView(scalars[(scalars.count - tail)...])))
+    }
+
     /// A token or a channel id as a reader without a key sees it: its first 8 characters and "…".
     public static func cut(_ secret: some StringProtocol) -> String {
         secret.prefix(8) + "…"

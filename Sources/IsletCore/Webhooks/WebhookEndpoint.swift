@@ -98,10 +98,11 @@ public struct WebhookAttempt: Hashable, Sendable, Codable {
     public var at: Date
     /// The HTTP status, or `nil` when there was no answer.
     public var status: Int?
-    /// The failure in words (a timeout, a refused connection, a refused address…).
+    /// The failure in words (a timeout, a refused connection, a refused address…), without
+    /// tokens (`kept`).
     public var error: String?
     public var latencyMs: Double?
-    /// The response's first bytes.
+    /// The response's first bytes, without tokens (`kept`).
     public var response: String?
     /// The last attempt of an event given up on.
     public var deadLetter: Bool
@@ -117,10 +118,22 @@ public struct WebhookAttempt: Hashable, Sendable, Codable {
         self.attempt = attempt
         self.at = at
         self.status = status
-        self.error = error
+        self.error = error.map(Self.kept)
         self.latencyMs = latencyMs
-        self.response = response
+        self.response = response.map(Self.kept)
         self.deadLetter = deadLetter
+    }
+
+    /// The most of a receiver's answer (or a listener's error) an attempt keeps, in bytes.
+    public static let keptBytes = 256
+
+    /// What an attempt keeps of a receiver's answer or a listener's error: its first `keptBytes`
+    /// bytes, every token in them cut to 8 characters (`String.withoutTokens`). A receiver that
+    /// quotes what it was sent — a validation error, a framework's echo — quotes the activity's
+    /// push token, and the attempt log is read without a key on loopback (docs/security.md). The
+    /// rule holds for rows an earlier version kept whole, as they are read.
+    public static func kept(_ text: String) -> String {
+        text.withoutTokens(cutTo: keptBytes)
     }
 
     /// Whether the endpoint took it (2xx).
