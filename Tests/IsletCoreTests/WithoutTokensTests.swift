@@ -48,4 +48,27 @@ struct WithoutTokensTests {
             #expect(text.withoutTokens == text)
         }
     }
+
+    /// A receiver's answer as the attempt log keeps it (`WebhookAttempt.kept`): its first 256
+    /// bytes, without tokens, and a token the cut splits cut too.
+    @Test func aReceiversAnswerIsKeptWithoutTheTokensItQuotes() {
+        let echo = #"{"error":"unprocessable","received":{"data":{"activity":{"pushToken":"\#(Self.token)"}}}}"#
+        #expect(WebhookAttempt.kept(echo) == #"{"error":"unprocessable","received":{"data":{"activity":{"pushToken":"5a1b2c3d…"}}}}"#)
+        // The cut falls inside the token: what is left of it is 10 digits, still cut to 8.
+        let split = String(repeating: " ", count: 245) + Self.token
+        #expect(WebhookAttempt.kept(split) == String(repeating: " ", count: 245) + "5a1b2c3d…")
+        #expect(WebhookAttempt.kept(String(repeating: " ", count: 230) + Self.fcmToken).hasSuffix(" dXk3Qa8r…"))
+        // A row an earlier version cut at 256 bytes, ending in 15 digits of a token.
+        let legacy = String(repeating: " ", count: 241) + Self.token.prefix(15)
+        #expect(WebhookAttempt.kept(legacy) == String(repeating: " ", count: 241) + "5a1b2c3d…")
+        // What may not be a token is kept as it is, cut at 256 bytes on a character's end.
+        #expect(WebhookAttempt.kept(String(repeating: "x", count: 1_000)) == String(repeating: "x", count: 256))
+        #expect(WebhookAttempt.kept(String(repeating: "é", count: 200)).utf8.count == 256)
+        #expect(WebhookAttempt.kept("ok") == "ok")
+        let attempt = WebhookAttempt(
+            endpointId: "wh_1", event: "evt_1", type: .activityStarted, attempt: 1, at: Date(), status: 422, error: "refused \(Self.token)",
+            latencyMs: 1, response: echo
+        )
+        #expect(attempt.error == "refused 5a1b2c3d…" && attempt.response?.contains(Self.token.prefix(9)) == false)
+    }
 }

@@ -6,7 +6,9 @@ import Testing
 
 /// A receiver that misbehaves by path, on a free loopback port: `/redirect` answers 302 to
 /// `/ok`; `/slow` answers after 10 s; `/huge` answers 200 with 8 MB; `/never` reads the request
-/// and never answers; `/ok` answers 200. Each request's path is written, as it arrives, to `log`.
+/// and never answers; `/trickle` sends its head at once and its 400-byte body a byte every
+/// 50 ms; `/echo` answers 422 quoting the activity's push token and the request's body, as a
+/// validation error does; `/ok` answers 200. Each request's path is written, as it arrives, to `log`.
 private final class HostileReceiver: Sendable {
     let port: Int
     let log: URL
@@ -19,13 +21,32 @@ private final class HostileReceiver: Sendable {
             protocol_version = "HTTP/1.1"
             disable_nagle_algorithm = True
             def do_POST(self):
-                self.rfile.read(int(self.headers["Content-Length"]))
+                received = self.rfile.read(int(self.headers["Content-Length"]))
                 with open(log, "a") as out:
                     out.write(self.path + "\n")
                 if self.path == "/never":
                     time.sleep(3600)
                 if self.path == "/slow":
                     time.sleep(10)
+                if self.path == "/trickle":
+                    self.send_response(200)
+                    self.send_header("Content-Length", "400")
+                    self.end_headers()
+                    self.wfile.flush()
+                    for _ in range(400):
+                        self.wfile.write(b"x")
+                        self.wfile.flush()
+                        time.sleep(0.05)
+                    return
+                if self.path == "/echo":
+                    import json
+                    token = (json.loads(received).get("data", {}).get("activity") or {}).get("pushToken") or ""
+                    body = json.dumps({"error": "unknown device token " + token, "received": json.loads(received)}).encode()
+                    self.send_response(422)
+                    self.send_header("Content-Length", str(len(body)))
+                    self.end_headers()
+                    self.wfile.write(body)
+                    return
                 if self.path == "/redirect":
                     self.send_response(302)
                     self.send_header("Location", "/ok")
@@ -153,6 +174,53 @@ struct WebhookRefusalTests {
                 #expect(never.json["attempts"]?.arrayValue?.isEmpty == true, "\(never.json)")
                 let ok = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks/\(endpoints[1])", key: key)
                 #expect(ok.json["failing"] == nil)
+            }
+        }
+    }
+
+    /// A receiver that sends its head at once and its body a byte every 50 ms is cut off when
+    /// `webhooks.timeout` is up: one deadline from resolving the name to the answer's last
+    /// byte. Before, the head was timed and the body not: this one took 20 s and succeeded.
+    @Test(.hangDetector)
+    func anAnswerTrickledAByteAtATimeIsCutOffAtTheTimeout() async throws {
+        try await HostileReceiver.with { receiver in
+            try await withIslet({ $0.webhooks.timeout = 1 }, webhooks: true) { islet in
+                let key = try await islet.createApp("com.example.rides")
+                let made = try await islet.request(.POST, "/v1/apps/com.example.rides/webhooks", key: key, body: #"{"url": "\#(receiver.url("/trickle"))"}"#)
+                let id = try #require(made.json["id"]?.stringValue)
+                let tested = try await islet.request(.POST, "/v1/apps/com.example.rides/webhooks/\(id)/test", key: key)
+                #expect(tested.json["status"] == nil && tested.json["error"] == "no answer within 1 s", "\(tested.json)")
+                #expect(receiver.requested() == ["/trickle"])
+            }
+        }
+    }
+
+    /// A receiver that quotes what it was sent puts the activity's push token in its answer; the
+    /// attempt log (read without a key on loopback, as the console does) and the test's answer
+    /// keep at most 8 characters of it (docs/security.md).
+    @Test(.hangDetector)
+    func aReceiverThatQuotesItsRequestLeavesNoTokenInTheAttemptLog() async throws {
+        try await HostileReceiver.with { receiver in
+            try await withIslet({ $0.webhooks.timeout = 5 }, webhooks: true) { islet in
+                let key = try await islet.createApp("com.example.rides")
+                let made = try await islet.request(.POST, "/v1/apps/com.example.rides/webhooks", key: key, body: #"{"url": "\#(receiver.url("/echo"))"}"#)
+                let id = try #require(made.json["id"]?.stringValue)
+                let ride = try await islet.start(key: key, extra: #","pushType":"token""#)
+                let token = try #require(ride.pushToken)
+                let path = "/v1/apps/com.example.rides/webhooks/\(id)/attempts"
+                let attempts = try await eventually("the echo's attempts") { () -> [JSONValue]? in
+                    let attempts = try await islet.request(.GET, path, key: nil).json["attempts"]?.arrayValue ?? []
+                    return attempts.isEmpty ? nil : attempts
+                }
+                for attempt in attempts {
+                    let response = attempt["response"]?.stringValue ?? ""
+                    #expect(attempt["status"] == 422 && response.contains("unknown device token \(token.prefix(8))…"), "\(response)")
+                    #expect(!response.contains(token.prefix(9)), "\(response)")
+                }
+                // The key holder's view, and the test's own answer, keep no more of it.
+                let withKey = try await islet.request(.GET, path, key: key).json["attempts"]?.arrayValue ?? []
+                #expect(!withKey.isEmpty && withKey.allSatisfy { $0["response"]?.stringValue?.contains(token.prefix(9)) == false })
+                #expect(receiver.requested().allSatisfy { $0 == "/echo" })
             }
         }
     }

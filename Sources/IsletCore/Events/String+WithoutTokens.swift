@@ -40,8 +40,9 @@ extension String {
 
     /// The text without tokens (`withoutTokens`), cut to its first `bytes` UTF-8 bytes (at a
     /// character's end). A token the cut splits — here, or in text an earlier cut kept (a text
-    /// of `bytes` or more is taken for one) — is a run of its characters at the end, which is
-    /// cut to 8 too: shorter than 16 hexadecimal digits, `withoutTokens` would not know it.
+    /// of `bytes` or more is taken for one) — is a run of its characters at the end, cut to 8
+    /// too when it may be one (hexadecimal, or holding a digit): shorter than 16 hexadecimal
+    /// digits or 22 characters, `withoutTokens` would not know it.
     public func withoutTokens(cutTo bytes: Int) -> String {
         let shown = withoutTokens
         guard utf8.count >= bytes || shown.utf8.count > bytes else { return shown }
@@ -53,10 +54,12 @@ extension String {
             cut.append(character)
             used += size
         }
-        let tail = cut.unicodeScalars.reversed().prefix { Self.isTokenCharacter($0) }.count
-        guard tail > 8 else { return cut }
         let scalars = Array(cut.unicodeScalars)
-        return String(String.UnicodeScalarView(scalars[..<(scalars.count - tail)])) + Self.cut(String(String.UnicodeScalarView(scalars[(scalars.count - tail)...])))
+        let tail = scalars.reversed().prefix { Self.isTokenCharacter($0) }
+        // What may be the start of a token: hexadecimal digits (APNs), or holding a digit (FCM).
+        guard tail.count > 8, tail.allSatisfy(Self.isHex) || tail.contains(where: { ("0"..."9").contains($0) }) else { return cut }
+        let start = scalars.count - tail.count
+        return String(String.UnicodeScalarView(scalars[..<start])) + Self.cut(String(String.UnicodeScalarView(scalars[start...])))
     }
 
     /// A token or a channel id as a reader without a key sees it: its first 8 characters and "…".
