@@ -6,7 +6,8 @@ extension FuzzTarget {
     /// `since`, a listening session's messages from the laptop, and the address a name resolves
     /// to. Each is taken or refused with `invalidRequest`, never trapped on; a URL taken is
     /// `https://`, or `http://` to loopback, with a port in range and no credentials, and an
-    /// address written in it is one `refusal(of:)` lets through; a `since` taken is an event id
+    /// address written in it — however spelled (`0x7f.1`, `2130706433`: what `inet_aton` reads
+    /// it as) — is one `refusal(of:)` lets through; a `since` taken is an event id
     /// above 0 or a time within the accepted range; an address's text reads back to its bytes.
     public static let webhookInputs = FuzzTarget(name: "webhook-inputs") { data throws(FuzzFailure) in
         let decoder = WireFormat.decoder()
@@ -66,6 +67,14 @@ private func checkURL(_ text: String) throws(FuzzFailure) {
             try expect(url.refusal(of: address, allowPrivateNetworks: allowPrivate) == nil, "took \(text.debugDescription), whose address it refuses")
         } else if !url.usesTLS {
             try expect(url.host == "localhost", "took http:// to the name \(url.host)")
+        }
+        // A host a resolver reads as an IPv4 address is that address, never a name: as the
+        // WHATWG parser reads it, and as glibc's inet_aton does where it reads it.
+        try expect(url.address != nil || !IPAddressClass.endsInANumber(url.host), "took \(url.host.debugDescription) for a name")
+        var parsed = in_addr()
+        if !url.host.contains(":"), inet_aton(url.host, &parsed) != 0 {
+            let read = withUnsafeBytes(of: &parsed) { Array($0) }
+            try expect(url.address == read, "\(url.host.debugDescription) is \(read) to inet_aton, \(String(describing: url.address)) here")
         }
     }
 }

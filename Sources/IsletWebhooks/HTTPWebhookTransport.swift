@@ -142,7 +142,8 @@ public final class HTTPWebhookTransport: WebhookTransport, Service {
                 redirectConfiguration: .disallow,
                 timeout: .init(connect: TimeAmount(limit), read: TimeAmount(limit))
             )
-            if url.address == nil { configuration.dnsOverride = [url.host: ip] }
+            // A name, or an IPv4 address spelled otherwise (`0x7f.1`): connect to the address checked.
+            if url.address == nil || (address.count == 4 && url.host != ip) { configuration.dnsOverride = [url.host: ip] }
             let client = HTTPClient(eventLoopGroup: MultiThreadedEventLoopGroup.singleton, configuration: configuration)
             clients[key] = client
             return client

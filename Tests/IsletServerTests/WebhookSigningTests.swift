@@ -97,4 +97,48 @@ struct WebhookSigningTests {
         #expect(local.refusal(of: [127, 0, 0, 1], allowPrivateNetworks: false) == nil)
         #expect(local.refusal(of: [93, 184, 216, 34], allowPrivateNetworks: false) != nil)
     }
+
+    /// A host a resolver reads as an IPv4 address is one, however it is spelled: decimal,
+    /// octal and hexadecimal parts, fewer than four parts, a trailing dot (the WHATWG URL
+    /// standard's parser, which `inet_aton` agrees with). Each of these reaches 127.0.0.1, 0.0.0.0
+    /// or 10.0.0.1 and was saved (issue 58); an IPv6 address carrying a loopback one is refused
+    /// when saved and when a connection would use it.
+    @Test func aHostSpelledInNumbersIsTheAddressAResolverReads() throws {
+        let spelled: [(String, [UInt8])] = [
+            ("2130706433", [127, 0, 0, 1]), ("0177.0.0.1", [127, 0, 0, 1]), ("0x7f.0.0.1", [127, 0, 0, 1]), ("127.1", [127, 0, 0, 1]),
+            ("0", [0, 0, 0, 0]), ("10.1", [10, 0, 0, 1]), ("012.0.0.1", [10, 0, 0, 1]), ("127.0.0.1.", [127, 0, 0, 1]),
+            ("0x7F000001", [127, 0, 0, 1]), ("0x7f.1", [127, 0, 0, 1]), ("127.0.1", [127, 0, 0, 1]), ("0x", [0, 0, 0, 0]),
+        ]
+        for (host, address) in spelled {
+            #expect(IPAddressClass.parseIPv4(host) == address, "\(host)")
+            #expect(throws: IsletError.self, "\(host)") { try WebhookURL("https://\(host)/hook", allowPrivateNetworks: false) }
+            // As glibc's inet_aton reads it, where it reads it (it takes no trailing dot).
+            var parsed = in_addr()
+            if inet_aton(host, &parsed) != 0 { #expect(withUnsafeBytes(of: &parsed) { Array($0) } == address, "\(host)") }
+        }
+        // Allowed to a private network, the address checked is the one read.
+        #expect(try WebhookURL("https://012.0.0.1/", allowPrivateNetworks: true).address == [10, 0, 0, 1])
+        #expect(try WebhookURL("http://0x7f.1:3000/", allowPrivateNetworks: false).address == [127, 0, 0, 1])
+        // What ends in a number and is no address is no name either.
+        for host in ["1.2.3.4.5", "256.0.0.1", "0x100.0.0.1", "4294967296", "09.0.0.1", "1..1", "example.123"] {
+            #expect(IPAddressClass.parseIPv4(host) == nil || !IPAddressClass.endsInANumber(host), "\(host)")
+            #expect(throws: IsletError.self, "\(host)") { try WebhookURL("https://\(host)/", allowPrivateNetworks: true) }
+        }
+        // A resolver reads a name up to a NUL (the fuzz target found `2130706433%00…`).
+        for host in ["127.0.0.1%00.example.com", "2130706433%00abc", "a%20b.example.com", "hooks.example.com%2F"] {
+            #expect(throws: IsletError.self, "\(host)") { try WebhookURL("https://\(host)/", allowPrivateNetworks: true) }
+        }
+        for name in ["hooks.example.com", "example.com.", "1.example", "0x7f.example", "a1.b2", "1.2.3.0x1g"] {
+            #expect(try WebhookURL("https://\(name)/", allowPrivateNetworks: false).address == nil, "\(name)")
+        }
+        // IPv4-compatible (::/96) and 6to4 (2002::/16) carry the IPv4 address they are classed by.
+        for carrier in ["[::127.0.0.1]", "[2002:7f00:1::]", "[::10.0.0.1]", "[2002:a9fe:a9fe::1]"] {
+            #expect(throws: IsletError.self, "\(carrier)") { try WebhookURL("https://\(carrier)/", allowPrivateNetworks: false) }
+        }
+        let named = try WebhookURL("https://hooks.example.com/", allowPrivateNetworks: false)
+        #expect(named.refusal(of: IPAddressClass.parse("::127.0.0.1")!, allowPrivateNetworks: false) != nil)
+        #expect(named.refusal(of: IPAddressClass.parse("2002:7f00:1::")!, allowPrivateNetworks: false) != nil)
+        #expect(named.refusal(of: IPAddressClass.parse("2002:5db8:d822::1")!, allowPrivateNetworks: false) == nil)
+        #expect(IPAddressClass.of(IPAddressClass.parse("::")!) == .unspecified && IPAddressClass.of(IPAddressClass.parse("::1")!) == .loopback)
+    }
 }
