@@ -44,6 +44,43 @@ struct HeldStreamTests {
         }
     }
 
+    /// A request pipelined behind a live stream is not read (the stream may last for hours):
+    /// once the stream ends, the connection closes, so the client sends it again on another —
+    /// it used to stay open, and the next request's answer was read as this one's (issue 58).
+    @Test func aRequestPipelinedBehindALiveStreamClosesTheConnectionOnceTheStreamEnds() async throws {
+        try await withIslet({ $0.streams.bufferSize = 8; $0.store.durability = .normal }) { islet in
+            let (activity, client, socket) = try await Self.stuckReader(
+                on: islet, query: "?coalesce=false", behind: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            )
+            _ = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity, client)
+            let (read, closed) = await offThePool { socket.read(seconds: 20) { _ in false } }
+            let text = String(decoding: read, as: UTF8.self)
+            #expect(closed)
+            #expect(text.contains(": stream ended (overflow); reconnect with Last-Event-ID") && text.hasSuffix("0\r\n\r\n"), "\(text.suffix(200))")
+            #expect(text.components(separatedBy: "HTTP/1.1 ").count == 2, "only the stream is answered")
+        }
+    }
+
+    /// A stream asked for with HTTP/1.0 (nginx's default towards its upstream) is not chunked,
+    /// which RFC 9112 forbids for a 1.0 request: its body runs to the connection's close.
+    @Test func anHTTP10StreamIsWrittenRawAndEndsWithItsConnection() async throws {
+        try await withIslet({ $0.streams.bufferSize = 8; $0.store.durability = .normal }) { islet in
+            let (activity, client, socket) = try await Self.stuckReader(on: islet, query: "?coalesce=false", version: "HTTP/1.0")
+            _ = try await Self.updateWhile({ islet.engine.bus.subscriberCount == 1 }, activity, client)
+            let (read, closed) = await offThePool { socket.read(seconds: 20) { _ in false } }
+            let text = String(decoding: read, as: UTF8.self)
+            let parts = text.components(separatedBy: "\r\n\r\n")
+            let head = parts[0].lowercased()
+            let body = parts.dropFirst().joined(separator: "\r\n\r\n")
+            #expect(closed)
+            #expect(head.hasPrefix("http/1.1 200 ok") && head.contains("content-type: text/event-stream"), "\(head)")
+            #expect(!head.contains("transfer-encoding") && head.contains("connection: close"), "\(head)")
+            // No chunk sizes: the body starts with the stream's own first words and ends with its end.
+            #expect(body.hasPrefix("retry: 1000\n: connected\n\n"), "\(body.prefix(80).debugDescription)")
+            #expect(body.hasSuffix(": stream ended (overflow); reconnect with Last-Event-ID\n\n"), "\(body.suffix(80).debugDescription)")
+        }
+    }
+
     @Test func aReaderThatTakesNothingIsCutOffAfterTheStreamsWriteTimeout() async throws {
         // The connection's own timeout is far away: only the stream's cuts it off.
         try await withIslet({ $0.streams.writeTimeout = 1; $0.server.writeTimeout = 600; $0.store.durability = .normal }) { islet in
@@ -59,11 +96,14 @@ struct HeldStreamTests {
 
     /// An app with one activity, and a stream of its events read by a socket with a tiny window
     /// that reads nothing; returns once the stream is registered.
-    static func stuckReader(on islet: Harness, query: String) async throws -> (ActivityID, IsletClient, RawSocket) {
+    /// `behind`: what the socket pipelines after the stream's request.
+    static func stuckReader(
+        on islet: Harness, query: String, version: String = "HTTP/1.1", behind: String = ""
+    ) async throws -> (ActivityID, IsletClient, RawSocket) {
         let key = try await islet.createApp("com.example.fleet")
         let activity = try await islet.start(key: key)
         let socket = try RawSocket(port: islet.port, receiveBuffer: 4096)
-        socket.send(Array("GET /v1/events\(query) HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n".utf8))
+        socket.send(Array("GET /v1/events\(query) \(version)\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n\(behind)".utf8))
         _ = try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
         return (activity.id, islet.isletClient(key: key), socket)
     }

@@ -4,6 +4,7 @@ import IsletCore
 import IsletEngine
 import Logging
 import NIOCore
+import NIOHTTP1
 import NIOHTTPTypes
 import Synchronization
 
@@ -27,9 +28,15 @@ import Synchronization
 ///
 /// A refused request (a wrong key, a bad filter) is answered as the router answered it, and the
 /// connection goes on serving requests. A stream that ends (the server shutting down, a reader
-/// fallen too far behind) ends its response, and the connection goes on too; a reader that has
-/// taken nothing for `streams.writeTimeout`, or whose end has not gone out within `endGrace`,
-/// is cut off.
+/// fallen too far behind) ends its response, and the connection goes on too — but when a
+/// request was pipelined behind the live stream, which is not read, the connection closes once
+/// the stream has ended, so the client sends it again rather than take the next answer for
+/// its own. A reader that has taken nothing for `streams.writeTimeout`, or whose end has not
+/// gone out within `endGrace`, is cut off.
+///
+/// A stream asked for with HTTP/1.0 (nginx's default `proxy_http_version`) is written raw,
+/// below the HTTP encoder, which would frame it as chunked — which RFC 9112 forbids for a
+/// 1.0 request: its body runs to the connection's close, and the connection closes at its end.
 final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -70,8 +77,11 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var requestEnded = false
     /// Requests pipelined behind the stream's, passed on once it is answered.
     private var waiting: [HTTPRequestPart] = []
-    /// Whether the stream's request asked for the connection to close after it.
+    /// Whether the connection closes after the stream: its request asked for it, it was
+    /// HTTP/1.0, or a request was pipelined behind it while it was live.
     private var closesAfter = false
+    /// The stream's request was HTTP/1.0: its response is written raw, not chunked (`emit`).
+    private var raw = false
     /// The server is shutting down: the stream ends, then Hummingbird is told.
     private var quiesced = false
     private var stallTimer: Scheduled<Void>?
@@ -101,7 +111,9 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     guard waiting.count < 64 else { return context.close(promise: nil) }
                     waiting.append(part)
                 case .passing, .streaming:
-                    break  // nothing is answered behind a stream that never ends
+                    // Nothing is read behind a stream that may last for hours: the connection
+                    // closes once the stream ends, unanswered, and the client asks again.
+                    closesAfter = true
                 }
             } else if case .end = part {
                 requestEnded = true
@@ -162,8 +174,8 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         requestEnded = false
         // As HTTP/1.1 says: `Connection: close`, or HTTP/1.0 without `keep-alive`.
         let connection = head.headerFields[.connection]?.lowercased()
-        let http10 = head.headerFields[KeylessAccess.requestVersionField] == "HTTP/1.0"
-        closesAfter = connection == "close" || (http10 && connection != "keep-alive")
+        raw = head.headerFields[KeylessAccess.requestVersionField] == "HTTP/1.0"
+        closesAfter = connection == "close" || raw
         let serving = self.serving
         let channel = context.channel
         let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
@@ -198,9 +210,9 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         do {
             var head = HTTPResponse(status: .ok, headerFields: response.headers)
             head.headerFields[.contentLength] = nil
-            try await write([.head(head), .body(ByteBuffer(string: "retry: 1000\n: connected\n\n"))], through: bound)
+            try await write([.head(head), .body(ByteBuffer(string: "retry: 1000\n: connected\n\n"))], through: bound, stream: true)
             let cursor = try await stream.replay { events in
-                try await write([.body(EventRoutes.serverSentEventFrames(events))], through: bound)
+                try await write([.body(EventRoutes.serverSentEventFrames(events))], through: bound, stream: true)
             }
             try await loop.submit { bound.value.handler.goLive(subscription, cursor, context: bound.value.context) }.get()
         } catch {
@@ -211,15 +223,50 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    /// Writes response parts from the opening task, and waits until they are flushed.
+    /// Writes response parts from the opening task, and waits until they are flushed: the
+    /// stream's as the stream is written (`emit`), a refusal's as Hummingbird would.
     private static func write(
-        _ parts: [HTTPResponsePart], through bound: Place
+        _ parts: [HTTPResponsePart], through bound: Place, stream: Bool = false
     ) async throws {
         try await bound.eventLoop.flatSubmit {
-            let context = bound.value.context
-            for part in parts.dropLast() { context.write(NIOAny(part), promise: nil) }
-            return context.writeAndFlush(NIOAny(parts[parts.count - 1]))
+            let (handler, context) = (bound.value.handler, bound.value.context)
+            let flushed = context.eventLoop.makePromise(of: Void.self)
+            for (index, part) in parts.enumerated() {
+                let promise = index == parts.count - 1 ? flushed : nil
+                if stream { handler.emit(part, context: context, promise: promise) } else { context.write(NIOAny(part), promise: promise) }
+            }
+            context.flush()
+            return flushed.futureResult
         }.get()
+    }
+
+    /// Writes a part of the stream's response: through the HTTP codec, or for an HTTP/1.0
+    /// request raw, below the encoder (`raw`): the head without `Transfer-Encoding`, with
+    /// `Connection: close`, the body as it is, and no end but the connection's close.
+    private func emit(_ part: HTTPResponsePart, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+        guard raw else { return context.write(wrapOutboundOut(part), promise: promise) }
+        guard let encoder = try? context.pipeline.syncOperations.context(handlerType: HTTPResponseEncoder.self) else {
+            promise?.fail(ChannelError.ioOnClosedChannel)
+            return context.close(promise: nil)
+        }
+        let bytes: ByteBuffer
+        switch part {
+        case .head(let head): bytes = Self.rawHead(head)
+        case .body(let body): bytes = body
+        case .end: bytes = ByteBuffer()
+        }
+        encoder.write(NIOAny(IOData.byteBuffer(bytes)), promise: promise)
+    }
+
+    /// An event stream's head, as HTTP/1.1 writes it to an HTTP/1.0 client: no length, no
+    /// transfer coding, the body delimited by the connection's close.
+    static func rawHead(_ head: HTTPResponse) -> ByteBuffer {
+        var text = "HTTP/1.1 \(head.status.code) \(head.status.reasonPhrase)\r\n"
+        for field in head.headerFields where ![.transferEncoding, .contentLength, .connection].contains(field.name) {
+            text += "\(field.name.rawName): \(field.value)\r\n"
+        }
+        text += "Connection: close\r\n\r\n"
+        return ByteBuffer(string: text)
     }
 
     /// Writes a refusal (or any answer that is not a stream) as Hummingbird would have, and lets
@@ -261,6 +308,8 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             // The connection closed while the stream opened.
             return serving.bus.remove(subscription)
         }
+        // What was pipelined behind the stream is not answered: the connection closes after it.
+        if !waiting.isEmpty { closesAfter = true }
         waiting = []
         state = .streaming(subscription, cursor)
         let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
@@ -278,11 +327,11 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             switch delivery {
             case .events(let events):
                 if let fresh = cursor.fresh(events) {
-                    context.write(wrapOutboundOut(.body(EventRoutes.serverSentEventFrames(fresh))), promise: nil)
+                    emit(.body(EventRoutes.serverSentEventFrames(fresh)), context: context, promise: nil)
                     wrote = true
                 }
             case .idle:
-                context.write(wrapOutboundOut(.body(ByteBuffer(string: ": keep-alive\n\n"))), promise: nil)
+                emit(.body(ByteBuffer(string: ": keep-alive\n\n")), context: context, promise: nil)
                 wrote = true
             case .finished(let reason):
                 return end(reason, context: context)
@@ -298,12 +347,10 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         state = .ending
         wake = nil
         guard reason != .cancelled else { return }
-        context.write(
-            wrapOutboundOut(.body(ByteBuffer(string: ": stream ended (\(reason.rawValue)); reconnect with Last-Event-ID\n\n"))),
-            promise: nil
-        )
+        emit(.body(ByteBuffer(string: ": stream ended (\(reason.rawValue)); reconnect with Last-Event-ID\n\n")), context: context, promise: nil)
         let written = context.eventLoop.makePromise(of: Void.self)
-        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: written)
+        emit(.end(nil), context: context, promise: written)
+        context.flush()
         // A reader that takes nothing is not waited for.
         let grace = context.eventLoop.assumeIsolated().scheduleTask(in: serving.endGrace) { context.close(promise: nil) }
         written.futureResult.assumeIsolated().whenComplete { [self] result in
