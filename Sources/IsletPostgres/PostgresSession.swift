@@ -380,6 +380,7 @@ enum PostgresFailure {
     /// writes — not a use case's refusal, nor a statement's own mistake.
     static func storageFailure(_ error: any Error) -> String? {
         if let error = error as? PostgresUnavailable { return error.reason }
+        if let error = error as? CommitUnconfirmed { return error.description }
         // The socket's own failure, passed on as it is (a primary that crashed resets its
         // connections: `read(…): Connection reset by peer`), or its channel already closed.
         if error is IOError || error is ChannelError { return "PostgreSQL cannot be reached: \(error)" }

@@ -11,13 +11,14 @@ import Synchronization
 /// The engine's `Store` on PostgreSQL, for several Islet nodes sharing one database
 /// (docs/cluster.md).
 ///
-/// - Changes run as SERIALIZABLE transactions, several changes to one, each in its own
-///   savepoint, on threads of the store's own (the use cases are synchronous); a transaction
-///   PostgreSQL aborts to keep the rules serializable is run again (`PostgresWriter`).
+/// - Changes run as READ COMMITTED transactions, several changes to one, each in its own
+///   savepoint, on threads of the store's own (the use cases are synchronous), taking row locks
+///   on what they decide on (`PostgresWriter`).
 /// - Events are numbered at commit, so ids become visible in increasing order, and every
 ///   node's events reach this node's engine through its tail (`EventTail`), in id order.
 /// - Commits wait for the disk (`synchronous_commit = on`): an acknowledged change survives the
-///   node that took it.
+///   node that took it. A commit the database does not confirm within `store.commitTimeout` (a
+///   synchronous standby that is not there) is answered 503 with why (`CommitWatch`).
 public final class PostgresStore: Store {
     public let commits = CommitLog()
     /// Several nodes write to the database: claims are given back when their lease runs out.
@@ -43,6 +44,8 @@ public final class PostgresStore: Store {
     let tail: EventTail
     private let health: WriteHealth
     private let node = UUID().uuidString.lowercased()
+    /// A probe write is out (`checkWrites`): one at a time, however often the health is asked.
+    private let probing = Atomic<Bool>(false)
 
     /// How long a change or a read waits for a connection when the database cannot be reached,
     /// before it is answered `unavailable`, when the address gives no `connect_timeout` (which
@@ -94,7 +97,7 @@ public final class PostgresStore: Store {
     private let connectionWait: Duration
 
     private init(
-        given: PostgresAddress, address: PostgresAddress, location: String,
+        given: PostgresAddress, address: PostgresAddress, location: String, commitTimeout: Duration,
         onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void, logger: Logger
     ) throws(IsletError) {
         let configuration = try Self.pool(for: address)
@@ -104,9 +107,13 @@ public final class PostgresStore: Store {
         self.logger = logger
         self.route = Route(given: given, chosen: address, client: PostgresClient(configuration: configuration, backgroundLogger: logger))
         self.threads = NIOThreadPool(numberOfThreads: lanes + Self.readers)
-        self.health = WriteHealth(storageFailure: PostgresFailure.storageFailure, changed: onWriteHealth)
+        let health = WriteHealth(storageFailure: PostgresFailure.storageFailure, changed: onWriteHealth)
+        self.health = health
         self.tail = EventTail(log: commits, logger: logger)
-        self.writer = PostgresWriter()
+        // Held commits make the health fail through the changes they answer; confirmed, it recovers.
+        self.writer = PostgresWriter(watch: CommitWatch(limit: commitTimeout) { held in
+            if held == nil { health.succeeded() }
+        })
     }
 
     /// Opens the store: reaches the database, brings its schema up to date (`migrate`), and
@@ -141,7 +148,7 @@ public final class PostgresStore: Store {
             throw answer(error)
         }
         let store = try PostgresStore(
-            given: given, address: address, location: given.redacted,
+            given: given, address: address, location: given.redacted, commitTimeout: options.commitTimeout,
             onWriteHealth: options.onWriteHealth, logger: logger
         )
         store.tail.start(after: last)
@@ -186,24 +193,83 @@ public final class PostgresStore: Store {
         }
     }
 
+    /// The probe write, when writes have failed or none succeeded for `quietInterval`: as long
+    /// as a change waits for its commit at most (`store.commitTimeout`), one probe at a time, so
+    /// that a health check never holds another connection where commits are held.
     public func checkWrites(quietInterval: Duration) async -> WriteFailure? {
         guard health.current != nil || health.quiet(for: quietInterval) else { return nil }
-        do {
-            _ = try await withConnection { connection in
-                try await connection.run(
-                    """
-                    INSERT INTO writeProbe (node, at) VALUES (\(self.node), \(Date().timeIntervalSince1970))
-                    ON CONFLICT (node) DO UPDATE SET at = excluded.at
-                    """,
-                    logger: self.logger
-                ).get()
+        if let held = writer.watch.held { return health.current ?? WriteFailure(since: held.since, message: held.description) }
+        guard probing.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return health.current }
+        let number = writer.watch.begin([])
+        let probed = try? await waitAtMost(writer.watch.limit, cancellingLateWork: false) { () -> Result<Void, any Error> in
+            defer {
+                self.writer.watch.end(number)
+                self.probing.store(false, ordering: .relaxed)
             }
+            do {
+                _ = try await self.withConnection { connection in
+                    try await connection.run(
+                        """
+                        INSERT INTO writeProbe (node, at) VALUES (\(self.node), \(Date().timeIntervalSince1970))
+                        ON CONFLICT (node) DO UPDATE SET at = excluded.at
+                        """,
+                        logger: self.logger
+                    ).get()
+                }
+                return .success(())
+            } catch {
+                return .failure(error)
+            }
+        }
+        switch probed {
+        case .success?:
             health.succeeded()
             return nil
-        } catch {
+        case .failure(let error)?:
             health.failed(error)
             return health.current ?? WriteFailure(since: Date(), message: "\(error)")
+        case nil:
+            // The database holds the probe's commit, as it would a change's.
+            _ = writer.watch.overdue(number)
+            let unconfirmed = CommitUnconfirmed(since: Date(), limit: writer.watch.limit, reason: await whyCommitsWait())
+            health.failed(writer.watch.hold(unconfirmed) ?? unconfirmed)
+            return health.current ?? WriteFailure(since: unconfirmed.since, message: unconfirmed.description)
         }
+    }
+
+    /// What the database's commits wait for, as `pg_stat_activity` says, asked on a connection
+    /// of the pool's (at most 2 s): a synchronous standby that is not there, or the wait events
+    /// of the sessions still running.
+    func whyCommitsWait() async -> String {
+        let asked = try? await waitAtMost(.seconds(2)) {
+            try await self.withConnection { connection in
+                let rows = try await connection.query(
+                    """
+                    SELECT (SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = current_database()),
+                        current_setting('synchronous_standby_names'),
+                        (SELECT count(*) FROM pg_stat_replication),
+                        (SELECT string_agg(DISTINCT wait_event_type || ' ' || wait_event, ', ') FROM pg_stat_activity
+                            WHERE datname = current_database() AND state = 'active' AND wait_event IS NOT NULL AND pid <> pg_backend_pid())
+                    """,
+                    logger: self.logger
+                ).collect()
+                guard let row = rows.first else { return "PostgreSQL did not say why" }
+                let (syncRep, names, standbys, waits) = try row.decode((Int64, String, Int64, String?).self)
+                return Self.whyCommitsWait(syncRep: syncRep, synchronousStandbyNames: names, standbys: standbys, waits: waits)
+            }
+        }
+        return (asked ?? nil) ?? "PostgreSQL did not say why within 2 s"
+    }
+
+    /// What `whyCommitsWait` says of what it read.
+    static func whyCommitsWait(syncRep: Int64, synchronousStandbyNames names: String, standbys: Int64, waits: String?) -> String {
+        if syncRep > 0 {
+            let connected = standbys == 0 ? "no standby is connected" : "\(standbys) standby\(standbys == 1 ? " is" : "s are") connected"
+            return "commits are waiting for a synchronous standby: \(syncRep) session\(syncRep == 1 ? "" : "s") wait in SyncRep, "
+                + "synchronous_standby_names is '\(names)' and \(connected)"
+        }
+        if let waits { return "the database's sessions wait (\(waits))" }
+        return "PostgreSQL did not say why"
     }
 
     /// Runs the connection pool, the tail and the writer lanes until a graceful shutdown (or
@@ -349,6 +415,7 @@ public final class PostgresStore: Store {
     /// A failure of the database itself reaches the caller as `unavailable` — the request was
     /// fine, the server cannot serve it now — and the rest as they were thrown.
     static func answer(_ error: any Error) -> any Error {
+        if let unconfirmed = error as? CommitUnconfirmed { return IsletError(.unavailable, unconfirmed.message) }
         if let failure = PostgresFailure.storageFailure(error) {
             return IsletError(.unavailable, "The store cannot be reached now: \(failure). Nothing was changed; try again.")
         }

@@ -22,6 +22,9 @@ import Synchronization
 /// - Once committed, the lane waits for the tail to have published the events (every node's,
 ///   up to its last id), then appends the transaction's effects to the commit log: the answer
 ///   to a change means its events are on the streams, as with SQLite.
+/// - A lane waits for its batch at most `store.commitTimeout` (`CommitWatch`): a commit the
+///   database holds — for a synchronous standby that is not there — is answered 503 with what
+///   the database waits for, and the changes that come while it is held are answered at once.
 final class PostgresWriter: Sendable {
     /// One caller's change.
     struct Job: Sendable {
@@ -66,6 +69,12 @@ final class PostgresWriter: Sendable {
     /// Changes run again because another transaction held what they lock: how often
     /// transactions meet each other (`/metrics`, the benchmark).
     let contention = Atomic<Int>(0)
+    /// The batches begun, and whether the database holds their commits.
+    let watch: CommitWatch
+
+    init(watch: CommitWatch) {
+        self.watch = watch
+    }
 
     func write<T: Sendable>(
         now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T
@@ -87,7 +96,10 @@ final class PostgresWriter: Sendable {
                 failure: { outcome.failure },
                 activity: activity
             )
-            if !queue.enqueue(job) {
+            // The database holds the commits before: this one would wait with them.
+            if let held = watch.held {
+                job.finish(.failure(held))
+            } else if !queue.enqueue(job) {
                 job.finish(.failure(IsletError(.unavailable, "The server is shutting down; nothing was changed.")))
             }
         }
@@ -98,38 +110,64 @@ final class PostgresWriter: Sendable {
         queue.stop()
     }
 
-    /// One lane: batches until `stop()`.
+    /// One lane: batches until `stop()`, each waited for at most `watch.limit`. A batch the
+    /// database holds longer is answered unconfirmed and goes on in its own task, to its end;
+    /// the lane takes the next.
     func runLane(store: PostgresStore) async {
         while let batch = await queue.nextBatch() {
-            let outcomes: [(jobs: [Job], result: Result<(Commit, WrittenEvents), any Error>)]
-            do {
-                outcomes = try await store.withConnection { connection in
-                    let logger = store.logger
-                    return try await store.threads.runIfActive {
-                        self.commit(batch, session: PostgresSession(connection: connection, logger: logger, prepared: store.prepared))
-                    }
-                }
-            } catch {
-                outcomes = [(batch, .failure(error))]
+            if let held = watch.held {
+                for job in batch { job.finish(.failure(held)) }
+                continue
             }
-            for (jobs, result) in outcomes {
-                switch result {
-                case .success(let (commit, events)):
-                    await store.tail.published(events)
-                    let number = store.commits.append(commit)
-                    for job in jobs { job.finish(.success(number)) }
-                case .failure(let error):
-                    // A change that met the cause first says it; the others are told it too.
-                    let cause = jobs.lazy.compactMap { $0.failure() }.first { PostgresFailure.storageFailure($0) != nil } ?? error
-                    for job in jobs { job.finish(.failure(cause)) }
-                    // The database is gone: the changes that queued meanwhile would each wait
-                    // for a connection in turn; they are answered now, as these were.
-                    if PostgresFailure.storageFailure(cause) != nil {
-                        for job in queue.drain() { job.finish(.failure(cause)) }
-                    }
+            let number = watch.begin(batch)
+            let ended = try? await waitAtMost(watch.limit, cancellingLateWork: false) {
+                await self.run(batch, number: number, store: store)
+            }
+            if ended == nil { await answerUnconfirmed(number, store: store) }
+        }
+    }
+
+    /// Commits a batch and answers its changes — unless they were answered unconfirmed
+    /// meanwhile; what it committed is published either way.
+    private func run(_ batch: [Job], number: Int, store: PostgresStore) async {
+        let outcomes: [(jobs: [Job], result: Result<(Commit, WrittenEvents), any Error>)]
+        do {
+            outcomes = try await store.withConnection { connection in
+                let logger = store.logger
+                return try await store.threads.runIfActive {
+                    self.commit(batch, session: PostgresSession(connection: connection, logger: logger, prepared: store.prepared))
+                }
+            }
+        } catch {
+            outcomes = [(batch, .failure(error))]
+        }
+        let answered = watch.end(number)
+        for (jobs, result) in outcomes {
+            switch result {
+            case .success(let (commit, events)):
+                await store.tail.published(events)
+                let number = store.commits.append(commit)
+                if !answered { for job in jobs { job.finish(.success(number)) } }
+            case .failure(let error):
+                // A change that met the cause first says it; the others are told it too.
+                let cause = jobs.lazy.compactMap { $0.failure() }.first { PostgresFailure.storageFailure($0) != nil } ?? error
+                if !answered { for job in jobs { job.finish(.failure(cause)) } }
+                // The database is gone: the changes that queued meanwhile would each wait
+                // for a connection in turn; they are answered now, as these were.
+                if PostgresFailure.storageFailure(cause) != nil {
+                    for job in queue.drain() { job.finish(.failure(cause)) }
                 }
             }
         }
+    }
+
+    /// The batch `number` is out of its time: its changes, and those waiting, are answered
+    /// with what the database waits for, and commits are held until it ends.
+    private func answerUnconfirmed(_ number: Int, store: PostgresStore) async {
+        guard let jobs = watch.overdue(number) else { return }
+        let unconfirmed = CommitUnconfirmed(since: Date(), limit: watch.limit, reason: await store.whyCommitsWait())
+        let held = watch.hold(unconfirmed) ?? unconfirmed
+        for job in jobs + queue.drain() { job.finish(.failure(held)) }
     }
 
     /// Commits a batch: in one transaction, the changes that met held locks again in the next

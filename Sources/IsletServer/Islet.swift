@@ -110,7 +110,7 @@ public struct Islet: Sendable {
 
         let metrics = ServerMetrics()
         let storeOptions = StoreOptions(
-            location: settings.location, durability: settings.durability,
+            location: settings.location, durability: settings.durability, commitTimeout: .milliseconds(Int64(settings.commitTimeout * 1000)),
             onWriteHealth: { failure in
                 if let failure {
                     logger.error("Writes to the store are failing; changes are refused with 503 unavailable until they succeed", metadata: ["reason": "\(failure.message)"])

@@ -319,3 +319,119 @@ extension DeliveryLoopTests {
         }
     }
 }
+
+extension FailoverTests {
+    /// Issue 58: a synchronous standby promoted with its primary's settings
+    /// (`synchronous_standby_names = '*'`, as `pg_basebackup` copies them) waits for a standby of
+    /// its own, which is not there: every commit hangs in `SyncRep`, and PostgreSQL has no
+    /// timeout for it. The node answers each change 503 with that reason within
+    /// `store.commitTimeout`, the next ones at once, `/healthz` says it, and it recovers by
+    /// itself once a standby comes — and the held change, confirmed then, has taken effect.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
+    func aPromotedStandbyThatWaitsForAStandbyOfItsOwnIsAnswered503AndRecoversWhenOneComes() async throws {
+        try await withCommitsHeld { held in
+            let message = held.message
+            #expect(message.contains("commits are waiting for a synchronous standby") && message.contains("synchronous_standby_names is '*'"), "\(message)")
+            #expect(message.contains("no standby is connected") && message.contains("may yet take effect"), "\(message)")
+            let started = ContinuousClock.now
+            guard case .refused(503, let next)? = await held.update(held.seq + 1000) else {
+                Issue.record("a change while commits are held was not refused")
+                return
+            }
+            #expect(next.message.contains("commits are waiting for a synchronous standby"), "\(next.message)")
+            #expect(ContinuousClock.now - started < .seconds(2), "a change while commits are held waits for its own commit")
+            do {
+                _ = try await held.client.health()
+                Issue.record("/healthz is ok while commits are held")
+            } catch ClientError.refused(let status, let error) {
+                #expect(status == 503 && error.message.contains("commits are waiting for a synchronous standby"), "\(error.message)")
+            }
+
+            // A standby of the promoted one comes: the held commits are confirmed, and the node
+            // takes changes again by itself.
+            let second = try await PostgresServer.standby(of: held.promoted, named: "standby2", synchronous: false)
+            defer { second.stop() }
+            _ = try await eventually("the node takes changes again") { await held.update(held.seq + 2000) == nil ? true : nil }
+            #expect(try await held.client.health()["status"] == "ok")
+            #expect(held.node.output.contains("Writes to the store succeed again"))
+            // The change answered unconfirmed was confirmed when the standby came: it took effect.
+            let history = try await held.client.history(held.ride)
+            #expect(history.contains { $0.type == .contentUpdated && $0.data["content"]?["state"]?["seq"] == .integer(held.seq) })
+        }
+    }
+
+    /// A node whose commits the database holds still stops on SIGTERM, by itself: its lanes
+    /// wait for no held commit past the timeout.
+    @Test(.enabled(if: PostgresServer.available, "needs PostgreSQL (apt-get install postgresql; .ci/run installs it)"))
+    func aNodeWhoseCommitsAreHeldStopsOnSIGTERM() async throws {
+        try await withCommitsHeld { held in
+            let started = ContinuousClock.now
+            let status = await held.node.stop(signal: SIGTERM)
+            #expect(status == 0, "\(held.node.output.suffix(2_000))")
+            #expect(ContinuousClock.now - started < .seconds(20), "SIGTERM took \(ContinuousClock.now - started)")
+        }
+    }
+
+    /// A node on a primary and its synchronous standby; the primary crashed and the standby
+    /// promoted with `synchronous_standby_names = '*'` and no standby of its own. `body` gets
+    /// the first change answered unconfirmed, once the node has moved.
+    private func withCommitsHeld(_ body: (HeldCommits) async throws -> Void) async throws {
+        let primary = try await PostgresServer.start()
+        defer { primary.stop() }
+        let name = PostgresServer.databaseName(of: try await primary.newDatabase())
+        let standby = try await PostgresServer.standby(of: primary, synchronous: true)
+        defer { standby.stop() }
+        // The standby keeps a configuration that names any standby as synchronous, as a copy of
+        // its primary's would; it applies once the standby is a primary.
+        try await standby.execute("ALTER SYSTEM SET synchronous_standby_names = '*'")
+        try await withHTTPClient { http in
+            let cluster = try await ClusterTests.Cluster(1, database: bothHosts(primary, standby, database: name), environment: [
+                "ISLET_STORE_COMMIT_TIMEOUT": "2s",
+            ])
+            let admin = cluster.client(0, key: ClusterTests.adminKey, http: http)
+            let app = try await admin.createApp(bundleId: "com.example.rides")
+            let client = cluster.client(0, key: app.apiKey, http: http)
+            let ride = try await client.start(ActivityRequest(attributesType: "RideAttributes", content: ActivityContent(state: ["seq": 0]))).id
+
+            primary.crash()
+            try await offThePool { Result { try standby.promote() } }.get()
+            try await standby.execute("SELECT pg_reload_conf()")
+            _ = try await eventually("the node moves to the promoted standby") {
+                cluster.nodes[0].output.contains("Moved to another PostgreSQL host") ? true : nil
+            }
+            var held = HeldCommits(node: cluster.nodes[0], client: client, ride: ride, promoted: standby, seq: 0, message: "")
+            // 503 while the node moves; then the first change it gets through waits for its
+            // commit until the timeout.
+            (held.seq, held.message) = try await eventually("a change held by its commit") { () -> (Int64, String)? in
+                for seq in Int64(1)...200 {
+                    guard case .refused(let status, let error)? = await held.update(seq) else { return nil }
+                    #expect(status == 503 && error.reason == .unavailable, "\(error)")
+                    if error.message.contains("has not confirmed commits within 2") { return (seq, error.message) }
+                }
+                return nil
+            }
+            try await body(held)
+            await cluster.stop()
+        }
+    }
+}
+
+/// `withCommitsHeld`'s node, and the change it answered unconfirmed.
+private struct HeldCommits {
+    let node: ServerProcess
+    let client: IsletClient
+    let ride: ActivityID
+    let promoted: PostgresServer
+    var seq: Int64
+    var message: String
+
+    /// Updates the ride to `seq`; the client's error, if refused.
+    func update(_ seq: Int64) async -> ClientError? {
+        do {
+            _ = try await client.update(ride, ContentUpdate(content: ActivityContent(state: ["seq": .integer(seq)])))
+            return nil
+        } catch {
+            return error as? ClientError
+        }
+    }
+}

@@ -46,7 +46,7 @@ struct OperationsTests {
     @Test func configurationReadsEveryKeyStrictly() async throws {
         let values: [AbsoluteConfigKey: ConfigValue] = [
             "server.host": "0.0.0.0", "server.port": "9090", "server.maxBodySize": "2048",
-            "store.dataDirectory": "/tmp/x", "store.durability": "normal", "store.retention": "2d",
+            "store.dataDirectory": "/tmp/x", "store.durability": "normal", "store.retention": "2d", "store.commitTimeout": "3s",
             "lifecycle.maxActiveDuration": "2h", "lifecycle.dismissalWindow": "30m", "lifecycle.maxLifetime": "3h",
             "lifecycle.maxPayloadSize": "8192", "lifecycle.maxActivitiesPerApp": "50",
             "lifecycle.maxActivitiesPerDevice": "100", "lifecycle.maxTimestampLead": "1h",
@@ -62,6 +62,7 @@ struct OperationsTests {
         #expect(configuration.store.dataDirectory == "/tmp/x")
         #expect(configuration.store.durability == .normal)
         #expect(configuration.store.retention == 2 * 86_400)
+        #expect(configuration.store.commitTimeout == 3)
         #expect(configuration.lifecycle.maxActiveDuration == 7200)
         #expect(configuration.lifecycle.dismissalWindow == 1800)
         #expect(configuration.lifecycle.maxLifetime == 3 * 3600)

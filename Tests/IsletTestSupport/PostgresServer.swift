@@ -153,11 +153,12 @@ public final class PostgresServer: Sendable {
             try primary.psql("ALTER SYSTEM SET synchronous_standby_names = '\(name)'", database: "postgres")
             try primary.psql("SELECT pg_reload_conf()", database: "postgres")
         }
-        // Streaming (and the primary's synchronous standby, when asked) within 30 s.
-        let wanted = synchronous ? "streaming|sync" : "streaming|async"
+        // Streaming (and the primary's synchronous standby, when asked) within 30 s. Not asked,
+        // the primary's own settings say which it is (`*` makes any standby synchronous).
+        let wanted = synchronous ? ["streaming|sync"] : ["streaming|async", "streaming|sync", "streaming|potential", "streaming|quorum"]
         for _ in 0..<300 {
             let rows = try primary.rows("SELECT state, sync_state FROM pg_stat_replication WHERE application_name = '\(name)'", in: "postgres")
-            if rows.contains(wanted) { return }
+            if rows.contains(where: wanted.contains) { return }
             usleep(100_000)
         }
         throw PostgresServerError("the standby \(name) did not stream from the primary within 30 s")

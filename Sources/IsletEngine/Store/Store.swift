@@ -577,10 +577,17 @@ public struct StoreOptions: Sendable {
     /// Told when writes start failing for the storage's sake (with the failure) and when they
     /// succeed again (`nil`).
     public var onWriteHealth: @Sendable (WriteFailure?) -> Void
+    /// How long a change waits for the database to confirm its commit before it is answered
+    /// `unavailable` (PostgreSQL: a synchronous standby that is not there holds every commit).
+    public var commitTimeout: Duration
 
-    public init(location: String, durability: Durability = .full, onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void = { _ in }) {
+    public init(
+        location: String, durability: Durability = .full, commitTimeout: Duration = .seconds(10),
+        onWriteHealth: @escaping @Sendable (WriteFailure?) -> Void = { _ in }
+    ) {
         self.location = location
         self.durability = durability
+        self.commitTimeout = commitTimeout
         self.onWriteHealth = onWriteHealth
     }
 }

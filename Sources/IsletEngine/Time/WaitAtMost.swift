@@ -4,13 +4,17 @@ import Synchronization
 ///
 /// For a wait on something outside the process that does not end when its task is cancelled —
 /// a library's shutdown that waits for a server's first frame, a name resolution blocking a
-/// thread — where a task group would wait as long as that does. The work runs in a task of its
-/// own; when the time is up, that task is cancelled and left to end by itself, unobserved.
+/// thread, a commit the database holds — where a task group would wait as long as that does.
+/// The work runs in a task of its own; when the time is up, that task is left to end by itself,
+/// unobserved, and cancelled unless `cancellingLateWork` is off (work that must run to its end
+/// once begun: a commit's bookkeeping).
 ///
 /// - Returns: What the work returned, or `nil` when the time ran out first.
 /// - Throws: What the work threw, when it threw in time; `CancellationError` when the waiting
 ///   task is cancelled.
-public func waitAtMost<T: Sendable>(_ limit: Duration, _ work: @escaping @Sendable () async throws -> T) async throws -> T? {
+public func waitAtMost<T: Sendable>(
+    _ limit: Duration, cancellingLateWork: Bool = true, _ work: @escaping @Sendable () async throws -> T
+) async throws -> T? {
     let race = WaitRace<T>()
     return try await withTaskCancellationHandler {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<T?, any Error>) in
@@ -20,7 +24,7 @@ public func waitAtMost<T: Sendable>(_ limit: Duration, _ work: @escaping @Sendab
             }
             Task {
                 try? await Task.sleep(for: limit)
-                if race.end(.success(nil)) { worker.cancel() }
+                if race.end(.success(nil)), cancellingLateWork { worker.cancel() }
             }
         }
     } onCancel: {

@@ -40,6 +40,7 @@ extension IsletConfiguration {
         }
         store.durability = try settings.choice("store.durability", Durability.self) ?? store.durability
         store.retention = try settings.duration("store.retention") ?? store.retention
+        store.commitTimeout = try settings.timeout("store.commitTimeout") ?? store.commitTimeout
         lifecycle.maxActiveDuration = try settings.duration("lifecycle.maxActiveDuration") ?? lifecycle.maxActiveDuration
         lifecycle.dismissalWindow = try settings.duration("lifecycle.dismissalWindow") ?? lifecycle.dismissalWindow
         lifecycle.maxLifetime = try settings.duration("lifecycle.maxLifetime") ?? lifecycle.maxLifetime

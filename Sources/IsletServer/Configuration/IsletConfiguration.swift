@@ -122,6 +122,9 @@ public struct StoreSettings: Equatable, Sendable {
     public var durability = Durability.full
     /// How long dismissed activities and events are kept.
     public var retention: TimeInterval = 7 * 86_400
+    /// How long a change waits for PostgreSQL to confirm its commit before it is answered
+    /// `503` with what the database waits for (docs/cluster.md, "Commits the database holds").
+    public var commitTimeout: TimeInterval = 10
 
     /// The defaults.
     public init() {}
