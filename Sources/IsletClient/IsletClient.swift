@@ -1,6 +1,7 @@
 import AsyncHTTPClient
 import Foundation
 import IsletCore
+import Logging
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
@@ -14,6 +15,7 @@ public struct IsletClient: Sendable {
     public let key: String?
     private let http: HTTPClient
     private let timeout: TimeAmount
+    private let logger: Logger?
 
     /// Creates a client.
     /// - Parameters:
@@ -21,11 +23,14 @@ public struct IsletClient: Sendable {
     ///   - key: An app key or the admin key.
     ///   - http: The HTTP client to use.
     ///   - timeout: How long one request may take.
-    public init(server: String, key: String?, http: HTTPClient = .shared, timeout: TimeAmount = .seconds(30)) {
+    ///   - logger: Where the HTTP client says what it does with each request — the connection it
+    ///     took, what it read — at `trace` (async-http-client's own request log); none by default.
+    public init(server: String, key: String?, http: HTTPClient = .shared, timeout: TimeAmount = .seconds(30), logger: Logger? = nil) {
         self.server = server.hasSuffix("/") ? String(server.dropLast()) : server
         self.key = key
         self.http = http
         self.timeout = timeout
+        self.logger = logger
     }
 
     // MARK: Apps and devices
@@ -563,7 +568,7 @@ public struct IsletClient: Sendable {
         do {
             // A stream has no end: it lives until the server closes it or the read timeout sees
             // it silent (the server sends keep-alives every 15 s). Clients reconnect daily.
-            response = try await http.execute(request, deadline: .now() + .hours(24))
+            response = try await http.execute(request, deadline: .now() + .hours(24), logger: logger)
         } catch {
             throw ClientError.unreachable(server: server, cause: error)
         }
@@ -651,7 +656,7 @@ public struct IsletClient: Sendable {
             let status: Int
             let bytes: ByteBuffer
             do {
-                let response = try await Self.sentAgainIfUnsent { try await http.execute(request, timeout: timeout) }
+                let response = try await Self.sentAgainIfUnsent { try await http.execute(request, timeout: timeout, logger: logger) }
                 status = Int(response.status.code)
                 bytes = try await response.body.collect(upTo: 64 << 20)
             } catch where changes && attempt < Self.attempts && Self.mayHaveReachedTheServer(error) {
@@ -713,7 +718,7 @@ public struct IsletClient: Sendable {
         }
         let response: HTTPClient.Response
         do {
-            response = try Self.sentAgainIfUnsent { try http.execute(request: request, deadline: .now() + timeout).wait() }
+            response = try Self.sentAgainIfUnsent { try execute(request, deadline: .now() + timeout).wait() }
         } catch {
             throw ClientError.unreachable(server: server, cause: error)
         }
@@ -729,6 +734,12 @@ public struct IsletClient: Sendable {
         } catch where wasNeverSent(error) {
             return try await request()
         }
+    }
+
+    /// The blocking path's request, logged where the client's logger says.
+    private func execute(_ request: HTTPClient.Request, deadline: NIODeadline) -> EventLoopFuture<HTTPClient.Response> {
+        if let logger { return http.execute(request: request, deadline: deadline, logger: logger) }
+        return http.execute(request: request, deadline: deadline)
     }
 
     /// `sentAgainIfUnsent`, for the blocking path.

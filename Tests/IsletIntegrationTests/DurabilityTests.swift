@@ -47,9 +47,9 @@ struct DurabilityTests {
     func killAndResume(_ http: HTTPClient) async throws {
         let data = DataDirectory()
         var server = try await ServerProcess(data: data)
-        let admin = IsletClient(server: server.url, key: data.adminKey, http: http)
+        let admin = IsletClient(server: server.url, key: data.adminKey, http: http, logger: httpTrace)
         let app = try await admin.createApp(bundleId: "com.example.bike")
-        var client = IsletClient(server: server.url, key: app.apiKey, http: http)
+        var client = IsletClient(server: server.url, key: app.apiKey, http: http, logger: httpTrace)
         var activities: [ActivityID] = []
         for index in 0..<5 {
             let request = ActivityRequest(
@@ -112,7 +112,7 @@ struct DurabilityTests {
 
         // Restart on the same data.
         server = try await ServerProcess(data: data)
-        client = IsletClient(server: server.url, key: app.apiKey, http: http)
+        client = IsletClient(server: server.url, key: app.apiKey, http: http, logger: httpTrace)
         for id in activities {
             let missing = acked[id, default: []].subtracting(try await client.appliedSequences(id))
             #expect(missing.isEmpty, "acknowledged but lost after SIGKILL: \(missing.sorted())")
@@ -172,9 +172,21 @@ struct DurabilityTests {
     }
 }
 
+/// With `ISLET_TRACE_HTTP=1`, where the HTTP client says what it does, at `trace`, on standard
+/// error: its connection pool (`withHTTPClient`'s clients) and each request given this logger
+/// (`IsletClient(logger:)`), each line with its connection's id. For the stream tests that met
+/// bytes that were no response on a kept-alive connection (`Tests/Stress/stream-shape`).
+let httpTrace: Logger? = {
+    guard ProcessInfo.processInfo.environment["ISLET_TRACE_HTTP"] == "1" else { return nil }
+    var logger = Logger(label: "ahc", factory: { label in StreamLogHandler.standardError(label: label) })
+    logger.logLevel = .trace
+    return logger
+}()
+
 /// Runs `body` with an HTTP client that is shut down afterwards.
 func withHTTPClient<T>(_ body: (HTTPClient) async throws -> T) async throws -> T {
-    let http = HTTPClient(eventLoopGroupProvider: .singleton)
+    let http = httpTrace.map { HTTPClient(eventLoopGroupProvider: .singleton, backgroundActivityLogger: $0) }
+        ?? HTTPClient(eventLoopGroupProvider: .singleton)
     do {
         let value = try await body(http)
         try await http.shutdown()

@@ -35,9 +35,9 @@ extension DurabilityTests {
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_APP": "100",
                 "ISLET_LIFECYCLE_MAX_ACTIVITIES_PER_DEVICE": "100",
             ])
-            let admin = IsletClient(server: server.url, key: data.adminKey, http: http)
+            let admin = IsletClient(server: server.url, key: data.adminKey, http: http, logger: httpTrace)
             let app = try await admin.createApp(bundleId: "com.example.fleet")
-            let client = IsletClient(server: server.url, key: app.apiKey, http: http)
+            let client = IsletClient(server: server.url, key: app.apiKey, http: http, logger: httpTrace)
             // Content near the 4 KB limit, so buffering every update would show in memory.
             let padding = JSONValue.string(String(repeating: "x", count: 3800))
             func content(_ seq: Int64) -> ActivityContent {
