@@ -8,7 +8,8 @@ extension FuzzTarget {
     /// `https://`, or `http://` to loopback, with a port in range and no credentials, and an
     /// address written in it — however spelled (`0x7f.1`, `2130706433`: what `inet_aton` reads
     /// it as) — is one `refusal(of:)` lets through; a `since` taken is an event id
-    /// above 0 or a time within the accepted range; an address's text reads back to its bytes.
+    /// above 0 or a time within the accepted range; an address's text reads back to its bytes;
+    /// what the attempt log keeps of any text is at most 256 bytes and holds no APNs token.
     public static let webhookInputs = FuzzTarget(name: "webhook-inputs") { data throws(FuzzFailure) in
         let decoder = WireFormat.decoder()
         if let body = try? decoder.decode(CreateWebhookBody.self, from: data) {
@@ -36,6 +37,16 @@ extension FuzzTarget {
         if let message = try? decoder.decode(WebhookListenMessage.self, from: data) {
             // What the server writes back goes through the encoder whole.
             try expect((try? WireFormat.encoder().encode(message)) != nil, "a listening message that decodes does not encode")
+        }
+        if let text = String(data: data, encoding: .utf8) {
+            // A receiver's answer as the attempt log keeps it: at most 256 bytes, no token in it.
+            let kept = WebhookAttempt.kept(text)
+            try expect(kept.utf8.count <= WebhookAttempt.keptBytes, "kept \(kept.utf8.count) bytes of an answer")
+            var run = 0
+            for scalar in kept.unicodeScalars {
+                run = scalar.isASCII && scalar.properties.isASCIIHexDigit ? run + 1 : 0
+                try expect(run < 16, "kept a run of 16 hexadecimal digits: \(kept.debugDescription)")
+            }
         }
         if let text = String(data: data, encoding: .utf8), text.utf8.count <= 100 {
             if let address = IPAddressClass.parse(text) {

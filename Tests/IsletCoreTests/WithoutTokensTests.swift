@@ -61,6 +61,9 @@ struct WithoutTokensTests {
         // A row an earlier version cut at 256 bytes, ending in 15 digits of a token.
         let legacy = String(repeating: " ", count: 241) + Self.token.prefix(15)
         #expect(WebhookAttempt.kept(legacy) == String(repeating: " ", count: 241) + "5a1b2c3d…")
+        // The cut one takes no more room than the 256 bytes (the fuzz target found 257).
+        let tight = WebhookAttempt.kept(String(repeating: " ", count: 246) + "abcdef1234" + " and more")
+        #expect(tight.utf8.count <= 256 && tight.hasSuffix(" abcdef1…"), "\(tight.suffix(12))")
         // What may not be a token is kept as it is, cut at 256 bytes on a character's end.
         #expect(WebhookAttempt.kept(String(repeating: "x", count: 1_000)) == String(repeating: "x", count: 256))
         #expect(WebhookAttempt.kept(String(repeating: "é", count: 200)).utf8.count == 256)

@@ -58,8 +58,10 @@ extension String {
         let tail = scalars.reversed().prefix { Self.isTokenCharacter($0) }
         // What may be the start of a token: hexadecimal digits (APNs), or holding a digit (FCM).
         guard tail.count > 8, tail.allSatisfy(Self.isHex) || tail.contains(where: { ("0"..."9").contains($0) }) else { return cut }
+        // Its first 8 characters (ASCII, a byte each) and "…" (3 bytes), within `bytes` in all.
         let start = scalars.count - tail.count
-        return String(String.UnicodeScalarView(scalars[..<start])) + Self.cut(String(String.UnicodeScalarView(scalars[start...])))
+        let kept = max(0, min(8, bytes - (used - tail.count) - 3))
+        return String(String.UnicodeScalarView(scalars[..<start])) + String(String.UnicodeScalarView(scalars[start..<(start + kept)])) + "…"
     }
 
     /// A token or a channel id as a reader without a key sees it: its first 8 characters and "…".
