@@ -224,4 +224,21 @@ struct WebhookRefusalTests {
             }
         }
     }
+
+    /// The addresses the attack saved as webhook URLs, spelled in numbers, each reaching a
+    /// loopback, private or unspecified address: refused when saved, as `400 invalidRequest`.
+    @Test(.hangDetector)
+    func webhookURLsSpelledInNumbersAreRefusedWhenSaved() async throws {
+        try await withIslet(webhooks: true) { islet in
+            let key = try await islet.createApp("com.example.rides")
+            for host in [
+                "2130706433", "0177.0.0.1", "0x7f.0.0.1", "127.1", "0", "10.1", "012.0.0.1", "127.0.0.1.", "[::127.0.0.1]", "[2002:7f00:1::]",
+            ] {
+                let made = try await islet.request(.POST, "/v1/apps/com.example.rides/webhooks", key: key, body: #"{"url": "https://\#(host)/hook"}"#)
+                #expect(made.status == 400 && made.json["error"]?["reason"] == "invalidRequest", "\(host): \(made.json)")
+            }
+            let listed = try await islet.request(.GET, "/v1/apps/com.example.rides/webhooks", key: key)
+            #expect(listed.json["webhooks"]?.arrayValue?.isEmpty == true || listed.json["items"]?.arrayValue?.isEmpty == true, "\(listed.json)")
+        }
+    }
 }
