@@ -8,9 +8,10 @@ import Synchronization
 /// never lets go of — would hold its lane, its connection and its callers for as long as it
 /// lasts, and PostgreSQL has no timeout for that wait. A lane waits for its batch at most the
 /// limit (`PostgresWriter.runLane`); then the batch's changes are answered `CommitUnconfirmed`
-/// (503) and commits are *held*: from then on a change is answered at once, without being sent,
-/// until every batch so answered has ended — its commit confirmed (a standby came, the setting
-/// was cleared) or failed. Such a batch is never abandoned: confirmed late, it takes effect and
+/// (503) with what the database says they wait for. When that is a synchronous standby, commits
+/// are *held*: from then on a change is answered at once, without being sent, until every batch
+/// so answered has ended — its commit confirmed (a standby came, the setting was cleared) or
+/// failed. Any other wait (a stalled server, a lock) may end by itself: the next batch is tried. Such a batch is never abandoned: confirmed late, it takes effect and
 /// is published, as a change whose answer was lost is, so the answer says it may.
 final class CommitWatch: Sendable {
     /// A batch a lane has begun, and whether its changes were answered unconfirmed.

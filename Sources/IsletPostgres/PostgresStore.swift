@@ -231,18 +231,19 @@ public final class PostgresStore: Store {
         case nil:
             // The database holds the probe's commit, as it would a change's.
             _ = writer.watch.overdue(number)
-            let unconfirmed = CommitUnconfirmed(since: Date(), limit: writer.watch.limit, reason: await whyCommitsWait())
-            health.failed(writer.watch.hold(unconfirmed) ?? unconfirmed)
+            let wait = await whyCommitsWait()
+            let unconfirmed = CommitUnconfirmed(since: Date(), limit: writer.watch.limit, reason: wait.reason)
+            health.failed(wait.forStandby ? writer.watch.hold(unconfirmed) ?? unconfirmed : unconfirmed)
             return health.current ?? WriteFailure(since: unconfirmed.since, message: unconfirmed.description)
         }
     }
 
     /// What the database's commits wait for, as `pg_stat_activity` says, asked on a connection
-    /// of the pool's (at most 2 s): a synchronous standby that is not there, or the wait events
-    /// of the sessions still running.
-    func whyCommitsWait() async -> String {
+    /// of the pool's (at most 2 s): a synchronous standby that is not there (`forStandby`), or
+    /// the wait events of the sessions still running.
+    func whyCommitsWait() async -> (reason: String, forStandby: Bool) {
         let asked = try? await waitAtMost(.seconds(2)) {
-            try await self.withConnection { connection in
+            try await self.withConnection { connection -> (String, Bool) in
                 let rows = try await connection.query(
                     """
                     SELECT (SELECT count(*) FROM pg_stat_activity WHERE wait_event = 'SyncRep' AND datname = current_database()),
@@ -253,12 +254,12 @@ public final class PostgresStore: Store {
                     """,
                     logger: self.logger
                 ).collect()
-                guard let row = rows.first else { return "PostgreSQL did not say why" }
+                guard let row = rows.first else { return ("PostgreSQL did not say why", false) }
                 let (syncRep, names, standbys, waits) = try row.decode((Int64, String, Int64, String?).self)
-                return Self.whyCommitsWait(syncRep: syncRep, synchronousStandbyNames: names, standbys: standbys, waits: waits)
+                return (Self.whyCommitsWait(syncRep: syncRep, synchronousStandbyNames: names, standbys: standbys, waits: waits), syncRep > 0)
             }
         }
-        return (asked ?? nil) ?? "PostgreSQL did not say why within 2 s"
+        return (asked ?? nil) ?? ("PostgreSQL did not say why within 2 s", false)
     }
 
     /// What `whyCommitsWait` says of what it read.

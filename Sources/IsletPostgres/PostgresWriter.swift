@@ -161,11 +161,18 @@ final class PostgresWriter: Sendable {
         }
     }
 
-    /// The batch `number` is out of its time: its changes, and those waiting, are answered
-    /// with what the database waits for, and commits are held until it ends.
+    /// The batch `number` is out of its time: its changes are answered with what the database
+    /// waits for. When that is a synchronous standby, nothing commits until one confirms: the
+    /// changes waiting are answered too, and commits are held until the batch ends. Another
+    /// wait (a stalled server, a lock) may end by itself, and the next batch is tried.
     private func answerUnconfirmed(_ number: Int, store: PostgresStore) async {
         guard let jobs = watch.overdue(number) else { return }
-        let unconfirmed = CommitUnconfirmed(since: Date(), limit: watch.limit, reason: await store.whyCommitsWait())
+        let wait = await store.whyCommitsWait()
+        let unconfirmed = CommitUnconfirmed(since: Date(), limit: watch.limit, reason: wait.reason)
+        guard wait.forStandby else {
+            for job in jobs { job.finish(.failure(unconfirmed)) }
+            return
+        }
         let held = watch.hold(unconfirmed) ?? unconfirmed
         for job in jobs + queue.drain() { job.finish(.failure(held)) }
     }

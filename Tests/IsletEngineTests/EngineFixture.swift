@@ -82,7 +82,7 @@ final class EngineFixture: Sendable {
     }
 
     /// Opens the store (again, after `stop`) and runs the engine, as a starting server would.
-    func start(storeOptions: (String) -> StoreOptions = { StoreOptions(location: $0) }) async throws {
+    func start(storeOptions: (String) -> StoreOptions = { StoreOptions(location: $0, commitTimeout: .testCommits) }) async throws {
         let store: any Store = if let database {
             try await PostgresStore.open(storeOptions(database))
         } else {
@@ -129,7 +129,7 @@ final class EngineFixture: Sendable {
     ///   server when nil).
     static func with<T: Sendable>(
         _ kind: StoreKind = .sqlite, rules: LifecycleRules = LifecycleRules(), apps: [BundleID] = ["com.example.bike"],
-        timers: Bool = false, database: String? = nil, storeOptions: @escaping (String) -> StoreOptions = { StoreOptions(location: $0) },
+        timers: Bool = false, database: String? = nil, storeOptions: @escaping (String) -> StoreOptions = { StoreOptions(location: $0, commitTimeout: .testCommits) },
         _ body: (EngineFixture) async throws -> T
     ) async throws -> T {
         var settings = EngineSettings()

@@ -31,7 +31,7 @@ struct PostgresStoreTests {
         let text = "postgres://islet@127.0.0.1:1,\(live)/\(name)?connect_timeout=10&target_session_attrs=read-write"
         let chosen = try await HostSelector.choose(try PostgresAddress(text), connectTimeout: .seconds(10), logger: logger)
         #expect(chosen.endpoints == [live])
-        let store = try await PostgresStore.open(StoreOptions(location: text), logger: logger)
+        let store = try await PostgresStore.open(StoreOptions(location: text, commitTimeout: .testCommits), logger: logger)
         #expect(store.address == (try PostgresAddress(text)).redacted && store.address.contains("127.0.0.1:1,"))
         // The test's server has no standby: a failover could lose the last commits, and /healthz says so.
         let running = Task { try await store.run() }
@@ -79,7 +79,7 @@ struct PostgresStoreTests {
         #expect(try await chosen("primary") == primary.port)
         #expect(try await chosen("prefer-standby") == standby.port)
         #expect(try await chosen("any") == standby.port)
-        let store = try await PostgresStore.open(StoreOptions(location: try address("read-write").redacted), logger: logger)
+        let store = try await PostgresStore.open(StoreOptions(location: try address("read-write").redacted, commitTimeout: .testCommits), logger: logger)
         let running = Task { try await store.run() }
         #expect(try await store.replication() == Replication(synchronousCommit: "on", synchronousStandbyNames: "standby1"))
         #expect(try await store.replication()?.mode == "synchronous")

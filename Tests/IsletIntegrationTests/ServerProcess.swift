@@ -57,7 +57,8 @@ final class ServerProcess: Sendable {
         #expect(FileManager.default.isExecutableFile(atPath: isletBinary.path), "build the islet binary first: swift build")
         let child = try await ChildProcess(
             isletBinary, ["serve", "--port", "\(port)", "--data", data.path],
-            environment: ["ISLET_APNS_PORT": "0"].merging(environment) { _, new in new }
+            // A commit PostgreSQL holds is a hang in a test not about that bound (`Duration.testCommits`).
+            environment: ["ISLET_APNS_PORT": "0", "ISLET_STORE_COMMIT_TIMEOUT": "\(Int(hangFloor))s"].merging(environment) { _, new in new }
         )
         let expectsAPNs = environment["ISLET_APNS_ENABLED"] != "false"
         (self.port, self.apnsPort) = try await child.waitFor("where it listens") { output in

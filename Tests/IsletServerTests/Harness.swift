@@ -125,6 +125,8 @@ private func runIslet<T: Sendable>(
     configuration.store.dataDirectory = directory.path
     configuration.server.port = 0
     configuration.apns.port = 0
+    // A hang detector, as a test's time limits are (`Duration.testCommits`).
+    configuration.store.commitTimeout = hangFloor
     configure(&configuration)
     let tag = Test.current?.name ?? "?"
     var logger = Logger(label: "islet-test")

@@ -162,7 +162,7 @@ struct UpgradeTests {
             in: database
         )
         await #expect {
-            try await PostgresStore.open(StoreOptions(location: database), logger: Logger(label: "islet.postgres"))
+            try await PostgresStore.open(StoreOptions(location: database, commitTimeout: .testCommits), logger: Logger(label: "islet.postgres"))
         } throws: { error in
             "\(error)".contains("schema version \(newer); this Islet knows up to \(PostgresMigrator.latest)")
         }

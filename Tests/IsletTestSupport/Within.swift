@@ -107,3 +107,10 @@ public struct NotWithin: Error, CustomStringConvertible {
     public let seconds: Double
     public var description: String { "\(what): not within \(Int(seconds)) s" }
 }
+
+extension Duration {
+    /// `store.commitTimeout` in tests not about it: a hang detector, as a test's time limits are.
+    /// On a machine with both cores kept busy beside the suite, a shared test server has stalled
+    /// a commit past the product's 10 s (docs/cluster.md, "Commits the database holds").
+    public static let testCommits: Duration = .seconds(hangFloor)
+}
