@@ -623,7 +623,7 @@ public struct IsletClient: Sendable {
     // MARK: Transport
 
     /// Every item of a listing, page after page.
-    private func every<Item: Codable & Sendable>(_ path: String, _ item: Item.Type) async throws -> [Item] {
+    func every<Item: Codable & Sendable>(_ path: String, _ item: Item.Type) async throws -> [Item] {
         var items: [Item] = []
         var cursor: String?
         repeat {
@@ -636,7 +636,7 @@ public struct IsletClient: Sendable {
         return items
     }
 
-    private func send<Response: Decodable>(
+    func send<Response: Decodable>(
         _ method: HTTPMethod, _ path: String, body: (some Encodable)? = JSONValue?.none, expect: Response.Type
     ) async throws -> Response {
         var request = HTTPClientRequest(url: server + path)
@@ -780,11 +780,11 @@ public struct IsletClient: Sendable {
         return .unexpected(status: status, body: String(buffer: body))
     }
 
-    private func escaped(_ component: String) -> String {
+    func escaped(_ component: String) -> String {
         component.addingPercentEncoding(withAllowedCharacters: .urlPathAllowed.subtracting(["/"])) ?? component
     }
 
-    private func queryString(_ items: [(String, String)]) -> String {
+    func queryString(_ items: [(String, String)]) -> String {
         guard !items.isEmpty else { return "" }
         var allowed = CharacterSet.urlQueryAllowed
         allowed.remove(charactersIn: "&=+")

@@ -81,6 +81,8 @@ public final class Engine: Sendable {
     /// The priority-10 requests this node's sender has out, which the phone's budget counts
     /// before the store does (`PhoneBudget`).
     let inFlightBudget = PhoneBudget.InFlight()
+    /// When this node last wrote each installation seen (`installationUsed`).
+    let installationsSeen = SeenRecently()
     let settings: EngineSettings
     let metrics: any EngineMetrics
     let logger: Logger

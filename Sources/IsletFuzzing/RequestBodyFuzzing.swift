@@ -89,6 +89,28 @@ extension FuzzTarget {
         if let move = try bodies.decode(MoveSendBody.self) {
             try checkDates(of: nil, move.at)
         }
+        // Apps that ship (docs/installations.md): a client key's name, an installation's
+        // registration and its sign-in, refused only with invalidRequest, within their limits.
+        if let key = try bodies.decode(CreateClientKeyBody.self) {
+            try refusedOnlyAsInvalid {
+                let name = try key.checkedName()
+                guard name.utf8.count <= ClientKey.maximumName else { throw FuzzFailure("took a name of \(name.utf8.count) bytes") }
+            }
+        }
+        if let registration = try bodies.decode(RegisterInstallationBody.self) {
+            try refusedOnlyAsInvalid {
+                try registration.check()
+                guard (registration.tags ?? [:]).count <= InstallationLimits.tags, registration.userIdSignature == nil || registration.userId != nil else {
+                    throw FuzzFailure("took \(registration)")
+                }
+            }
+        }
+        if let signIn = try bodies.decode(InstallationUserBody.self) {
+            try refusedOnlyAsInvalid {
+                if let userId = signIn.userId { try AppUser.checkExternalId(userId) }
+                if let tags = signIn.tags { try AppUser.checkTags(tags) }
+            }
+        }
         // A single start, update or end given `at` (docs/audiences.md, "Schedules").
         if let (start, at) = try bodies.decodeScheduled(StartActivityBody.self) {
             try checkDates(of: start.request.content, start.request.start, at)

@@ -355,5 +355,24 @@ enum PostgresSchema {
             ALTER TABLE providerKey ADD COLUMN kind text NOT NULL DEFAULT 'topic';
             ALTER TABLE providerKey ADD COLUMN environment text
             """),
+        // Client keys and the installations they register (SQLite's v20).
+        Migration(version: 12, name: "client keys and the installations they register", sql: """
+            CREATE TABLE clientKey (
+                id text PRIMARY KEY, bundleId text NOT NULL REFERENCES app(bundleId) ON DELETE CASCADE, hash text NOT NULL UNIQUE,
+                name text NOT NULL, prefix text NOT NULL, createdAt double precision NOT NULL, revokedAt double precision,
+                lastUsedAt double precision, installations bigint NOT NULL DEFAULT 0
+            );
+            CREATE INDEX clientKey_bundleId ON clientKey (bundleId, createdAt);
+            CREATE TABLE installation (
+                id text PRIMARY KEY, bundleId text NOT NULL, platform text NOT NULL, environment text NOT NULL, userId text,
+                clientKeyId text NOT NULL, addressHash text NOT NULL, createdAt double precision NOT NULL,
+                lastSeenAt double precision NOT NULL, revoked boolean NOT NULL DEFAULT false
+            );
+            CREATE INDEX installation_app ON installation (bundleId, id);
+            CREATE INDEX installation_user ON installation (bundleId, userId) WHERE userId IS NOT NULL;
+            CREATE INDEX installation_clientKey ON installation (clientKeyId, createdAt);
+            CREATE INDEX installation_address ON installation (addressHash, createdAt);
+            ALTER TABLE app ADD COLUMN userVerificationSecret text
+            """),
     ]
 }

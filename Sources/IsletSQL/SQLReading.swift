@@ -83,10 +83,18 @@ extension SQLReading {
     }
 
     public func keyOwner(hash: String) throws -> KeyOwner? {
-        try session.row("SELECT bundleId, deviceId FROM apiKey WHERE hash = $1", [hash]) { row -> KeyOwner in
-            if let bundleId = try row["bundleId", as: String?.self] { return .app(bundleId) }
-            if let deviceId = try row["deviceId", as: String?.self] { return .device(deviceId) }
+        let owner = try session.row("SELECT bundleId, deviceId FROM apiKey WHERE hash = $1", [hash]) { row -> KeyOwner in
+            let (bundleId, deviceId) = (try row["bundleId", as: String?.self], try row["deviceId", as: String?.self])
+            // An installation's credential: its app's, for its device (docs/installations.md).
+            if let bundleId, let deviceId { return .installation(id: deviceId, bundleId: bundleId) }
+            if let bundleId { return .app(bundleId) }
+            if let deviceId { return .device(deviceId) }
             return .admin
+        }
+        if let owner { return owner }
+        // A client key, until it is revoked.
+        return try session.row("SELECT id, bundleId FROM clientKey WHERE hash = $1 AND revokedAt IS NULL", [hash]) { row -> KeyOwner in
+            .client(id: try row["id"], bundleId: try row["bundleId"])
         }
     }
 

@@ -52,10 +52,17 @@ extension SQLWriting {
             try session.execute("DELETE FROM apiKey WHERE bundleId IS NULL AND deviceId IS NULL", [])
         case .app(let app):
             (bundleId, deviceId) = (app, nil)
-            try session.execute("DELETE FROM apiKey WHERE bundleId = $1", [app])
+            // Its own key, not its installations' (docs/installations.md), which have a device too.
+            try session.execute("DELETE FROM apiKey WHERE bundleId = $1 AND deviceId IS NULL", [app])
         case .device(let device):
             (bundleId, deviceId) = (nil, device)
             try session.execute("DELETE FROM apiKey WHERE deviceId = $1", [device])
+        case .installation(let installation, let app):
+            (bundleId, deviceId) = (app, installation)
+            try session.execute("DELETE FROM apiKey WHERE deviceId = $1", [installation])
+        case .client:
+            // Kept in clientKey, each key a row of its own (`insertClientKey`).
+            throw IsletError(.internalError, "A client key is not replaced; it is made and revoked.")
         }
         // Nodes that start together on a new database each store the admin key they share: a
         // key is 32 random bytes, so a hash already stored is the same key, for the same owner,

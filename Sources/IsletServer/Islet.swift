@@ -186,6 +186,7 @@ public struct Islet: Sendable {
         LayoutRoutes(engine: engine).add(to: router)
         UserRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
         SendRoutes(engine: engine, maxBodySize: maxBodySize).add(to: router)
+        InstallationRoutes(engine: engine, keys: keys).add(to: router)
         WebhookRoutes(
             engine: engine, maxBodySize: configuration.server.maxBodySize,
             // A node that sends no webhooks serves no listening session: nothing would come down it.

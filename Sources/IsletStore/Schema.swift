@@ -451,6 +451,29 @@ enum Schema {
                 ALTER TABLE providerKey ADD COLUMN environment TEXT;
                 """)
         }
+        migrator.registerMigration("v20: client keys and the installations they register") { db in
+            // docs/installations.md: an app's publishable keys, kept as hashes; each installation
+            // a device of its own, with the client key and the address (hashed) that made it, for
+            // the limits; an app's secret for the user ids its backend signs.
+            try db.execute(sql: """
+                CREATE TABLE clientKey (
+                    id TEXT PRIMARY KEY, bundleId TEXT NOT NULL REFERENCES app(bundleId) ON DELETE CASCADE, hash TEXT NOT NULL UNIQUE,
+                    name TEXT NOT NULL, prefix TEXT NOT NULL, createdAt DOUBLE NOT NULL, revokedAt DOUBLE, lastUsedAt DOUBLE,
+                    installations INTEGER NOT NULL DEFAULT 0
+                );
+                CREATE INDEX clientKey_bundleId ON clientKey (bundleId, createdAt);
+                CREATE TABLE installation (
+                    id TEXT PRIMARY KEY, bundleId TEXT NOT NULL, platform TEXT NOT NULL, environment TEXT NOT NULL, userId TEXT,
+                    clientKeyId TEXT NOT NULL, addressHash TEXT NOT NULL, createdAt DOUBLE NOT NULL, lastSeenAt DOUBLE NOT NULL,
+                    revoked BOOLEAN NOT NULL DEFAULT 0
+                );
+                CREATE INDEX installation_app ON installation (bundleId, id);
+                CREATE INDEX installation_user ON installation (bundleId, userId) WHERE userId IS NOT NULL;
+                CREATE INDEX installation_clientKey ON installation (clientKeyId, createdAt);
+                CREATE INDEX installation_address ON installation (addressHash, createdAt);
+                ALTER TABLE app ADD COLUMN userVerificationSecret TEXT;
+                """)
+        }
         return migrator
     }
 }

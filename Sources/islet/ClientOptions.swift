@@ -138,6 +138,8 @@ enum KeySource: Equatable {
         if key.hasPrefix("islet_admin_") { return "an admin key" }
         if key.hasPrefix("islet_app_") { return "an app's key" }
         if key.hasPrefix("islet_device_") { return "a device's key" }
+        if key.hasPrefix("islet_inst_") { return "an installation's credential" }
+        if key.hasPrefix(ClientKey.keyPrefix) { return "a client key" }
         return "a key Islet did not make"
     }
 }

@@ -111,6 +111,8 @@ struct Status: AsyncParsableCommand {
         case "admin": whose = "the admin key"
         case "app": whose = "an app's key, for \(report.bundleId ?? "?")"
         case "device": whose = "a device's key, for \(report.deviceId ?? "?")"
+        case "client": whose = "a client key of \(report.bundleId ?? "?"), which registers installations only"
+        case "installation": whose = "an installation's credential, \(report.deviceId ?? "?") of \(report.bundleId ?? "?")"
         case "none":
             whose = report.keyless == true
                 ? "without one this server gives this machine the keyless display's and console's rights"

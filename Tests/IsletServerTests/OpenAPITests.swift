@@ -126,6 +126,9 @@ import Testing
                 try body.check(now: Date(timeIntervalSince1970: 1_795_000_000))
             },
             "moveSend": { _ = try read(MoveSendBody.self, $0) },
+            "createClientKey": { _ = try read(CreateClientKeyBody.self, $0).checkedName() },
+            "registerInstallation": { try read(RegisterInstallationBody.self, $0).check() },
+            "setInstallationUser": { _ = try read(InstallationUserBody.self, $0) },
         ]
         let withBodies = document.operations.filter { $0.spec["requestBody"] != nil }
         #expect(Set(withBodies.map(\.id)) == Set(readers.keys))
@@ -257,6 +260,32 @@ import Testing
             try await tour.send(.GET, fan, key: appKey, 200)
             try await tour.send(.GET, "/v1/apps/\(app)/users?tag=match:123&tag=team:ajax&limit=10", key: appKey, 200)
             try await tour.send(.GET, "/v1/apps/\(app)/users?tag=match", key: appKey, 400)
+
+            // Apps that ship (docs/installations.md): a client key registers an installation, whose
+            // credential reports and reads only itself.
+            let clientKeys = "/v1/apps/\(app)/client-keys"
+            let made = try await tour.send(.POST, clientKeys, key: appKey, example: "ios", 201).json
+            let clientKey = made["key"]?.stringValue ?? ""
+            try await tour.send(.GET, clientKeys, key: appKey, 200)
+            try await tour.send(.GET, clientKeys, key: clientKey, 403)
+            try await tour.send(.POST, "/v1/apps/\(app)/user-verification-secret", key: appKey, 201)
+            let registered = try await tour.send(.POST, "/v1/installations", key: clientKey, example: "pixel", 201).json
+            let credential = registered["credential"]?.stringValue ?? ""
+            try await tour.send(.POST, "/v1/installations", key: clientKey, example: "iphone", 403)
+            try await tour.send(.POST, "/v1/installations", key: appKey, example: "pixel", 403)
+            try await tour.send(.POST, "/v1/installations", key: clientKey, body: #"{"bundleId": "com.example.ci", "platform": "watch"}"#, 400)
+            try await tour.send(.GET, "/v1/installations?limit=10", key: appKey, 200)
+            try await tour.send(.GET, "/v1/installations?user=u-1042", key: appKey, 200)
+            try await tour.send(.GET, "/v1/installations/self", key: credential, 200)
+            try await tour.send(.GET, "/v1/installations/inst_nowhere", key: appKey, 404)
+            try await tour.send(.PATCH, "/v1/installations/self", key: credential, example: "signOut", 200)
+            try await tour.send(.PATCH, "/v1/installations/self", key: credential, example: "signIn", 403)
+            let newCredential = try await tour.send(.POST, "/v1/installations/self/credential", key: credential, 201).json["credential"]?.stringValue ?? ""
+            try await tour.send(.DELETE, "/v1/installations/self", key: newCredential, 204)
+            let keyId = made["clientKey"]?["id"]?.stringValue ?? ""
+            try await tour.send(.DELETE, "\(clientKeys)/\(keyId)?installations=cut", key: appKey, 200)
+            try await tour.send(.DELETE, "\(clientKeys)/\(keyId)?installations=some", key: appKey, 400)
+            try await tour.send(.DELETE, "\(clientKeys)/ck_nowhere", key: appKey, 404)
 
             // Sends (docs/audiences.md): an update for the fan's match (none live: each phone skipped).
             let goal = try await tour.send(.POST, "/v1/apps/\(app)/sends", key: appKey, example: "goal", 202).json["id"]?.stringValue ?? ""

@@ -75,6 +75,10 @@ struct RouteMatrixTests {
         case proxy = "no key, through a proxy"
         case otherApp = "B's key"
         case otherDevice = "phone-2's key"
+        /// B's publishable client key, and the credential of an installation of B's
+        /// (docs/installations.md): what a hostile user of B's app holds.
+        case clientKey = "B's client key"
+        case installation = "B's installation"
         case keyless = "no key, this machine"
     }
 
@@ -211,6 +215,16 @@ struct RouteMatrixTests {
         "PUT /v1/devices/{id}/fcm-token · a new phone, A's registration token": {
             $0.fill(["id": "pixel-2"], body: #"{"token":"\#($0.fcmToken)"}"#)
         },
+        "POST /v1/apps/{bundleId}/client-keys · A": { $0.fill(body: #"{"name":"another"}"#) },
+        "GET /v1/apps/{bundleId}/client-keys · A": { $0.fill() },
+        "DELETE /v1/apps/{bundleId}/client-keys/{id} · A's": { $0.fill(["id": $0.aClientKeyId]) },
+        "POST /v1/apps/{bundleId}/user-verification-secret · A": { $0.fill() },
+        "POST /v1/installations · A": { $0.fill(body: #"{"bundleId":"\#($0.a.bundleId)","platform":"ios"}"#) },
+        "GET /v1/installations?bundleId={bundleId} · A": { $0.fill() },
+        "GET /v1/installations/{id} · A's installation": { $0.fill(["id": $0.aInstallation]) },
+        "PATCH /v1/installations/{id} · A's installation": { $0.fill(["id": $0.aInstallation], body: #"{"tags":{"team":"b"}}"#) },
+        "POST /v1/installations/{id}/credential · A's installation": { $0.fill(["id": $0.aInstallation]) },
+        "DELETE /v1/installations/{id} · A's installation": { $0.fill(["id": $0.aInstallation]) },
         "POST /v1/devices · a new device": { $0.fill(body: #"{"id":"phone-3"}"#) },
         "GET /v1/devices/{id} · default": { $0.fill(["id": "default"]) },
         "POST /v1/devices/{id}/key · default": { $0.fill(["id": "default"]) },
@@ -512,6 +526,14 @@ struct World: Sendable {
     let webhook: String
     /// A's send, scheduled far ahead (it reaches nothing).
     let send: String
+    /// A's client key and the installation it registered (docs/installations.md).
+    let aClientKeyId: String
+    let aInstallation: String
+    let aInstallationCredential: String
+    /// B's client key and the credential of an installation of B's: two columns of callers.
+    let bClientKey: String
+    let bInstallation: String
+    let bInstallationCredential: String
 
     static let layout = #"{"lockScreen":{"type":"Text","text":"Ride"}}"#
     static let broadcast = #"{"event":"update","content":{"state":{"speed":9}}}"#
@@ -580,13 +602,27 @@ struct World: Sendable {
                 let send = try await islet.must(
                     .POST, "/v1/apps/\(a.bundleId)/sends", key: a.apiKey, body: #"{"action":"end","key":"k","audience":"all","at":4102444800}"#, 202
                 ).string("id")
+                let aClient = try await islet.must(.POST, "/v1/apps/\(a.bundleId)/client-keys", key: a.apiKey, body: #"{"name":"A's app"}"#, 201)
+                let aInstalled = try await islet.must(
+                    .POST, "/v1/installations", key: try aClient.string("key"), body: #"{"bundleId":"\#(a.bundleId)","platform":"ios"}"#, 201
+                )
+                let bClient = try await islet.must(.POST, "/v1/apps/\(b.bundleId)/client-keys", key: b.apiKey, body: #"{"name":"B's app"}"#, 201)
+                let bClientKey = try bClient.string("key")
+                let bInstalled = try await islet.must(
+                    .POST, "/v1/installations", key: bClientKey, body: #"{"bundleId":"\#(b.bundleId)","platform":"ios"}"#, 201
+                )
                 let history = try await islet.must(.GET, "/v1/activities/\(try ride.string("id"))/events", key: admin, 200)
                 let listing = try await islet.must(.GET, "/v1/activities?bundleId=\(a.bundleId)&limit=1", key: admin, 200)
                 return try await body(World(
                     islet: islet, a: a, b: b, phone2Key: phone2Key, ride: try ride.string("id"), rideToken: rideToken, build: build,
                     delivery: delivery, pushToStart: pushToStart, channel: channel, bRide: bRide, aOnPhone2: aOnPhone2,
                     bOnPhone2: bOnPhone2, eventOfA: try #require(history.json["events"].items.first?["id"]?.text),
-                    cursorOfA: try listing.string("next"), fcmToken: fcmToken, rideOnPixel: rideOnPixel, webhook: webhook, send: send
+                    cursorOfA: try listing.string("next"), fcmToken: fcmToken, rideOnPixel: rideOnPixel, webhook: webhook, send: send,
+                    aClientKeyId: try #require(aClient.json["clientKey"]?["id"]?.stringValue),
+                    aInstallation: try #require(aInstalled.json["installation"]?["id"]?.stringValue),
+                    aInstallationCredential: try aInstalled.string("credential"), bClientKey: bClientKey,
+                    bInstallation: try #require(bInstalled.json["installation"]?["id"]?.stringValue),
+                    bInstallationCredential: try bInstalled.string("credential")
                 ))
             }
         }
@@ -643,8 +679,8 @@ struct World: Sendable {
         let stream = path.hasPrefix("/v1/events") || webSocket
         switch caller {
         case .proxy: headers.append("X-Forwarded-For: 203.0.113.7")
-        case .otherApp, .otherDevice:
-            let key = caller == .otherApp ? b.apiKey : phone2Key
+        case .otherApp, .otherDevice, .clientKey, .installation:
+            let key = [.otherApp: b.apiKey, .otherDevice: phone2Key, .clientKey: bClientKey, .installation: bInstallationCredential][caller]!
             // The event streams take their key as a browser sends it; a listening session, in its header.
             if path.hasPrefix("/v1/events") {
                 path += (path.contains("?") ? "&" : "?") + "key=\(key)"
@@ -710,7 +746,7 @@ struct World: Sendable {
             secrets.add(.activity, activity["id"]?.stringValue, app: app, device: device)
             secrets.add(.token, activity["pushToken"]?.stringValue, app: app, device: device)
         }
-        for device in ["default", "phone-2", "pixel"] {
+        for device in ["default", "phone-2", "pixel", aInstallation, bInstallation] {
             for entry in try await islet.must(.GET, "/v1/devices/\(device)/settings", key: admin, 200).json["settings"].items {
                 for field in ["pushToStartToken", "fcmToken"] {
                     secrets.add(.token, entry[field]?.stringValue, app: entry["bundleId"]?.stringValue ?? "", device: device)
@@ -720,6 +756,9 @@ struct World: Sendable {
                 secrets.add(.token, token["token"]?.stringValue, app: token["bundleId"]?.stringValue ?? "", device: device)
             }
         }
+        secrets.bInstallation = bInstallation
+        secrets.add(.id, aInstallation, app: a.bundleId, device: aInstallation)
+        secrets.add(.id, aClientKeyId, app: a.bundleId, device: nil)
         for app in [a.bundleId, b.bundleId] {
             for channel in try await islet.must(.GET, "/v1/apps/\(app)/channels", key: admin, 200).json["channels"].items {
                 secrets.add(.channel, channel["id"]?.stringValue, app: app, device: nil)
@@ -745,8 +784,12 @@ struct World: Sendable {
         _ = try await islet.must(.GET, "/v1/apps/\(a.bundleId)/delivery", key: a.apiKey, 200)
         let apps = try await islet.must(.GET, "/v1/apps", key: admin, 200).json["apps"].items.compactMap { $0["bundleId"]?.stringValue }
         #expect(apps == [a.bundleId, b.bundleId], "no app was made")
-        let devices = try await islet.must(.GET, "/v1/devices", key: admin, 200).json["devices"].items.compactMap { $0["id"]?.stringValue }
-        #expect(devices == ["default", "phone-2", "pixel"], "no device was made")
+        let devices = try await islet.must(.GET, "/v1/devices?limit=1000", key: admin, 200).json["devices"].items.compactMap { $0["id"]?.stringValue }
+        #expect(Set(devices) == ["default", "phone-2", "pixel", aInstallation, bInstallation], "no device was made")
+        // A's installation still reports, its client key still registers (none was revoked).
+        _ = try await islet.must(.GET, "/v1/installations/self", key: aInstallationCredential, 200)
+        let clientKeys = try await islet.must(.GET, "/v1/apps/\(a.bundleId)/client-keys", key: a.apiKey, 200).json["clientKeys"].items
+        #expect(clientKeys.map { $0["id"]?.stringValue } == [aClientKeyId] && clientKeys.first?["revokedAt"] == nil, "A's client key is A's: \(clientKeys)")
         let pixel = try await islet.must(.GET, "/v1/devices/pixel", key: admin, 200)
         let held = pixel.json["tokens"].items.filter { $0["retiredAt"] == nil }
         #expect(held.map { $0["token"]?.stringValue } == [fcmToken] && held.first?["bundleId"]?.stringValue == a.bundleId, "A's registration token is still A's: \(pixel.text)")
@@ -755,7 +798,7 @@ struct World: Sendable {
 
 /// What the server holds that a caller may not see, and the made-up ones a refusal is compared with.
 struct Secrets {
-    enum Kind { case activity, token, channel, keyId }
+    enum Kind { case activity, token, channel, keyId, id }
 
     struct Secret {
         var kind: Kind
@@ -770,6 +813,8 @@ struct Secrets {
 
     /// App A.
     let a: String
+    /// The device of B's installation: its own.
+    var bInstallation = ""
     var all: [Secret] = []
 
     init(a: String) {
@@ -788,8 +833,12 @@ struct Secrets {
         let shown: [Secret] =
             switch caller {
             case .proxy, .keyless: all.filter { $0.kind == .token || $0.kind == .channel }
-            case .otherApp: all.filter { $0.app == a } + [Secret(kind: .activity, value: a, app: a)]
+            case .otherApp, .clientKey: all.filter { $0.app == a } + [Secret(kind: .activity, value: a, app: a)]
             case .otherDevice: all.filter { ($0.kind == .activity || $0.kind == .token) && $0.device != "phone-2" }
+            // An installation of B's: nothing of A's, nor of any device but its own.
+            case .installation:
+                all.filter { $0.app == a || (($0.kind == .activity || $0.kind == .token) && $0.device != bInstallation) }
+                    + [Secret(kind: .activity, value: a, app: a)]
             }
         return shown.flatMap(\.needles)
     }
@@ -806,6 +855,7 @@ struct Secrets {
             case .channel: phantoms[secret.value] = Data((0..<16).map { _ in UInt8.random(in: 0...255) }).base64EncodedString()
                 .replacingOccurrences(of: "/", with: "A").replacingOccurrences(of: "+", with: "B")
             case .keyId: phantoms[secret.value] = "NOPE" + secret.value.dropFirst(4)
+            case .id: phantoms[secret.value] = secret.value.prefix { $0 != "_" } + "_" + String((0..<26).map { _ in "abcdefghijklmnopqrstuvwxyz234567".randomElement()! })
             }
         }
         return phantoms

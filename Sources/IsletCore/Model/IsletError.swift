@@ -43,8 +43,13 @@ public enum ErrorReason: String, Codable, Sendable, CaseIterable {
     case webhookNotFound
     case userNotFound
     case sendNotFound
-    /// A key would pass Apple's limits of its kind in its environment (`KeySet`).
+    /// A key would pass Apple's limits of its kind in its environment (`KeySet`), or an app's
+    /// limit of client keys.
     case tooManyKeys
+    /// A caller past a rate it may not pass (docs/installations.md, "Limits"): wait and retry.
+    case rateLimited
+    /// A user id an app's side gave without its backend's signature (docs/installations.md).
+    case userNotVerified
 
     // ActivityKit's ActivityAuthorizationError.
     case attributesTooLarge

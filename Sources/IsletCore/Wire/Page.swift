@@ -42,6 +42,13 @@ public struct PageRequest<Place: Codable & Hashable & Sendable>: Hashable, Senda
         return Page(items: kept.map(\.item), next: next)
     }
 
+    /// A page of `fetched` (as `page(of:)` takes it) holding only the items `shown` lets
+    /// through: whether another page follows, and where it starts, are the fetch's.
+    public func page<Item>(of fetched: [(item: Item, place: Place)], showing shown: (Item) throws -> Bool) rethrows -> Page<Item> {
+        let page = self.page(of: fetched)
+        return Page(items: try page.items.filter(shown), next: page.next)
+    }
+
     /// A page of a whole listing held in memory, in the order of its places: the items whose
     /// place comes after the request's. For listings that stay short (an app's channels, an
     /// activity's history); a long one is paged by its store on an index.

@@ -106,6 +106,8 @@ public struct KeyIdentity: Codable, Hashable, Sendable {
     /// Whose key it is.
     public enum Kind: String, Codable, Hashable, Sendable {
         case admin, app, device, none
+        /// A client key (`pk_…`) and an installation's credential (docs/installations.md).
+        case client, installation
     }
 
     public var kind: Kind

@@ -143,14 +143,18 @@ extension Engine {
 
     /// Records the update token of an activity on a phone — one that arrives after a
     /// push-to-start, or after the app started the activity itself — and sends what waited for it.
+    ///
+    /// - Parameter onDevice: The caller is the phone itself (an installation): an activity on
+    ///   another device is not found, as one that does not exist.
     public func registerUpdateToken(
-        _ token: String, deviceId: DeviceID, activityId: ActivityID, owner: BundleID?
+        _ token: String, deviceId: DeviceID, activityId: ActivityID, owner: BundleID?, onDevice: Bool = false
     ) async throws -> PhoneToken {
         try PhoneToken.validate(token)
         let token = token.lowercased()
         return try await write { tx in
             let activity = try tx.loadActivity(activityId, owner: owner)
             guard activity.deviceId == deviceId else {
+                if onDevice { throw IsletError(.activityNotFound, "No activity \(activityId).") }
                 throw IsletError(.invalidRequest, "Activity \(activityId) is on device \(activity.deviceId), not \(deviceId).")
             }
             var phone = try tx.phoneActivity(activityId)

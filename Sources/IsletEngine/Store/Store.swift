@@ -90,7 +90,7 @@ public struct Committed<Value: Sendable>: Sendable {
 
 /// What a use case may read, in a transaction or on a reader. Another app's rows are not
 /// hidden here: ownership is the engine's rule.
-public protocol StoreReading {
+public protocol StoreReading: InstallationReading {
     // MARK: Apps and devices
 
     /// One app, if it exists.
@@ -280,7 +280,7 @@ public protocol StoreReading {
 
 /// What a use case may do inside one write transaction: read (seeing its own writes), save,
 /// and append events. It lives on the store's writer and is used by one use case at a time.
-public protocol Transaction: StoreReading, AnyObject {
+public protocol Transaction: StoreReading, InstallationWriting, AnyObject {
     /// The time the change happens at.
     var now: Date { get }
     /// What the use case did besides its events, for metrics and caches; counted only if its
@@ -510,6 +510,12 @@ public enum KeyOwner: Hashable, Sendable {
     /// One device's display: reads what the device shows, dismisses its activities and changes
     /// its settings; it starts, updates and ends nothing.
     case device(DeviceID)
+    /// An app's publishable key (`pk_…`, docs/installations.md): registers installations of
+    /// that app, and nothing else. Its id names it in the API.
+    case client(id: String, bundleId: BundleID)
+    /// An installation's credential: reports that installation's own tokens and its activities'
+    /// states; its id is its device's.
+    case installation(id: String, bundleId: BundleID)
 }
 
 /// What a retention pass deleted.

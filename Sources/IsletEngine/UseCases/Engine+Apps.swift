@@ -85,10 +85,26 @@ extension Engine {
         }
     }
 
-    /// A page of the devices, by identifier.
-    public func devices(_ page: PageRequest<DeviceID>) async throws -> Page<Device> {
+    /// Which installations' devices a listing of devices shows (docs/installations.md): an
+    /// installation's device is its app's, not shared as the others are.
+    public enum InstallationsShown: Sendable {
+        case all
+        case of(BundleID)
+        case none
+    }
+
+    /// A page of the devices, by identifier, with the installations' that `installations` shows.
+    public func devices(_ page: PageRequest<DeviceID>, installations: InstallationsShown = .all) async throws -> Page<Device> {
         try await read { store in
-            page.page(of: try store.devices(after: page.after, limit: page.limit + 1).map { (item: $0, place: $0.id) })
+            let fetched = try store.devices(after: page.after, limit: page.limit + 1)
+            return try page.page(of: fetched.map { (item: $0, place: $0.id) }) { device in
+                guard Installation.isInstallationID(device.id) else { return true }
+                switch installations {
+                case .all: return true
+                case .none: return false
+                case .of(let bundleId): return try store.installation(device.id)?.bundleId == bundleId
+                }
+            }
         }
     }
 
@@ -102,6 +118,10 @@ extension Engine {
     public func replaceDeviceKey(deviceId: DeviceID, hash: String) async throws {
         try await write { tx in
             _ = try tx.requireDevice(deviceId)
+            // Its key is its installation's credential, which only the installation replaces.
+            if try tx.installation(deviceId) != nil {
+                throw IsletError(.forbidden, "Device \(deviceId) is an installation's (docs/installations.md); it has no display key.")
+            }
             try tx.replaceKeys(of: .device(deviceId), hash: hash)
             tx.effects.keysReplaced.insert(.device(deviceId))
         }

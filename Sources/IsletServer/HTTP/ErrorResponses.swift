@@ -11,10 +11,10 @@ extension ErrorReason {
         switch self {
         case .malformedJSON, .invalidRequest, .startTooFarAhead: .badRequest
         case .attributesMismatch, .contentStateMismatch, .invalidPayload, .invalidLayout: .badRequest
-        case .budgetExceeded: .tooManyRequests
+        case .budgetExceeded, .rateLimited: .tooManyRequests
         case .methodNotAllowed: .methodNotAllowed
         case .unauthorized: .unauthorized
-        case .forbidden, .denied: .forbidden
+        case .forbidden, .denied, .userNotVerified: .forbidden
         case .routeNotFound, .appNotFound, .deviceNotFound, .activityNotFound, .keyNotFound, .channelNotFound, .layoutNotFound, .webhookNotFound,
             .deliveryNotFound, .userNotFound, .sendNotFound:
             .notFound

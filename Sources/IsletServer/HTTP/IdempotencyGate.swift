@@ -82,6 +82,8 @@ struct IdempotencyGate: Sendable {
         case .admin: "admin"
         case .app(let bundleId): "app:\(bundleId)"
         case .device(let id): "device:\(id)"
+        case .client(let id, _): "client:\(id)"
+        case .installation(let id, _): "installation:\(id)"
         case nil: nil
         }
     }

@@ -46,6 +46,8 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
         case .admin: nil
         case .app(let bundleId): bundleId
         case .device: throw Self.displayOnly
+        case .client: throw Self.clientKeyOnly
+        case .installation: throw Self.installationOnly
         }
     }
 
@@ -93,6 +95,8 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
         switch owner {
         case .admin, .device: return
         case .app: throw IsletError(.forbidden, "An app key cannot act as a device's display; use the device's key.")
+        case .client: throw Self.clientKeyOnly
+        case .installation: throw Self.installationOnly
         case nil:
             switch keyless {
             case .granted: return
@@ -122,6 +126,16 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
         .forbidden, "A device key only reads its display, dismisses its activities and changes its settings."
     )
 
+    /// A client key (`pk_…`) anywhere but `POST /v1/installations`.
+    static let clientKeyOnly = IsletError(
+        .forbidden, "A client key only registers installations (POST /v1/installations); what an installation reports needs its credential."
+    )
+
+    /// An installation's credential anywhere but its own routes (docs/installations.md).
+    static let installationOnly = IsletError(
+        .forbidden, "An installation's credential only reports its own tokens and its activities' states, and reads its own settings."
+    )
+
     /// The app a request acts for: an app key's own app, or the admin's explicit choice.
     ///
     /// - Parameter requested: The `bundleId` the request names, if any.
@@ -140,6 +154,27 @@ public struct IsletRequestContext: RequestContext, WebSocketRequestContext {
             return bundleId
         case .device:
             throw Self.displayOnly
+        case .client:
+            throw Self.clientKeyOnly
+        case .installation:
+            throw Self.installationOnly
         }
+    }
+
+    /// The installation a request's credential speaks for, or `nil` for another caller.
+    var installation: (id: String, bundleId: BundleID)? {
+        if case .installation(let id, let bundleId) = owner { return (id, bundleId) }
+        return nil
+    }
+
+    /// For an installation's credential reporting on `deviceId` (docs/installations.md): its
+    /// app, when the device is its own — another device is not found, as one that does not
+    /// exist, and another app is refused. `nil` for any other caller, whose route goes on as
+    /// it would.
+    func installationReporting(on deviceId: DeviceID, for requested: BundleID?) throws -> BundleID? {
+        guard let (own, bundleId) = installation else { return nil }
+        guard deviceId == own else { throw IsletError(.deviceNotFound, "No device \(deviceId.prefix(64)).") }
+        if let requested, requested != bundleId { throw Self.anotherApp(requested, keyOf: bundleId) }
+        return bundleId
     }
 }

@@ -33,6 +33,8 @@ struct KeyRing: Sendable {
         case .admin: return "islet_admin_" + secret
         case .app: return "islet_app_" + secret
         case .device: return "islet_device_" + secret
+        case .client: return ClientKey.keyPrefix + secret
+        case .installation: return "islet_inst_" + secret
         }
     }
 

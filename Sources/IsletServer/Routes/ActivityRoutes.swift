@@ -123,6 +123,8 @@ struct ActivityRoutes {
     /// device's activity is not found.
     @Sendable func phoneReport(_ request: Request, context: IsletRequestContext) async throws -> Response {
         let owner = try context.requireOwner()
+        // Refused before the lookup, so the answer is the same whether the activity exists.
+        if case .client = owner { throw IsletRequestContext.clientKeyOnly }
         let id = try await engine.activityID(in: context, owner: nil, prefixes: owner == .admin)
         let body = try await request.decodeJSON(PhoneReportBody.self, limit: maxBodySize)
         let outcome = try await engine.report(body.state, on: id) { activity in
@@ -130,7 +132,10 @@ struct ActivityRoutes {
             case .admin: return
             case .app(let bundleId) where bundleId == activity.bundleId: return
             case .device(let deviceId) where deviceId == activity.deviceId: return
-            case .app, .device: throw IsletError(.activityNotFound, "No activity \(id).")
+            // An installation's own activity: on its device, of its app.
+            case .installation(let installation, let bundleId) where installation == activity.deviceId && bundleId == activity.bundleId: return
+            case .app, .device, .installation: throw IsletError(.activityNotFound, "No activity \(id).")
+            case .client: throw IsletRequestContext.clientKeyOnly
             }
         }
         return try respond(with: outcome)

@@ -48,12 +48,17 @@ struct AndroidRoutes {
         return Response(status: .noContent)
     }
 
+    /// An app's key, the admin's naming `bundleId`, or an installation's credential for its own
+    /// device (docs/installations.md).
     @Sendable func putToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        _ = try context.appScope()
         let deviceId = try context.parameters.require("id")
         let body = try await request.decodeJSON(FCMTokenBody.self, limit: maxBodySize)
-        let bundleId = try context.actingApp(requested: body.bundleId)
-        return try Response.json(try await engine.registerFCMAddress(try body.address(), deviceId: deviceId, bundleId: bundleId))
+        let installed = try context.installationReporting(on: deviceId, for: body.bundleId)
+        if installed == nil { _ = try context.appScope() }
+        let bundleId = try installed ?? context.actingApp(requested: body.bundleId)
+        let token = try await engine.registerFCMAddress(try body.address(), deviceId: deviceId, bundleId: bundleId)
+        if installed != nil { try await engine.installationUsed(deviceId) }
+        return try Response.json(token)
     }
 
     /// A new service account whose `token_uri` is this server's push port: its JSON, private

@@ -59,9 +59,18 @@ struct AppRoutes {
     }
 
     @Sendable func listDevices(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        // Any key (a display's too), or the console without one on a loopback server.
-        _ = try context.owner == nil ? context.operatorScope() : nil
-        return try Response.json(Listing("devices", try await engine.devices(try request.page(of: DeviceID.self))))
+        // Any key (a display's too), or the console without one on a loopback server; an app's
+        // installations to its own key only (docs/installations.md), and to the operator's.
+        let installations: Engine.InstallationsShown
+        switch context.owner {
+        case nil: _ = try context.operatorScope(); installations = .all
+        case .admin: installations = .all
+        case .app(let bundleId): installations = .of(bundleId)
+        case .device: installations = .none
+        case .client: throw IsletRequestContext.clientKeyOnly
+        case .installation: throw IsletRequestContext.installationOnly
+        }
+        return try Response.json(Listing("devices", try await engine.devices(try request.page(of: DeviceID.self), installations: installations)))
     }
 
     @Sendable func issueAppKey(_ request: Request, context: IsletRequestContext) async throws -> Response {
@@ -84,6 +93,10 @@ struct AppRoutes {
         if case .app(let own) = context.owner {
             // An app reads its own settings on any device, as ActivityAuthorizationInfo does.
             bundleId = own
+        } else if let installed = try context.installationReporting(on: deviceId, for: bundleId) {
+            // An installation its own app's, on its own device: no token Islet issued it as the device.
+            let settings = try await engine.settings(deviceId: deviceId, bundleId: installed)
+            return try Response.json(["settings": settings.map(\.withoutTokens)])
         } else {
             try context.requireDisplay(of: deviceId)
         }

@@ -107,21 +107,35 @@ struct DeliveryRoutes {
 
     // MARK: Tokens
 
+    /// An app's key, the admin's naming `bundleId`, or an installation's credential for its own
+    /// device (docs/installations.md).
     @Sendable func putPushToStartToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        _ = try context.appScope()
         let deviceId = try context.parameters.require("id")
         let attributesType = try context.parameters.require("attributesType")
         let body = try await request.decodeJSON(PushToStartTokenBody.self, limit: maxBodySize)
-        let bundleId = try context.actingApp(requested: body.bundleId)
+        let installed = try context.installationReporting(on: deviceId, for: body.bundleId)
+        if installed == nil { _ = try context.appScope() }
+        let bundleId = try installed ?? context.actingApp(requested: body.bundleId)
+        if installed != nil { try await engine.checkPushToStartRoom(deviceId: deviceId, bundleId: bundleId, attributesType: attributesType) }
         let token = try await engine.registerPushToStartToken(
             body.token, environment: body.environment, deviceId: deviceId, bundleId: bundleId, attributesType: attributesType
         )
+        if installed != nil { try await engine.installationUsed(deviceId) }
         return try Response.json(token)
     }
 
+    /// An app's key, the admin's, or an installation's credential for an activity on its device
+    /// of its app (another is not found, as one that does not exist).
     @Sendable func putUpdateToken(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let owner = try context.appScope()
         let body = try await request.decodeJSON(PushTokenBody.self, limit: maxBodySize)
+        if let (installation, bundleId) = context.installation {
+            // No prefixes: an installation learns no other activity's id.
+            let id = try await engine.activityID(in: context, owner: bundleId, prefixes: false)
+            let token = try await engine.registerUpdateToken(body.token, deviceId: installation, activityId: id, owner: bundleId, onDevice: true)
+            try await engine.installationUsed(installation)
+            return try Response.json(token)
+        }
+        let owner = try context.appScope()
         let id = try await engine.activityID(in: context, owner: owner)
         let token = try await engine.registerUpdateToken(body.token, deviceId: body.device, activityId: id, owner: owner)
         return try Response.json(token)

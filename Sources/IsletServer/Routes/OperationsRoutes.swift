@@ -26,6 +26,8 @@ struct OperationsRoutes {
             case .admin: KeyIdentity(kind: .admin)
             case .app(let bundleId): KeyIdentity(kind: .app, bundleId: bundleId)
             case .device(let deviceId): KeyIdentity(kind: .device, deviceId: deviceId)
+            case .client(_, let bundleId): KeyIdentity(kind: .client, bundleId: bundleId)
+            case .installation(let id, let bundleId): KeyIdentity(kind: .installation, bundleId: bundleId, deviceId: id)
             case nil:
                 switch context.keyless {
                 case .granted: KeyIdentity(kind: .none, keyless: true)
