@@ -81,6 +81,36 @@ struct HeldStreamTests {
         }
     }
 
+    /// A stream asked for while Hummingbird still answers the requests before it on the
+    /// connection waits for their answers' ends: its head went out among them, and a late end of
+    /// theirs (a response with a length ends in the encoder after its last byte has gone) was
+    /// taken by the encoder as the stream's, which wrote `0\r\n\r\n` into the live stream — the
+    /// suite's "invalid constant string" (issue 58, point 8: found by Tests/Stress/stream-shape's
+    /// capture, the stream's body ended 3 ms after its head and then going on).
+    @Test func aStreamBehindRequestsStillBeingAnsweredComesAfterTheirAnswersAndIsNotEndedByThem() async throws {
+        try await withIslet({ $0.store.durability = .normal }) { islet in
+            let key = try await islet.createApp("com.example.fleet")
+            let socket = try RawSocket(port: islet.port)
+            let before = 20
+            socket.send(Array((
+                String(repeating: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", count: before)
+                    + "GET /v1/events?coalesce=false HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n"
+            ).utf8))
+            _ = try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
+            _ = try await islet.start(key: key)
+            let (read, closed) = await offThePool {
+                socket.read(seconds: 20) { String(decoding: $0, as: UTF8.self).contains("event: started") }
+            }
+            let text = String(decoding: read, as: UTF8.self)
+            #expect(!closed)
+            let streamHead = try #require(text.range(of: "Content-Type: text/event-stream"), "\(text.suffix(300))")
+            let answered = text[..<streamHead.lowerBound].components(separatedBy: "HTTP/1.1 200 OK").count - 1
+            #expect(answered == before + 1, "every healthz answered before the stream's head: \(answered - 1)")
+            let stream = text[streamHead.lowerBound...]
+            #expect(!stream.contains("\r\n0\r\n\r\n"), "the live stream's body was ended: \(stream.prefix(300).debugDescription)")
+        }
+    }
+
     @Test func aReaderThatTakesNothingIsCutOffAfterTheStreamsWriteTimeout() async throws {
         // The connection's own timeout is far away: only the stream's cuts it off.
         try await withIslet({ $0.streams.writeTimeout = 1; $0.server.writeTimeout = 600; $0.store.durability = .normal }) { islet in

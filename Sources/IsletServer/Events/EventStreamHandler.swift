@@ -26,6 +26,12 @@ import Synchronization
 ///    its subscription, where content updates coalesce and an overflow ends the stream, as
 ///    for every transport.
 ///
+/// A stream's request that comes while Hummingbird still answers requests before it on the
+/// connection (pipelined, or sent once the last byte of a response with a length had gone but
+/// before its end reached the encoder) is held until their answers have ended: its head would
+/// go out among them, and an earlier answer's late end would end the stream's chunked body
+/// (issue 58's "invalid constant string").
+///
 /// A refused request (a wrong key, a bad filter) is answered as the router answered it, and the
 /// connection goes on serving requests. A stream that ends (the server shutting down, a reader
 /// fallen too far behind) ends its response, and the connection goes on too — but when a
@@ -55,6 +61,8 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private enum State {
         /// Requests go to Hummingbird.
         case passing
+        /// A stream's request waits for Hummingbird's answers to the requests before it (`unanswered`).
+        case held(HTTPRequest)
         /// A stream's request is with the router, or its stored events are being replayed.
         case opening(Task<Void, Never>)
         /// Live events are written as they come.
@@ -75,6 +83,9 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var state = State.passing
     /// Whether the stream's request has been read to its end; what comes after it is another request.
     private var requestEnded = false
+    /// Requests passed on to Hummingbird whose answer has not ended yet (its `.end` has not been
+    /// written through here): a stream's request waits for them (`held`).
+    private var unanswered = 0
     /// Requests pipelined behind the stream's, passed on once it is answered.
     private var waiting: [HTTPRequestPart] = []
     /// Whether the connection closes after the stream: its request asked for it, it was
@@ -106,7 +117,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard case .passing = state else {
             if requestEnded {
                 switch state {
-                case .opening, .ending:
+                case .held, .opening, .ending:
                     // Bounded: a client that pipelines this much behind a stream is not a browser.
                     guard waiting.count < 64 else { return context.close(promise: nil) }
                     waiting.append(part)
@@ -120,17 +131,34 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             }
             return
         }
-        if case .head(let head) = part, Self.isEventStream(head) {
-            return open(head, context: context)
+        if case .head(let head) = part {
+            if Self.isEventStream(head) {
+                requestEnded = false
+                guard unanswered == 0 else {
+                    state = .held(head)
+                    return
+                }
+                return open(head, context: context)
+            }
+            unanswered += 1
         }
         context.fireChannelRead(data)
+    }
+
+    /// Hummingbird's answers pass here on their way to the encoder (the stream's own parts are
+    /// written from this handler, below it): the end of the last one it owes opens a held stream.
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        context.write(data, promise: promise)
+        guard case .end = unwrapOutboundIn(data) else { return }
+        unanswered = max(0, unanswered - 1)
+        if unanswered == 0, case .held(let head) = state { open(head, context: context) }
     }
 
     func channelInactive(context: ChannelHandlerContext) {
         switch state {
         case .opening(let task): task.cancel()
         case .streaming(let subscription, _): serving.bus.remove(subscription)
-        case .passing, .ending: break
+        case .passing, .held, .ending: break
         }
         state = .ending
         stallTimer?.cancel()
@@ -143,7 +171,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch state {
         case .passing:
             context.fireUserInboundEventTriggered(event)
-        case .opening, .ending:
+        case .held, .opening, .ending:
             quiesced = true
         case .streaming(let subscription, _):
             quiesced = true
@@ -171,7 +199,6 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// Runs the request through the router in a task of its own; a stream then replays what the
     /// client missed and goes live on this loop, and the task ends.
     private func open(_ head: HTTPRequest, context: ChannelHandlerContext) {
-        requestEnded = false
         // As HTTP/1.1 says: `Connection: close`, or HTTP/1.0 without `keep-alive`.
         let connection = head.headerFields[.connection]?.lowercased()
         raw = head.headerFields[KeylessAccess.requestVersionField] == "HTTP/1.0"
