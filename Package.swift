@@ -30,6 +30,9 @@ let package = Package(
         .library(name: "IsletClient", targets: ["IsletClient"]),
         .library(name: "IsletRender", targets: ["IsletRender"]),
         .library(name: "IsletKit", targets: ["IsletKit"]),
+        // What an iOS app adds to keep its Live Activity tokens fresh at its Islet backend
+        // (docs/installations.md): a client key, no secret. It pulls nothing of the server.
+        .library(name: "IsletLiveActivities", targets: ["IsletLiveActivities"]),
     ],
     dependencies: [
         // One trait: with two, SwiftPM orders their -D flags differently from one planning to
@@ -255,6 +258,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
+            // An app's library (docs/installations.md): written against ActivityKit's API, which
+            // IsletKit plays where ActivityKit is not (Linux), so it is tested here end to end.
+            name: "IsletLiveActivities",
+            dependencies: [.target(name: "IsletKit", condition: .when(platforms: [.linux, .macOS, .windows, .android]))],
+            swiftSettings: swiftSettings
+        ),
+        .target(
             // The reference documents' scenarios against IsletKit: `islet demo <name>`.
             name: "IsletExamples",
             dependencies: [
@@ -268,10 +278,10 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .target(
-            // The phone's side of delivery: an iOS app's code, written with ActivityKit's API
-            // (README, "Driving real iPhones"), compiled against IsletKit here.
+            // The phone's side of delivery: an iOS app's code, written with ActivityKit's API and
+            // the app library (README, "Driving real iPhones"), compiled against IsletKit here.
             name: "PhoneApp",
-            dependencies: ["IsletKit"],
+            dependencies: ["IsletKit", "IsletLiveActivities"],
             path: "Examples/PhoneApp/PhoneApp",
             swiftSettings: swiftSettings
         ),
@@ -285,7 +295,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "phone-app",
-            dependencies: ["PhoneApp", "IsletKit"],
+            dependencies: ["PhoneApp", "IsletKit", "IsletLiveActivities"],
             path: "Examples/PhoneApp/Main",
             swiftSettings: swiftSettings
         ),
@@ -379,6 +389,12 @@ let package = Package(
         .target(
             name: "IsletTestSupport",
             path: "Tests/IsletTestSupport",
+            swiftSettings: testSwiftSettings
+        ),
+        .testTarget(
+            // The app library's bodies, decoded with the server's own types; its store.
+            name: "IsletLiveActivitiesTests",
+            dependencies: ["IsletLiveActivities", "IsletCore"],
             swiftSettings: testSwiftSettings
         ),
         .testTarget(

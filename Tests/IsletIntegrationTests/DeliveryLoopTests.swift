@@ -16,7 +16,6 @@ import Testing
 @Suite("Delivery to real iPhones, A to B", .serialized, .hangDetector)
 struct DeliveryLoopTests {
     static let bundleId = "com.example.delivery"
-    static let phone = "phone-1"
 
     /// The two servers, the app's key on each, and the phone app.
     final class Loop: @unchecked Sendable {
@@ -28,6 +27,16 @@ struct DeliveryLoopTests {
         var phoneApp: ChildProcess?
         var keyOnA = ""
         var keyOnB = ""
+        /// The app's client key on A: all the phone app holds of A (docs/installations.md).
+        var clientKeyOnA = ""
+        /// The phone's device on A: the installation the phone app registered.
+        var phone: DeviceID = ""
+        /// Where the phone app keeps its installation, so a relaunch is the same installation.
+        var phoneStore: URL { aData.url.appendingPathComponent("phone-app-installation.json") }
+        /// The user the phone app signs in as, with A's signature of the id (as a backend hands
+        /// its app when its user signs in); none by default.
+        var signedInUser: String?
+        private var userSignature: String?
         /// The app's .p8 key: its public half registered on B, the whole on A.
         let providerKey = P256.Signing.PrivateKey()
         let bEnvironment: [String: String]
@@ -53,11 +62,16 @@ struct DeliveryLoopTests {
             a = try await ServerProcess(data: aData, environment: aEnvironment)
             keyOnA = try await IsletClient(server: a.url, key: aAdminKey, http: http).createApp(bundleId: bundleId).apiKey
             keyOnB = try await IsletClient(server: b.url, key: bData.adminKey, http: http).createApp(bundleId: bundleId).apiKey
+            clientKeyOnA = try await appOnA.createClientKey(bundleId: bundleId, name: "the phone app").key
+            if let signedInUser {
+                let secret = try await appOnA.replaceUserVerificationSecret(bundleId: bundleId).secret
+                userSignature = Array(HMAC<SHA256>.authenticationCode(for: Data(signedInUser.utf8), using: SymmetricKey(data: Data(secret.utf8)))).hexEncoded
+            }
             try await registerKeyOnB()
             try await registerCredentialOnA()
             try await startPhoneApp()
-            _ = try await eventually("the phone app's push-to-start token reaches A") {
-                try? await self.appOnA.phone(phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }
+            phone = try await eventually("the phone app registers with A and its push-to-start token reaches A") {
+                try await self.appOnA.installations().first { $0.tokens.contains { $0.kind == .pushToStart && $0.retiredAt == nil } }?.installation.id
             }
         }
 
@@ -83,9 +97,12 @@ struct DeliveryLoopTests {
         func startPhoneApp() async throws {
             let binary = isletBinary.deletingLastPathComponent().appendingPathComponent("phone-app")
             #expect(FileManager.default.isExecutableFile(atPath: binary.path), "build the phone app first: swift build")
-            phoneApp = try await ChildProcess(binary, environment: [
-                "ISLET_URL": b.url, "ISLET_KEY": keyOnB, "BACKEND_URL": a.url, "BACKEND_KEY": keyOnA, "DEVICE": phone,
-            ])
+            var environment = [
+                "ISLET_URL": b.url, "ISLET_KEY": keyOnB, "BACKEND_URL": a.url, "CLIENT_KEY": clientKeyOnA, "BUNDLE_ID": bundleId,
+                "ENVIRONMENT": "development", "STORE": phoneStore.path,
+            ]
+            if let signedInUser, let userSignature { (environment["USER_ID"], environment["USER_SIGNATURE"]) = (signedInUser, userSignature) }
+            phoneApp = try await ChildProcess(binary, environment: environment)
         }
 
         /// Kills a server with SIGKILL and starts it again on the same ports and data.
@@ -163,8 +180,11 @@ struct DeliveryLoopTests {
         }
     }
 
-    func withLoop(a: [String: String] = [:], b environment: [String: String] = [:], _ body: (Loop) async throws -> Void) async throws {
+    func withLoop(
+        a: [String: String] = [:], b environment: [String: String] = [:], user: String? = nil, _ body: (Loop) async throws -> Void
+    ) async throws {
         let loop = Loop(a: a, b: environment)
+        loop.signedInUser = user
         do {
             try await loop.start()
             try await body(loop)
@@ -488,7 +508,7 @@ struct DeliveryLoopTests {
             }
             #expect(retired.report.status == 410)
             #expect(retired.report.reason == "Unregistered")
-            let phone = try await loop.appOnA.phone(Self.phone)
+            let phone = try await loop.appOnA.phone(loop.phone)
             #expect(phone.tokens.first { $0.kind == .update && $0.activityId == onA.id }?.retiredAt != nil)
             // Nothing more goes to it.
             try await loop.update(onA.id, "onTheWay")
@@ -500,14 +520,14 @@ struct DeliveryLoopTests {
 
     @Test func aRotatedPushToStartTokenReplacesTheOld() async throws {
         try await withLoop { loop in
-            let before = try await loop.appOnA.phone(Self.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }!
+            let before = try await loop.appOnA.phone(loop.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }!
             // iOS rotates the token (B, the phone, does): the app reports the new one.
             _ = try await IsletClient(server: loop.b.url, key: loop.bData.adminKey, http: loop.http)
                 .rotatePushToStartToken(device: "default", bundleId: Self.bundleId)
             let after = try await eventually("the rotated token reaches A") {
-                try await loop.appOnA.phone(Self.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil && $0.token != before.token }
+                try await loop.appOnA.phone(loop.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil && $0.token != before.token }
             }
-            let tokens = try await loop.appOnA.phone(Self.phone).tokens.filter { $0.kind == .pushToStart }
+            let tokens = try await loop.appOnA.phone(loop.phone).tokens.filter { $0.kind == .pushToStart }
             #expect(tokens.filter { $0.retiredAt == nil }.map(\.token) == [after.token])
             #expect(tokens.first { $0.token == before.token }?.retiredReason == "replaced")
             // A start goes to the new token and reaches the phone.
@@ -523,7 +543,7 @@ struct DeliveryLoopTests {
             #expect(channel.environment == .development)
             #expect(try await loop.appOnB.channels(bundleId: Self.bundleId).map(\.id) == [channel.id])
             var onB: [Activity] = []
-            for phone in [Self.phone, "phone-2"] {
+            for phone in [loop.phone, "phone-2"] {
                 let onA = try await loop.appOnA.start(ActivityRequest(
                     attributesType: "DeliveryAttributes", attributes: ["orderNumber": "20"], content: ActivityContent(state: ["status": "confirmed"]),
                     pushType: .channel(channel.id), alert: Alert(title: "Order 20", body: ""), deviceId: phone
@@ -556,7 +576,7 @@ struct DeliveryLoopTests {
         try await withLoop { loop in
             try await loop.addSecondPhone()
             let channel = try await loop.appOnA.createChannel(bundleId: Self.bundleId, storagePolicy: 0)
-            let phones = [Self.phone, "phone-2"]
+            let phones = [loop.phone, "phone-2"]
             func done(_ body: SendBody) async throws -> (Send, [SendTarget]) {
                 let made = try await loop.appOnA.createSend(bundleId: Self.bundleId, body)
                 let send = try await eventually("send \(made.id) is done") {
@@ -588,7 +608,7 @@ struct DeliveryLoopTests {
             #expect(Set(lines.flatMap { $0.map(\.report.delivery) }).count == 1)
 
             let (narrow, narrowTargets) = try await done(SendBody(
-                action: .update, key: "order-30", audience: .devices([Self.phone]), content: ActivityContent(state: ["status": "delivered"])
+                action: .update, key: "order-30", audience: .devices([loop.phone]), content: ActivityContent(state: ["status": "delivered"])
             ))
             #expect(narrow.counts.failed == 1)
             #expect(narrowTargets.first?.reason?.contains("joined channel \(channel.id), whose changes reach the phone only by broadcast") == true)
@@ -666,7 +686,7 @@ struct DeliveryLoopTests {
             let named = await reason {
                 _ = try await loop.appOnA.start(ActivityRequest(
                     attributesType: "DeliveryAttributes", attributes: ["orderNumber": "1", "islet": "mine"],
-                    content: ActivityContent(state: ["status": "confirmed"]), alert: Alert(title: "1", body: ""), deviceId: Self.phone
+                    content: ActivityContent(state: ["status": "confirmed"]), alert: Alert(title: "1", body: ""), deviceId: loop.phone
                 ))
             }
             #expect(named?.hasPrefix("invalidRequest") == true && named?.contains("attributes.islet") == true, "\(named ?? "accepted")")
@@ -676,7 +696,7 @@ struct DeliveryLoopTests {
             let shaped = await reason {
                 _ = try await loop.appOnA.start(ActivityRequest(
                     attributesType: "DeliveryAttributes", attributes: ["orderNumber": "2"],
-                    content: ActivityContent(state: ["status": "confirmed"]), alert: Alert(title: "2", body: ""), deviceId: Self.phone
+                    content: ActivityContent(state: ["status": "confirmed"]), alert: Alert(title: "2", body: ""), deviceId: loop.phone
                 ))
             }
             #expect(shaped?.hasPrefix("attributesMismatch") == true, "\(shaped ?? "accepted")")

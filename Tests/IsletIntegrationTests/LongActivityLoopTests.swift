@@ -18,7 +18,7 @@ struct LongActivityLoopTests {
             let first = try await loop.appOnA.startWarned(ActivityRequest(
                 attributesType: "DeliveryAttributes", attributes: ["orderNumber": "long"],
                 content: ActivityContent(state: ["status": "step-0"]), alert: Alert(title: "A long one", body: ""),
-                deviceId: DeliveryLoopTests.phone, renew: true
+                deviceId: loop.phone, renew: true
             ))
             #expect(first.warnings.isEmpty, "the phone has a push-to-start token for the type")
             let firstId = first.value.id

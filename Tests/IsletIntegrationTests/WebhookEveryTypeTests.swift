@@ -28,10 +28,10 @@ struct WebhookEveryTypeTests {
                 #expect(try await loop.appOnA.testWebhook(bundleId: app, id: endpoint.id).status == 200)
                 // token.updated (push-to-start, reported): iOS rotates the token, the app reports
                 // it; a start sent before A has it would go to the old one, which Apple refuses.
-                let before = try await loop.appOnA.phone(DeliveryLoopTests.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }
+                let before = try await loop.appOnA.phone(loop.phone).tokens.first { $0.kind == .pushToStart && $0.retiredAt == nil }
                 _ = try await bAdmin.rotatePushToStartToken(device: "default", bundleId: app)
                 _ = try await eventually("the rotated token reaches A") {
-                    try await loop.appOnA.phone(DeliveryLoopTests.phone).tokens.first {
+                    try await loop.appOnA.phone(loop.phone).tokens.first {
                         $0.kind == .pushToStart && $0.retiredAt == nil && $0.token != before?.token
                     }
                 }
@@ -74,7 +74,7 @@ struct WebhookEveryTypeTests {
                 // activity.renewed: 5 s after its start.
                 let long = try await loop.appOnA.start(ActivityRequest(
                     attributesType: "DeliveryAttributes", attributes: ["orderNumber": "3"], content: ActivityContent(state: ["status": "long"]),
-                    alert: Alert(title: "Order 3", body: ""), deviceId: DeliveryLoopTests.phone, renew: true
+                    alert: Alert(title: "Order 3", body: ""), deviceId: loop.phone, renew: true
                 ))
                 _ = try await eventually("A renews it") { try await loop.appOnA.activity(long.id).id != long.id ? true : nil }
 

@@ -4,14 +4,15 @@ import ActivityKit
 import IsletKit
 #endif
 import Foundation
+import IsletLiveActivities
 
 /// The delivery app's Live Activity: an order on its way.
 ///
 /// `islet` is the one member an app adds for Islet: the id of Islet's activity, which Islet
-/// puts into the attributes of every push-to-start, so the app can tell Islet which activity
-/// a new update token belongs to (docs/delivery.md). It is optional: an activity the app
-/// starts itself decodes too.
-public struct DeliveryAttributes: ActivityAttributes {
+/// puts into the attributes of every push-to-start, so the app library can tell Islet which
+/// activity a new update token belongs to (`IsletIdentifiable`, docs/installations.md). It is
+/// optional: an activity the app starts itself decodes too.
+public struct DeliveryAttributes: ActivityAttributes, IsletIdentifiable {
     public struct ContentState: Codable, Hashable, Sendable {
         public var status: String
         public var eta: Date?
