@@ -294,6 +294,13 @@ let package = Package(
             swiftSettings: swiftSettings
         ),
         .executableTarget(
+            // Examples/MyApp's iOS app: the README's app library snippet compiles with every build.
+            name: "MyiOSAppExample",
+            dependencies: ["IsletKit", "IsletLiveActivities"],
+            path: "Examples/MyApp/Sources/MyiOSApp",
+            swiftSettings: swiftSettings
+        ),
+        .executableTarget(
             name: "phone-app",
             dependencies: ["PhoneApp", "IsletKit", "IsletLiveActivities"],
             path: "Examples/PhoneApp/Main",

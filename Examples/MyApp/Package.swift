@@ -1,8 +1,9 @@
 // swift-tools-version:6.2
-// An app that only talks to an Islet server: it depends on IsletKit alone, which builds IsletKit,
+// Apps that only talk to an Islet server: one depends on IsletKit alone, which builds IsletKit,
 // IsletClient and IsletCore and their HTTP client — nothing of the server (no Hummingbird, GRDB,
-// postgres-nio or tracing exporter). `check-dependencies` holds it to that; the README's IsletKit
-// snippet is `Sources/MyApp/main.swift`.
+// postgres-nio or tracing exporter); one on the app library IsletLiveActivities, which adds
+// nothing to that. `check-dependencies` holds both to it; the README's IsletKit snippet is
+// `Sources/MyApp/main.swift`, its app library snippet `Sources/MyiOSApp/main.swift`.
 import Foundation
 import PackageDescription
 
@@ -17,5 +18,9 @@ let package = Package(
     dependencies: [.package(path: islet.path)],
     targets: [
         .executableTarget(name: "my-app", dependencies: [.product(name: "IsletKit", package: islet.lastPathComponent)], path: "Sources/MyApp"),
+        // An iOS app's Live Activity tokens kept fresh by the app library: the README's snippet.
+        .executableTarget(
+            name: "my-ios-app", dependencies: [.product(name: "IsletLiveActivities", package: islet.lastPathComponent)], path: "Sources/MyiOSApp"
+        ),
     ]
 )

@@ -284,29 +284,37 @@ extension SQLWriting {
 
     public func retirePhoneTokens(_ holder: PhoneTokenHolder, reason: String) throws {
         switch holder {
+        case .pushToStart(let deviceId, let bundleId, let attributesType): try session.lock("phonePushToStart:\(deviceId):\(bundleId):\(attributesType)")
+        case .update: break
+        case .fcm(let deviceId, let bundleId): try session.lock("phoneFCM:\(deviceId):\(bundleId)")
+        }
+        let (retire, retireValues) = Self.tokens(of: holder, after: 2)
+        try session.execute(
+            "UPDATE phoneToken SET retiredAt = $1, retiredReason = $2 WHERE \(retire) AND retiredAt IS NULL",
+            [now.timeIntervalSince1970, reason] + retireValues
+        )
+        // A holder keeps its newest retired tokens only (`PhoneToken.retiredKept`): a phone, or a
+        // hostile installation, that replaces its token again and again does not grow the store
+        // until `store.retention` (docs/installations.md, "Limits").
+        let (kept, keptValues) = Self.tokens(of: holder, after: 0)
+        try session.execute(
+            """
+            DELETE FROM phoneToken WHERE token IN (
+                SELECT token FROM phoneToken WHERE \(kept) AND retiredAt IS NOT NULL
+                ORDER BY retiredAt DESC, token LIMIT 1000000 OFFSET \(PhoneToken.retiredKept)
+            )
+            """,
+            keptValues
+        )
+    }
+
+    /// The condition on `phoneToken` that picks a holder's tokens, its parameters numbered from `after + 1`.
+    private static func tokens(of holder: PhoneTokenHolder, after n: Int) -> (String, [(any SQLBindable)?]) {
+        switch holder {
         case .pushToStart(let deviceId, let bundleId, let attributesType):
-            try session.lock("phonePushToStart:\(deviceId):\(bundleId):\(attributesType)")
-            try session.execute(
-                """
-                UPDATE phoneToken SET retiredAt = $1, retiredReason = $2
-                WHERE kind = 'pushToStart' AND deviceId = $3 AND bundleId = $4 AND attributesType = $5 AND retiredAt IS NULL
-                """,
-                [now.timeIntervalSince1970, reason, deviceId, bundleId, attributesType]
-            )
-        case .update(let activityId):
-            try session.execute(
-                "UPDATE phoneToken SET retiredAt = $1, retiredReason = $2 WHERE kind = 'update' AND activityId = $3 AND retiredAt IS NULL",
-                [now.timeIntervalSince1970, reason, activityId]
-            )
-        case .fcm(let deviceId, let bundleId):
-            try session.lock("phoneFCM:\(deviceId):\(bundleId)")
-            try session.execute(
-                """
-                UPDATE phoneToken SET retiredAt = $1, retiredReason = $2
-                WHERE kind IN ('fcm', 'fid') AND deviceId = $3 AND bundleId = $4 AND retiredAt IS NULL
-                """,
-                [now.timeIntervalSince1970, reason, deviceId, bundleId]
-            )
+            ("kind = 'pushToStart' AND deviceId = $\(n + 1) AND bundleId = $\(n + 2) AND attributesType = $\(n + 3)", [deviceId, bundleId, attributesType])
+        case .update(let activityId): ("kind = 'update' AND activityId = $\(n + 1)", [activityId])
+        case .fcm(let deviceId, let bundleId): ("kind IN ('fcm', 'fid') AND deviceId = $\(n + 1) AND bundleId = $\(n + 2)", [deviceId, bundleId])
         }
     }
 

@@ -8,7 +8,7 @@ import IsletCore
 struct Apps: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create and list apps; register their provider keys; turn strict pushes on or off; set up delivery to real iPhones.",
-        subcommands: [Create.self, NewKey.self, ListApps.self, AddKey.self, RevokeKey.self, Strict.self, Delivery.self, FCM.self, ClientKeys.self],
+        subcommands: [Create.self, NewKey.self, ListApps.self, AddKey.self, RevokeKey.self, Strict.self, Delivery.self, FCM.self, ClientKeys.self, Installations.self],
         defaultSubcommand: ListApps.self
     )
 

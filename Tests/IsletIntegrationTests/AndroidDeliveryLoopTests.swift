@@ -9,8 +9,10 @@ import Testing
 
 /// docs/android.md's loop with the real programs: `islet serve` A is the backend and sends FCM
 /// messages to `islet serve` B, which plays Google (its push port answers `/token` and
-/// `messages:send`) and an Android phone. The test plays the Android app: it reads the phone's
-/// registration token on B and reports it to A, as an app reports its FCM token to its backend.
+/// `messages:send`) and an Android phone. The test plays the Android app as docs/android.md
+/// writes it: with nothing of A's but a client key, it registers an installation
+/// (`platform: android`) and reports the phone's registration token on B with the installation's
+/// credential — the requests an app's `onNewToken` sends.
 @Suite("Delivery to Android phones, A to B", .serialized, .hangDetector)
 struct AndroidDeliveryLoopTests {
     static let bundleId = "com.example.ride"
@@ -25,6 +27,10 @@ struct AndroidDeliveryLoopTests {
         var b: ServerProcess!
         var keyOnA = ""
         var keyOnB = ""
+        /// The phone's device on A: the installation the app registered.
+        var phoneOnA: DeviceID = ""
+        /// The app on the phone, as A sees it: the installation's credential.
+        var appOnPhone: IsletClient!
         let aEnvironment: [String: String]
         let bEnvironment: [String: String]
 
@@ -39,8 +45,8 @@ struct AndroidDeliveryLoopTests {
         var adminOnB: IsletClient { IsletClient(server: b.url, key: bData.adminKey, http: http) }
 
         /// Starts B and A, makes the app on both and the Android phone on B, gives A the service
-        /// account B issued (sending to B, trusting B's authority), and reports the phone's
-        /// registration token to A.
+        /// account B issued (sending to B, trusting B's authority); the app registers with A's
+        /// client key and reports the phone's registration token.
         func start() async throws {
             b = try await ServerProcess(data: bData, environment: bEnvironment)
             a = try await ServerProcess(data: aData, environment: aEnvironment)
@@ -55,7 +61,13 @@ struct AndroidDeliveryLoopTests {
                 caCertificate: try String(contentsOf: bData.url.appendingPathComponent("tls/ca.pem"), encoding: .utf8)
             ))
             #expect(credential.projectId == project)
-            _ = try await appOnA.registerFCMToken(try await registrationToken(), device: phone)
+            let clientKey = try await appOnA.createClientKey(bundleId: bundleId, name: "the Android app").key
+            let registered = try await IsletClient(server: a.url, key: clientKey, http: http)
+                .registerInstallation(RegisterInstallationBody(bundleId: bundleId, platform: .android))
+            #expect(registered.installation.platform == .android)
+            phoneOnA = registered.installation.id
+            appOnPhone = IsletClient(server: a.url, key: registered.credential, http: http)
+            _ = try await appOnPhone.registerFCMToken(try await registrationToken(), device: phoneOnA)
         }
 
         /// The phone's registration token for the app, as B's settings give it.
@@ -79,7 +91,7 @@ struct AndroidDeliveryLoopTests {
         func startRide(_ ride: String, status: String = "booked") async throws -> (a: Activity, b: Activity) {
             let onA = try await appOnA.start(ActivityRequest(
                 attributesType: "RideAttributes", attributes: ["ride": .string(ride)],
-                content: ActivityContent(state: ["status": .string(status)]), deviceId: phone
+                content: ActivityContent(state: ["status": .string(status)]), deviceId: phoneOnA
             ))
             let onB = try await eventually("ride \(ride) appears on B") {
                 try await self.appOnB.activities().first { $0.attributes["ride"] == .string(ride) }
@@ -182,10 +194,10 @@ struct AndroidDeliveryLoopTests {
         try await withLoop { loop in
             let settings = try await loop.adminOnB.updateSettings(device: Self.phone, bundleId: Self.bundleId, fcmInstallationIdEnabled: true)
             let fid = try #require(settings.fcmInstallationId)
-            let recorded = try await loop.appOnA.registerFCMAddress(.fid(fid), device: Self.phone)
+            let recorded = try await loop.appOnPhone.registerFCMAddress(.fid(fid), device: loop.phoneOnA)
             #expect(recorded.kind == .fid && recorded.token == fid)
             // The ID replaced the token: one FCM address per phone and app.
-            let tokens = try await loop.appOnA.phone(Self.phone).tokens
+            let tokens = try await loop.appOnA.phone(loop.phoneOnA).tokens
             #expect(tokens.filter { $0.retiredAt == nil }.map(\.kind) == [.fid], "\(tokens)")
             let (onA, onB) = try await loop.startRide("r1")
             for status in ["pickup", "arriving"] { try await loop.update(onA.id, status) }
@@ -201,14 +213,14 @@ struct AndroidDeliveryLoopTests {
             _ = try await loop.adminOnB.updateSettings(device: Self.phone, bundleId: Self.bundleId, fcmInstallationIdEnabled: false)
             let next = try await loop.appOnA.start(ActivityRequest(
                 attributesType: "RideAttributes", attributes: ["ride": "r2"], content: ActivityContent(state: ["status": "booked"]),
-                deviceId: Self.phone
+                deviceId: loop.phoneOnA
             ))
             let retired = try await eventually("A retires the installation ID") {
                 try await loop.appOnA.deliveries(next.id).first { $0.report.outcome == .tokenRetired }
             }
             #expect(retired.report.status == 404 && retired.report.reason == "UNREGISTERED", "\(retired.report)")
             #expect(retired.report.note?.contains("the installation ID is retired") == true, "\(retired.report.note ?? "")")
-            let gone = try await loop.appOnA.phone(Self.phone).tokens.first { $0.token == fid }
+            let gone = try await loop.appOnA.phone(loop.phoneOnA).tokens.first { $0.token == fid }
             #expect(gone?.retiredAt != nil && gone?.retiredReason == "UNREGISTERED")
         }
     }
@@ -217,13 +229,13 @@ struct AndroidDeliveryLoopTests {
         try await withLoop { loop in
             let (onA, _) = try await loop.startRide("r1")
             // The app was uninstalled: the phone's token is one FCM no longer knows.
-            _ = try await loop.appOnA.registerFCMToken("gone:APA91bTheAppWasUninstalled", device: Self.phone)
+            _ = try await loop.appOnPhone.registerFCMToken("gone:APA91bTheAppWasUninstalled", device: loop.phoneOnA)
             try await loop.update(onA.id, "pickup")
             let retired = try await eventually("A retires the token") {
                 try await loop.appOnA.deliveries(onA.id).first { $0.report.outcome == .tokenRetired }
             }
             #expect(retired.report.status == 404 && retired.report.reason == "UNREGISTERED", "\(retired.report)")
-            let token = try await loop.appOnA.phone(Self.phone).tokens.first { $0.token == "gone:APA91bTheAppWasUninstalled" }
+            let token = try await loop.appOnA.phone(loop.phoneOnA).tokens.first { $0.token == "gone:APA91bTheAppWasUninstalled" }
             #expect(token?.retiredAt != nil && token?.retiredReason == "UNREGISTERED")
             // Nothing more goes to it.
             try await loop.update(onA.id, "onTheWay")
@@ -246,7 +258,7 @@ struct AndroidDeliveryLoopTests {
             for ride in 1...64 {
                 started.append(try await loop.appOnA.start(ActivityRequest(
                     attributesType: "RideAttributes", attributes: ["ride": .string("r\(ride)")],
-                    content: ActivityContent(state: ["status": "booked"]), deviceId: Self.phone
+                    content: ActivityContent(state: ["status": "booked"]), deviceId: loop.phoneOnA
                 )))
             }
             _ = try await loop.appOnA.updateApp(Self.bundleId, UpdateAppBody(deliveryPaused: false))
@@ -306,7 +318,7 @@ struct AndroidDeliveryLoopTests {
             ))
             _ = try await loop.appOnA.start(ActivityRequest(
                 attributesType: "RideAttributes", attributes: ["ride": "silent"], content: ActivityContent(state: ["status": "booked"]),
-                deviceId: Self.phone
+                deviceId: loop.phoneOnA
             ))
             _ = try await silent.waitFor("A's token request") { $0.contains("request POST /token") ? true : nil }
             let stopping = ContinuousClock.now

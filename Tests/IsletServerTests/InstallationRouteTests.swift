@@ -223,4 +223,35 @@ struct InstallationRouteTests {
             #expect(phone.json["tokens"]?.arrayValue?.allSatisfy { $0["retiredReason"] == "unregistered" } == true, "\(phone.json)")
         }
     }
+
+    /// What a hostile installation can make the server keep or read: a token replaced over and
+    /// over keeps its holder's newest retired ones only (`PhoneToken.retiredKept`), and a body
+    /// past 4 KB is refused before anything reads it, with an `Idempotency-Key` too (whose gate
+    /// keeps bodies of megabytes). Benchmarks/attacks/client_key_abuse.py measures the rest.
+    @Test func aHostileInstallationGrowsNothingAndSendsNoLargeBody() async throws {
+        try await withIslet { islet in
+            let installed = try await Self.installed(islet)
+            for n in 0..<(PhoneToken.retiredKept + 12) {
+                let replaced = try await islet.request(
+                    .PUT, "/v1/devices/\(installed.id)/push-to-start-tokens/RideAttributes", key: installed.credential,
+                    body: #"{"token": "\#(String(format: "%064x", n + 1))", "environment": "production"}"#
+                )
+                #expect(replaced.status == 200, "\(replaced.json)")
+            }
+            let itself = try await islet.request(.GET, "/v1/installations/self", key: installed.credential)
+            let tokens = itself.json["tokens"]?.arrayValue ?? []
+            #expect(tokens.count == PhoneToken.retiredKept + 1, "one current and the newest retired only: \(tokens.count)")
+            #expect(tokens.filter { $0["retiredAt"] == nil || $0["retiredAt"] == .null }.map { $0["token"]?.stringValue } == [String(format: "%064x", PhoneToken.retiredKept + 12)])
+
+            let padded = #"{"token": "\#(String(repeating: "ab", count: 32))", "environment": "production"}"# + String(repeating: " ", count: InstallationLimits.maximumBody)
+            for headers in [[], [("Idempotency-Key", "k-1")]] {
+                let large = try await islet.request(
+                    .PUT, "/v1/devices/\(installed.id)/push-to-start-tokens/RideAttributes", key: installed.credential, body: padded, headers: headers
+                )
+                #expect(large.status == 413 && large.reason == "payloadTooLarge", "\(headers): \(large.json)")
+                let registering = try await islet.request(.POST, "/v1/installations", key: installed.clientKey, body: padded, headers: headers)
+                #expect(registering.status == 413 && registering.reason == "payloadTooLarge", "\(headers): \(registering.json)")
+            }
+        }
+    }
 }

@@ -403,7 +403,7 @@ import Testing
             try await tour.send(.GET, "/islet.js", 200)
 
             // The console's pages and what it reads.
-            for page in ["/console", "/console/activities", "/console/activities/\(id)", "/console/pushes", "/console/webhooks", "/console/sends"] {
+            for page in ["/console", "/console/activities", "/console/activities/\(id)", "/console/pushes", "/console/webhooks", "/console/sends", "/console/installations"] {
                 try await tour.send(.GET, page, 200)
             }
             try await tour.send(.GET, "/v1/overview", key: appKey, 200)

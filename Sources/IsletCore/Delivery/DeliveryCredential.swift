@@ -135,6 +135,10 @@ public struct PhoneToken: Codable, Hashable, Sendable {
     /// The token as logs show it: its first and last eight characters.
     public var shortened: String { PhoneToken.shorten(token) }
 
+    /// How many retired tokens a holder (a phone's push-to-start tokens of a type, an activity's
+    /// update tokens, a phone's FCM address) keeps: replacing one deletes the retired beyond these.
+    public static let retiredKept = 8
+
     /// A token as logs show it.
     public static func shorten(_ token: String) -> String {
         token.count <= 16 ? token : "\(token.prefix(8))…\(token.suffix(8))"

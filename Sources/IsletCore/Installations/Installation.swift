@@ -164,6 +164,18 @@ public struct InstallationReport: Codable, Hashable, Sendable {
     /// Its tokens of its app, current and retired, newest first.
     public var tokens: [PhoneToken]
 
+    /// The report as the keyless console is shown it: each token cut to its first 8
+    /// characters, enough to tell two apart and not to push to one (docs/security.md).
+    public var withoutTokens: InstallationReport {
+        var report = self
+        report.tokens = tokens.map { token in
+            var cut = token
+            cut.token = token.token.count > 8 ? "\(token.token.prefix(8))…" : token.token
+            return cut
+        }
+        return report
+    }
+
     public init(installation: Installation, tokens: [PhoneToken]) {
         self.installation = installation
         self.tokens = tokens

@@ -25,7 +25,8 @@ extension Engine {
                 },
                 summary: []
             )
-            status.summary = StatusReading.summary(of: status, activity: activity)
+            let installation = try StatusReading.installation(of: activity, on: status.phone?.device ?? activity.deviceId, in: store)
+            status.summary = StatusReading.summary(of: status, activity: activity, installation: installation)
             return status
         }
     }
@@ -33,6 +34,28 @@ extension Engine {
 
 /// The pieces of an activity's status, each from the store.
 enum StatusReading {
+    /// What the installation an activity's phone is (docs/installations.md) reported of the
+    /// activity's type: the "why isn't it showing" answer names a missing or retired token.
+    struct InstallationSeen {
+        let installation: Installation
+        /// Its current push-to-start token of the activity's type, if any.
+        let pushToStart: PhoneToken?
+        /// Its latest retired one of the type, when there is no current one.
+        let retiredPushToStart: PhoneToken?
+    }
+
+    static func installation(of activity: Activity, on device: DeviceID, in store: any StoreReading) throws -> InstallationSeen? {
+        guard let installation = try store.installation(device), installation.bundleId == activity.bundleId else { return nil }
+        let ofType = try store.phoneTokens(deviceId: device).filter {
+            $0.bundleId == activity.bundleId && $0.kind == .pushToStart && $0.attributesType == activity.attributesType
+        }
+        let current = ofType.first { $0.retiredAt == nil }
+        return InstallationSeen(
+            installation: installation, pushToStart: current,
+            retiredPushToStart: current == nil ? ofType.filter { $0.retiredAt != nil }.max { $0.retiredAt! < $1.retiredAt! } : nil
+        )
+    }
+
     static func phone(
         of activity: Activity, log: [(time: Date, report: DeliveryReport)], rules: LifecycleRules, now: Date, in store: any StoreReading
     ) throws -> ActivityStatus.Phone? {
@@ -76,13 +99,24 @@ enum StatusReading {
         )
     }
 
+    /// What an installation lacks to have an activity of this type started on it by push: no
+    /// push-to-start token of the type, or one Apple retired with none since; `nil` when it has one.
+    static func missingPushToStart(_ seen: InstallationSeen, of activity: Activity, time: (Date) -> String) -> String? {
+        guard seen.pushToStart == nil else { return nil }
+        let id = seen.installation.id
+        if let retired = seen.retiredPushToStart, let at = retired.retiredAt {
+            return "Installation \(id)'s push-to-start token for \(activity.attributesType) was retired at \(time(at))\(retired.retiredReason.map { " (\($0))" } ?? "") and it has reported none since"
+        }
+        return "Installation \(id) has reported no push-to-start token for \(activity.attributesType) (it registered \(time(seen.installation.createdAt)))"
+    }
+
     /// A line of the log that says the phone did not get a change, or may not.
     static func isRefusal(_ report: DeliveryReport) -> Bool {
         if let status = report.status, status != 200 { return true }
         return [.failed, .tokenRetired, .held].contains(report.outcome)
     }
 
-    static func summary(of status: ActivityStatus, activity: Activity) -> [String] {
+    static func summary(of status: ActivityStatus, activity: Activity, installation seen: InstallationSeen? = nil) -> [String] {
         let formatter = ISO8601DateFormatter()
         let time = { (date: Date) in formatter.string(from: date) }
         var lines: [String] = []
@@ -100,8 +134,20 @@ enum StatusReading {
             } else if phone.acknowledged != nil {
                 lines.append("Nothing waits: the phone has the latest content.")
             }
+            if let seen, seen.installation.revoked {
+                lines.append("Installation \(phone.device) is revoked (its client key was cut): it reports nothing more until the app registers again.")
+            }
             if !phone.updateToken, activity.state.isLive {
-                lines.append("The app on \(phone.device) has not reported this activity's update token: updates wait for it (PUT /v1/activities/\(status.id)/push-token).")
+                if let seen {
+                    lines.append(
+                        "Installation \(phone.device) (registered \(time(seen.installation.createdAt)), last seen \(time(seen.installation.lastSeenAt))) has not reported this activity's update token: updates wait for it. The app library reports it when ActivityKit hands it out; an app that does it by hand sends PUT /v1/activities/\(status.id)/push-token."
+                    )
+                } else {
+                    lines.append("The app on \(phone.device) has not reported this activity's update token: updates wait for it (PUT /v1/activities/\(status.id)/push-token).")
+                }
+            }
+            if let seen, phone.platform == .ios, let missing = missingPushToStart(seen, of: activity, time: time) {
+                lines.append(missing + ": nothing of the type starts on the phone by push (a send, a renewal) until the app reports one.")
             }
             if let budget = phone.budget {
                 let refill = budget.nextRefillAt.map { "; one comes back at \(time($0))" } ?? ""
@@ -111,6 +157,9 @@ enum StatusReading {
                         : "The hour's \(budget.perHour) priority-10 pushes for \(activity.bundleId) on \(phone.device) are spent: updates, alerts too, go at priority 5 (the phone shows them when it can; ends still go at 10)\(refill)."
                 )
             }
+        } else if let seen, seen.installation.platform == .ios, let missing = missingPushToStart(seen, of: activity, time: time) {
+            // Started with no push-to-start token to send it by: the phone was never asked.
+            lines.append(missing + ": its start was not sent to the phone, which shows nothing; the app library reports the token once the app tracks the type.")
         } else {
             lines.append("Shown on Islet's own displays: no real phone gets it.")
         }

@@ -237,6 +237,7 @@
     else if (path === "/console/pushes") { view = "pushes"; pushesView(); }
     else if (path === "/console/webhooks") { view = "webhooks"; webhooksView(); }
     else if (path === "/console/sends") { view = "sends"; sendsView(); }
+    else if (path === "/console/installations") { view = "installations"; installationsView(); }
     else overviewView();
     document.querySelectorAll(".bar nav a").forEach(function (link) {
       if (link.dataset.view === view) link.setAttribute("aria-current", "page"); else link.removeAttribute("aria-current");
@@ -994,6 +995,61 @@
     }
     load();
     every(load, 3000);
+  }
+
+  // ---- 7. Installations: the phones that registered with a client key, and what each reported
+  // and when (docs/installations.md, "Seeing them from the backend").
+  function installationsView() {
+    var body = el("tbody", {});
+    main.appendChild(el("h1", { text: "Installations" }));
+    main.appendChild(el("p", { class: "sub", text: "The phones an app's builds registered with its client keys, newest first, and what each reported: its push-to-start token of each activity type, the update token of each activity, its FCM address; a retired one says when and why. An activity's status (its timeline) names a missing one." }));
+    main.appendChild(el("div", { class: "table-wrap" }, [el("table", { id: "installations", class: "stack" }, [
+      el("thead", {}, [el("tr", {}, ["Installation", "User", "Client key", "Registered", "Last seen", "Reported"].map(function (name) { return el("th", { text: name }); }))]),
+      body
+    ])]));
+    function reported(tokens) {
+      var cell = el("td", { "data-label": "Reported" });
+      if (!tokens.length) cell.appendChild(el("div", { class: "detail", text: "nothing yet" }));
+      tokens.forEach(function (token) {
+        var what = token.kind === "pushToStart" ? "push-to-start " + (token.attributesType || "")
+          : token.kind === "update" ? "update token of " : token.kind === "fid" ? "Firebase installation ID" : "FCM token";
+        var line = el("div", { class: "token" + (token.retiredAt ? " retired" : ""), "data-kind": token.kind }, [what]);
+        if (token.kind === "update" && token.activityId) {
+          line.appendChild(el("a", { href: "/console/activities/" + token.activityId, "data-link": true, class: "mono", text: short(token.activityId) }));
+        }
+        line.appendChild(el("span", { class: "detail", text: " · " + token.token + " · " + ago(token.lastAt || token.createdAt)
+          + (token.retiredAt ? " · retired " + ago(token.retiredAt) + (token.retiredReason ? " (" + token.retiredReason + ")" : "") : "") }));
+        cell.appendChild(line);
+      });
+      return cell;
+    }
+    function row(report) {
+      var i = report.installation;
+      return el("tr", { "data-installation": i.id }, [
+        el("td", { "data-label": "Installation" }, [el("div", { class: "mono", text: i.id }),
+          el("div", { class: "detail", text: i.bundleId + " · " + i.platform + (i.platform === "ios" ? " (" + i.environment + ")" : "") }),
+          i.revoked ? chip("revoked", "bad") : ""]),
+        el("td", { "data-label": "User" }, [el("span", { class: i.userId ? "mono" : "", text: i.userId || "—" })]),
+        el("td", { "data-label": "Client key" }, [el("span", { class: "mono", text: i.clientKeyId })]),
+        el("td", { "data-label": "Registered", title: dateTime(i.createdAt), text: ago(i.createdAt) }),
+        el("td", { "data-label": "Last seen", title: dateTime(i.lastSeenAt), text: ago(i.lastSeenAt) }),
+        reported(report.tokens)
+      ]);
+    }
+    function load() {
+      return fromEveryApp(function (bundleId) {
+        return api("GET", "/v1/installations?limit=100&bundleId=" + encodeURIComponent(bundleId)).then(function (answer) { return answer.installations; });
+      }).then(function (reports) {
+        reports.sort(function (a, b) { return b.installation.createdAt - a.installation.createdAt; });
+        body.textContent = "";
+        reports.slice(0, 200).forEach(function (report) { body.appendChild(row(report)); });
+        if (!reports.length) {
+          body.appendChild(el("tr", {}, [el("td", { colspan: "6", class: "notice", text: "No installation yet: an app registers one with a client key (islet apps client-keys add <bundleId>; docs/installations.md)." })]));
+        }
+      }, failed);
+    }
+    load();
+    every(load, 5000);
   }
 
   // ---- Start: who am I, then the stream and the view.

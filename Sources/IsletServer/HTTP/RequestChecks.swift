@@ -1,4 +1,6 @@
 import Hummingbird
+import IsletCore
+import IsletEngine
 
 /// What every request to a route goes through before its handler, in one step: the path read as
 /// the API describes it (`PathParameters`), a query parameter the operation does not take
@@ -23,6 +25,7 @@ struct RequestChecks: RouterMiddleware {
         try PathParameters.read(request, into: &context)
         try knownQueries.check(request, context: context)
         try await authentication.authenticate(request, &context)
+        let request = try await Self.bounded(request, context: context)
         let response =
             if let key = IdempotencyGate.key(of: request, context: context) {
                 try await idempotency.respond(key: key, to: request, context: context, next: next)
@@ -31,5 +34,24 @@ struct RequestChecks: RouterMiddleware {
             }
         RequestLogging.log(request, response, context: context)
         return response
+    }
+
+    /// A request of a client key or an installation — anyone's, since a client key ships in an
+    /// app — is read to its end here, at most `InstallationLimits.maximumBody` bytes, before
+    /// anything else reads it (the idempotency gate keeps bodies of megabytes): one bound for every
+    /// route it may call (docs/installations.md, "Limits").
+    static func bounded(_ request: Request, context: IsletRequestContext) async throws -> Request {
+        switch context.owner {
+        case .client?, .installation?:
+            var bounded = request
+            let body = try await request.collectBody(
+                upTo: InstallationLimits.maximumBody,
+                tooLarge: "An installation's request body is at most \(InstallationLimits.maximumBody) bytes."
+            )
+            bounded.body = RequestBody(buffer: body)
+            return bounded
+        default:
+            return request
+        }
     }
 }

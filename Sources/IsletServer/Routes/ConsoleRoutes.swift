@@ -15,7 +15,7 @@ struct ConsoleRoutes {
 
     func add(to router: Router<IsletRequestContext>) {
         // One page for each of its views' addresses; it reads which from its own path.
-        for path in ["console", "console/activities", "console/activities/:id", "console/pushes", "console/webhooks", "console/sends"] {
+        for path in ["console", "console/activities", "console/activities/:id", "console/pushes", "console/webhooks", "console/sends", "console/installations"] {
             router.get(RouterPath(path)) { _, _ in try DisplayRoutes.file("console.html") }
         }
         router.get("v1/overview", use: overview)

@@ -78,11 +78,20 @@ struct InstallationRoutes {
         return try Response.json(RegisteredInstallation(installation: installation, credential: credential), status: .created)
     }
 
-    /// `GET /v1/installations?user=…`: the app's (the app's key, or the admin's naming `bundleId`).
+    /// `GET /v1/installations?user=…`: the app's (the app's key, or the admin's or the keyless
+    /// console's naming `bundleId`; the console is shown no tokens).
     @Sendable func list(_ request: Request, context: IsletRequestContext) async throws -> Response {
-        let bundleId = try context.actingApp(requested: request.query("bundleId"))
+        let bundleId: BundleID
+        if let own = try context.operatorScope() {
+            bundleId = try context.operatedApp(requested: request.query("bundleId") ?? own)
+        } else {
+            guard let named = request.query("bundleId") else {
+                throw IsletError(.invalidRequest, "Name the app: ?bundleId=…, or use the app's key.")
+            }
+            bundleId = named
+        }
         let page = try await engine.installations(bundleId: bundleId, userId: request.query("user"), page: try request.page(of: String.self))
-        return try Response.json(Listing("installations", page))
+        return try Response.json(Listing("installations", context.showsTokens ? page : page.map(\.withoutTokens)))
     }
 
     @Sendable func get(_ request: Request, context: IsletRequestContext) async throws -> Response {

@@ -11,14 +11,10 @@ and 390 points wide, light and dark, there.
 import os
 import time
 
-from display_test import URL, Scenario, api, browser, screenshots  # noqa: F401 (browser: used by Scenario)
+from display_test import URL, Scenario, api, browser, screenshots, text  # noqa: F401 (browser: used by Scenario)
 
 SHOTS = os.environ.get("SHOTS") or os.environ.get("ISLET_SCREENSHOTS")
 APP = "com.example.match"
-
-
-def text(page, selector):
-    return page.js("const n = document.querySelector(arguments[0]); return n && !n.closest('[hidden]') ? n.innerText : null;", selector)
 
 
 def main():

@@ -10,7 +10,7 @@ there.
 
 import os
 
-from display_test import URL, Scenario, api, browser, screenshots  # noqa: F401 (browser: used by Scenario)
+from display_test import URL, Scenario, api, browser, screenshots, text  # noqa: F401 (browser: used by Scenario)
 
 SHOTS = os.environ.get("SHOTS") or os.environ.get("ISLET_SCREENSHOTS")
 
@@ -22,10 +22,6 @@ LAYOUT = {
     ]},
     "dynamicIsland": {"compactTrailing": {"type": "Text", "text": {"bind": "state.progress", "format": "percent"}}},
 }
-
-
-def text(page, selector):
-    return page.js("const n = document.querySelector(arguments[0]); return n && !n.closest('[hidden]') ? n.innerText : null;", selector)
 
 
 def main():

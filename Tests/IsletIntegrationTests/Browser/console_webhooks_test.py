@@ -11,7 +11,7 @@ import http.server
 import os
 import threading
 
-from display_test import URL, Scenario, api, browser, screenshots  # noqa: F401 (browser: used by Scenario)
+from display_test import URL, Scenario, api, browser, screenshots, text  # noqa: F401 (browser: used by Scenario)
 
 SHOTS = os.environ.get("SHOTS") or os.environ.get("ISLET_SCREENSHOTS")
 
@@ -28,10 +28,6 @@ class Receiver(http.server.BaseHTTPRequestHandler):
 
     def log_message(self, *arguments):
         pass
-
-
-def text(page, selector):
-    return page.js("const n = document.querySelector(arguments[0]); return n && !n.closest('[hidden]') ? n.innerText : null;", selector)
 
 
 def main():

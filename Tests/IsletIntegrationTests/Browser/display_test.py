@@ -132,6 +132,11 @@ class Scenario:
         sys.exit(1)
 
 
+def text(page, selector):
+    """What the first element `selector` matches says, as shown; None when there is none or it is hidden."""
+    return page.js("const n = document.querySelector(arguments[0]); return n && !n.closest('[hidden]') ? n.innerText : null;", selector)
+
+
 def screenshots(driver, directory, name):
     """The page at 1280 and 390 points wide, light and dark, the whole page tall, saved in
     directory as console-NAME-WIDTH-SCHEME.png; nothing without a directory."""
