@@ -120,7 +120,7 @@ final class PostgresWriter: Sendable {
                 continue
             }
             let number = watch.begin(batch)
-            let ended = try? await waitAtMost(watch.limit, cancellingLateWork: false) {
+            let ended: Void? = try? await waitAtMost(watch.limit, cancellingLateWork: false) {
                 await self.run(batch, number: number, store: store)
             }
             if ended == nil { await answerUnconfirmed(number, store: store) }
