@@ -244,7 +244,8 @@ public struct Islet: Sendable {
                 webSocketRouter: webSocketRouter, configuration: configuration, cap: httpCap,
                 eventStreams: EventStreamHandler.Serving(
                     responder: router.buildResponder(), bus: engine.bus,
-                    writeTimeout: TimeAmount(seconds: configuration.streams.writeTimeout), logger: logger
+                    writeTimeout: TimeAmount(seconds: configuration.streams.writeTimeout), logger: logger,
+                    hot: HotRoutes.enabled ? HotRoutes(engine: engine, maxBodySize: configuration.server.maxBodySize) : nil
                 )
             ),
             configuration: ApplicationConfiguration(

@@ -43,6 +43,15 @@ final class GroupCommit: Sendable {
     /// Runs `work` in the next transaction and returns its value once that has committed.
     func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
         try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Committed<T>, any Error>) in
+            submit(now: now, work) { continuation.resume(with: $0) }
+        }
+    }
+
+    /// `write`, answering `completion` (on the thread that publishes the commit) instead of a task.
+    func submit<T: Sendable>(
+        now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T, completion: @escaping @Sendable (Result<Committed<T>, any Error>) -> Void
+    ) {
+        do {
             let outcome = WriteOutcome<T>()
             enqueue(Job(
                 run: { db, commit in
@@ -57,7 +66,7 @@ final class GroupCommit: Sendable {
                         outcome.result = .failure(error)
                     }
                 },
-                finish: { transaction in outcome.answer(continuation, transaction: transaction) },
+                finish: { transaction in outcome.answer(completion, transaction: transaction) },
                 failure: { outcome.failure }
             ))
         }

@@ -77,6 +77,25 @@ public final class SQLiteStore: Store {
         try await watched { try await self.groupCommit.write(now: now, work) }
     }
 
+    public func submit<T: Sendable>(
+        now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T,
+        completion: @escaping @Sendable (Result<Committed<T>, any Error>) -> Void
+    ) {
+        groupCommit.submit(now: now, work) { [health] result in
+            switch result {
+            case .success:
+                health.succeeded()
+                completion(result)
+            case .failure(let error):
+                health.failed(error)
+                if let failure = SQLiteFailure.storageFailure(error) {
+                    return completion(.failure(IsletError(.unavailable, "The store cannot take writes now: \(failure). Nothing was changed.")))
+                }
+                completion(result)
+            }
+        }
+    }
+
     public func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T {
         try await pool.read { db in try work(SQLSnapshot(session: SQLiteSession(db))) }
     }

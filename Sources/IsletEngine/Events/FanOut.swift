@@ -15,7 +15,7 @@ import Synchronization
 final class FanOut: Service, Sendable {
     private struct Progress {
         var published: UInt64 = 0
-        var waiters: [(number: UInt64, continuation: CheckedContinuation<Void, Never>)] = []
+        var waiters: [(number: UInt64, run: @Sendable () -> Void)] = []
         var stopped = false
     }
 
@@ -56,7 +56,7 @@ final class FanOut: Service, Sendable {
             defer { progress.waiters = [] }
             return progress.waiters
         }
-        for waiter in waiters { waiter.continuation.resume() }
+        for waiter in waiters { waiter.run() }
     }
 
     private func publish(_ commit: Commit) {
@@ -75,29 +75,35 @@ final class FanOut: Service, Sendable {
         if commit.effects.providerKeysChanged || !commit.effects.keysReplaced.isEmpty {
             for observer in observers.withLock({ $0 }) { observer(commit.effects) }
         }
-        let ready = progress.withLock { progress -> [CheckedContinuation<Void, Never>] in
+        let ready = progress.withLock { progress -> [@Sendable () -> Void] in
             progress.published = commit.number
-            var ready: [CheckedContinuation<Void, Never>] = []
+            var ready: [@Sendable () -> Void] = []
             progress.waiters.removeAll { waiter in
                 guard waiter.number <= commit.number else { return false }
-                ready.append(waiter.continuation)
+                ready.append(waiter.run)
                 return true
             }
             return ready
         }
-        for continuation in ready { continuation.resume() }
+        for run in ready { run() }
     }
 
     /// Returns once the commit numbered `number` has been published (at once if it has been,
     /// or if publishing has stopped for good).
     func published(through number: UInt64) async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            let done = progress.withLock { progress -> Bool in
-                if progress.published >= number || progress.stopped { return true }
-                progress.waiters.append((number, continuation))
-                return false
-            }
-            if done { continuation.resume() }
+            whenPublished(through: number) { continuation.resume() }
         }
+    }
+
+    /// Runs `run` once the commit numbered `number` has been published: at once, on this
+    /// thread, if it has been (or publishing has stopped); else on the thread that publishes it.
+    func whenPublished(through number: UInt64, _ run: @escaping @Sendable () -> Void) {
+        let done = progress.withLock { progress -> Bool in
+            if progress.published >= number || progress.stopped { return true }
+            progress.waiters.append((number, run))
+            return false
+        }
+        if done { run() }
     }
 }

@@ -24,6 +24,12 @@ public protocol Store: Sendable {
         now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T
     ) async throws -> Committed<T>
 
+    /// `write`, answering `completion` instead of a waiting task (docs/engine.md §9.1).
+    func submit<T: Sendable>(
+        now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T,
+        completion: @escaping @Sendable (Result<Committed<T>, any Error>) -> Void
+    )
+
     /// Runs `work` on a reader, concurrently with writes; it sees committed data only.
     func read<T: Sendable>(_ work: @escaping @Sendable (any StoreReading) throws -> T) async throws -> T
 
@@ -71,6 +77,17 @@ extension Store {
     /// Runs `work` in a write transaction, about no activity known beforehand.
     public func write<T: Sendable>(now: Date, _ work: @escaping @Sendable (any Transaction) throws -> T) async throws -> Committed<T> {
         try await write(now: now, about: nil, work)
+    }
+
+    /// `write`, answering `completion` instead of a waiting task. A store whose writer is a
+    /// thread answers from it (SQLite); this default runs `write` in a task.
+    public func submit<T: Sendable>(
+        now: Date, about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T,
+        completion: @escaping @Sendable (Result<Committed<T>, any Error>) -> Void
+    ) {
+        Task {
+            do { completion(.success(try await write(now: now, about: activity, work))) } catch { completion(.failure(error)) }
+        }
     }
 }
 

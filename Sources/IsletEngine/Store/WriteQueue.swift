@@ -118,13 +118,18 @@ public final class WriteOutcome<T: Sendable>: @unchecked Sendable {
     /// Answers the caller once the transaction has ended: with the change's value and the
     /// commit's number, or the change's own error, or the error that undid the transaction.
     public func answer(_ continuation: CheckedContinuation<Committed<T>, any Error>, transaction: Result<UInt64, any Error>) {
+        answer({ continuation.resume(with: $0) }, transaction: transaction)
+    }
+
+    /// `answer`, to a completion rather than a waiting task (a route served on its event loop).
+    public func answer(_ completion: (Result<Committed<T>, any Error>) -> Void, transaction: Result<UInt64, any Error>) {
         switch (transaction, result) {
         case (.failure(let error), _), (.success, .failure(let error)?):
-            continuation.resume(throwing: error)
+            completion(.failure(error))
         case (.success(let number), .success(let value)?):
-            continuation.resume(returning: Committed(value: value, commit: number))
+            completion(.success(Committed(value: value, commit: number)))
         case (.success, nil):
-            continuation.resume(throwing: IsletError(.internalError, "A change was never run."))
+            completion(.failure(IsletError(.internalError, "A change was never run.")))
         }
     }
 }

@@ -53,8 +53,29 @@ extension Engine {
     /// An id of a renewed activity stands for the live end of its chain (docs/renewal.md): the
     /// answer is the activity the input applied to.
     public func apply(_ input: Activity.Input, to id: ActivityID, owner: BundleID?) async throws -> Outcome {
-        let rules = self.rules
-        return try await write(about: id) { tx in
+        try await write(about: id, Self.applying(input, to: id, owner: owner, rules: rules))
+    }
+
+    /// `apply`, answering `completion` once the change is committed and published, instead of a
+    /// waiting task: for a route served on its event loop (docs/engine.md §9.1). Without the
+    /// `Idempotency-Key` claim and the trace span that `write` adds: such a request takes the route.
+    public func submit(
+        _ input: Activity.Input, to id: ActivityID, owner: BundleID?, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void
+    ) {
+        let fanOut = self.fanOut
+        store.submit(now: clock.now(), about: id, Self.applying(input, to: id, owner: owner, rules: rules)) { result in
+            switch result {
+            case .failure(let error): completion(.failure(error))
+            case .success(let committed): fanOut.whenPublished(through: committed.commit) { completion(.success(committed.value)) }
+            }
+        }
+    }
+
+    /// The change `apply` makes, in its transaction.
+    private static func applying(
+        _ input: Activity.Input, to id: ActivityID, owner: BundleID?, rules: LifecycleRules
+    ) -> @Sendable (any Transaction) throws -> Outcome {
+        { tx in
             var activity = try tx.loadActivity(following: id, owner: owner)
             let (transition, body) = try tx.change(&activity, input, rules: rules)
             try tx.deliverChange(input, transition: transition, of: activity)

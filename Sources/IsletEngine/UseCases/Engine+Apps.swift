@@ -53,10 +53,16 @@ extension Engine {
     /// changes owner, and a device's replaced key leaves the cache before the replacement is
     /// acknowledged.
     public func keyOwner(hash: String) async throws -> KeyOwner? {
-        if let owner = keys.owner(of: hash) { return owner }
+        if let owner = cachedKeyOwner(hash: hash) { return owner }
         let owner = try await read { store in try store.keyOwner(hash: hash) }
         if let owner { keys.remember(owner, for: hash) }
         return owner
+    }
+
+    /// Who the key whose hash is `hash` speaks for, if this node has it in memory: what a route
+    /// served on its event loop may use without a read (`keyOwner` fills it).
+    public func cachedKeyOwner(hash: String) -> KeyOwner? {
+        keys.owner(of: hash)
     }
 
     // MARK: Devices

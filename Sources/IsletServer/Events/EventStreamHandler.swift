@@ -56,6 +56,8 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let writeTimeout: TimeAmount
         var endGrace: TimeAmount = .seconds(5)
         let logger: Logger
+        /// The routes served on the loop (docs/engine.md §9.1's spike), when on.
+        var hot: HotRoutes? = nil
     }
 
     private enum State {
@@ -69,6 +71,10 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case streaming(Subscription, EventStream.Cursor)
         /// The stream's end is being written.
         case ending
+        /// A hot request's body is being read (`HotRoutes`).
+        case hot(HTTPRequest, ByteBuffer)
+        /// A hot request waits for its commit, then is answered here.
+        case hotAnswering
     }
 
     /// The handler and its context, used from the opening task on their event loop.
@@ -117,7 +123,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard case .passing = state else {
             if requestEnded {
                 switch state {
-                case .held, .opening, .ending:
+                case .held, .opening, .ending, .hot, .hotAnswering:
                     // Bounded: a client that pipelines this much behind a stream is not a browser.
                     guard waiting.count < 64 else { return context.close(promise: nil) }
                     waiting.append(part)
@@ -125,6 +131,16 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     // Nothing is read behind a stream that may last for hours: the connection
                     // closes once the stream ends, unanswered, and the client asks again.
                     closesAfter = true
+                }
+            } else if case .hot(let head, var body) = state {
+                switch part {
+                case .head: context.close(promise: nil)
+                case .body(let bytes):
+                    body.writeImmutableBuffer(bytes)
+                    state = .hot(head, body)
+                case .end:
+                    requestEnded = true
+                    serveHot(head, body, context: context)
                 }
             } else if case .end = part {
                 requestEnded = true
@@ -139,6 +155,12 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     return
                 }
                 return open(head, context: context)
+            }
+            if let hot = serving.hot, unanswered == 0, hot.takes(head) {
+                requestEnded = false
+                closesAfter = head.headerFields[.connection]?.lowercased() == "close"
+                state = .hot(head, context.channel.allocator.buffer(capacity: 512))
+                return
             }
             unanswered += 1
         }
@@ -158,7 +180,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch state {
         case .opening(let task): task.cancel()
         case .streaming(let subscription, _): serving.bus.remove(subscription)
-        case .passing, .held, .ending: break
+        case .passing, .held, .ending, .hot, .hotAnswering: break
         }
         state = .ending
         stallTimer?.cancel()
@@ -171,7 +193,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch state {
         case .passing:
             context.fireUserInboundEventTriggered(event)
-        case .held, .opening, .ending:
+        case .held, .opening, .ending, .hot, .hotAnswering:
             quiesced = true
         case .streaming(let subscription, _):
             quiesced = true
@@ -326,6 +348,47 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         consuming func finish(_ trailingHeaders: HTTPFields?) async throws {
             try await EventStreamHandler.write([.end(trailingHeaders)], through: bound)
         }
+    }
+
+    // MARK: Hot routes (docs/engine.md §9.1's spike)
+
+    /// A hot request read to its end: passed on to the route as it came, refused, or handed to
+    /// the writer and answered here once its commit is published.
+    private func serveHot(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
+        guard let hot = serving.hot else { return }
+        switch hot.prepare(head, body: body) {
+        case .pass:
+            state = .passing
+            unanswered += 1
+            context.fireChannelRead(wrapInboundOut(.head(head)))
+            if body.readableBytes > 0 { context.fireChannelRead(wrapInboundOut(.body(body))) }
+            context.fireChannelRead(wrapInboundOut(.end(nil)))
+            context.fireChannelReadComplete()
+        case .refuse(let error):
+            state = .hotAnswering
+            writeHot((error.reason.httpStatus, error.wireBody), context: context)
+        case .submit(let input, let id, let owner):
+            state = .hotAnswering
+            let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
+            hot.engine.submit(input, to: id, owner: owner) { result in
+                let answer = HotRoutes.answer(result)
+                bound.eventLoop.execute { bound.value.handler.writeHot(answer, context: bound.value.context) }
+            }
+        }
+    }
+
+    private func writeHot(_ answer: (HTTPResponse.Status, String), context: ChannelHandlerContext) {
+        guard case .hotAnswering = state, context.channel.isActive else { return }
+        var body = context.channel.allocator.buffer(capacity: answer.1.utf8.count + 1)
+        body.writeString(answer.1)
+        body.writeInteger(UInt8(ascii: "\n"))
+        let head = HTTPResponse(status: answer.0, headerFields: [
+            .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes), .server: "Islet",
+        ])
+        context.write(wrapOutboundOut(.head(head)), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        answered(context: context)
     }
 
     // MARK: Streaming

@@ -163,18 +163,27 @@ struct ActivityRoutes {
     private func respond(
         with outcome: Outcome, status: HTTPResponse.Status = .ok, withoutTokens: Bool = false
     ) throws -> Response {
+        let (status, body) = try Self.encodedAnswer(for: outcome, status: status, withoutTokens: withoutTokens)
+        return Response.json(encoded: body, status: status)
+    }
+
+    /// What a change's answer is: its status and body in wire format (the route's, and a hot
+    /// route's on its event loop).
+    static func encodedAnswer(
+        for outcome: Outcome, status: HTTPResponse.Status = .ok, withoutTokens: Bool = false
+    ) throws -> (HTTPResponse.Status, String) {
         if let ignored = outcome.transition.ignored {
-            return ignored.error.response()
+            return (ignored.error.reason.httpStatus, ignored.error.wireBody)
         }
         if withoutTokens {
-            return try Response.json(outcome.activity.withoutTokens, status: status)
+            return (status, try WireFormat.string(outcome.activity.withoutTokens))
         }
         if !outcome.warnings.isEmpty {
-            return try Response.json(Warned(outcome.activity, warnings: outcome.warnings), status: status)
+            return (status, try WireFormat.string(Warned(outcome.activity, warnings: outcome.warnings)))
         }
         if let body = outcome.body {
-            return Response.json(encoded: body, status: status)
+            return (status, body)
         }
-        return try Response.json(outcome.activity, status: status)
+        return (status, try WireFormat.string(outcome.activity))
     }
 }
