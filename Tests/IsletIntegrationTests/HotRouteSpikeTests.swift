@@ -34,8 +34,13 @@ extension DurabilityTests {
                 let reply = await offThePool { socket.readAll(seconds: 30) }
                 // Each answer's status line (a body ends with a newline, the next answer follows it).
                 let statuses = reply.components(separatedBy: "HTTP/1.1 ").dropFirst().map { "HTTP/1.1 " + $0.components(separatedBy: "\r\n")[0] }
+                // And the names of its header fields, the same both ways (a Date, a Server, …).
+                let fields = reply.components(separatedBy: "HTTP/1.1 ").dropFirst().map { answer in
+                    answer.components(separatedBy: "\r\n\r\n")[0].components(separatedBy: "\r\n").dropFirst()
+                        .map { String($0.prefix { $0 != ":" }).lowercased() }.sorted().joined(separator: ",")
+                }
                 let reasons = reply.components(separatedBy: "\"reason\":\"").dropFirst().map { String($0.prefix { $0 != "\"" }) }
-                answers.append(statuses + reasons)
+                answers.append(statuses + reasons + fields)
                 #expect(try await client.activity(id).content.state == ["n": 4], "\(environment): the last update that was taken is kept")
                 await server.stop(signal: SIGTERM)
             }

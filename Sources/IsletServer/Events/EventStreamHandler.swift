@@ -102,6 +102,8 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// The server is shutting down: the stream ends, then Hummingbird is told.
     private var quiesced = false
     private var stallTimer: Scheduled<Void>?
+    /// The hot request's path, for its log line.
+    private var hotPath = ""
     private var wake: (@Sendable () -> Void)?
 
     init(serving: Serving) {
@@ -356,6 +358,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     /// the writer and answered here once its commit is published.
     private func serveHot(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
         guard let hot = serving.hot else { return }
+        hotPath = head.path.map { String($0.prefix { $0 != "?" }) } ?? ""
         switch hot.prepare(head, body: body) {
         case .pass:
             state = .passing
@@ -383,11 +386,12 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         body.writeString(answer.1)
         body.writeInteger(UInt8(ascii: "\n"))
         let head = HTTPResponse(status: answer.0, headerFields: [
-            .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes), .server: "Islet",
+            .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes), .date: HTTPDate.now, .server: "Islet",
         ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+        RequestLogging.log(method: "POST", path: hotPath, status: answer.0.code, logger: serving.logger)
         answered(context: context)
     }
 
