@@ -5,7 +5,7 @@ import IsletCore
 import IsletEngine
 
 /// Spike of docs/engine.md §9.1 (issue 60), behind `ISLET_SPIKE_PIPELINE_UPDATE=1`: an activity's
-/// update served from the connection's pipeline (`EventStreamHandler`), with no task — decoded
+/// update and end served from the connection's pipeline (`EventStreamHandler`), with no task — decoded
 /// on the event loop, handed to the writer with a completion, answered on the loop once the
 /// commit is published. It takes only what it can serve as the route would without a read, and
 /// passes everything else on to the route unchanged.
@@ -25,10 +25,10 @@ struct HotRoutes: Sendable {
         case submit(Activity.Input, ActivityID, owner: BundleID)
     }
 
-    /// Whether `head` may be a hot request: `POST /v1/activities/{id}/update`, HTTP/1.1, no query,
+    /// Whether `head` may be a hot request: `POST /v1/activities/{id}/update` or `…/end`, HTTP/1.1, no query,
     /// a body of a stated length within the limit, a key, no `Idempotency-Key` and no trace.
     func takes(_ head: HTTPRequest) -> Bool {
-        guard head.method == .post, let path = head.path, path.hasPrefix("/v1/activities/"), path.hasSuffix("/update"),
+        guard head.method == .post, let path = head.path, path.hasPrefix("/v1/activities/"), path.hasSuffix("/update") || path.hasSuffix("/end"),
             !path.contains("?"), head.headerFields[.authorization] != nil, head.headerFields[IdempotencyGate.header] == nil,
             head.headerFields[HTTPField.Name("traceparent")!] == nil, head.headerFields[.transferEncoding] == nil,
             head.headerFields[KeylessAccess.requestVersionField] != "HTTP/1.0",
@@ -40,19 +40,30 @@ struct HotRoutes: Sendable {
     func prepare(_ head: HTTPRequest, body: ByteBuffer) -> Prepared {
         guard let path = head.path else { return .pass }
         let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        // "", "v1", "activities", id, "update"
-        guard segments.count == 5, let reference = try? ActivityReference(String(segments[3])), case .id(let id) = reference else { return .pass }
+        // "", "v1", "activities", id, "update" or "end"
+        guard segments.count == 5, segments[4] == "update" || segments[4] == "end", let reference = try? ActivityReference(String(segments[3])), case .id(let id) = reference else { return .pass }
         guard let authorization = head.headerFields[.authorization] else { return .pass }
         let parts = authorization.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer",
             case .app(let bundleId)? = engine.cachedKeyOwner(hash: KeyRing.hash(String(parts[1].trimmedOfWhitespace())))
         else { return .pass }
         do {
-            let (update, at) = try body.withUnsafeReadableBytes { bytes throws(IsletError) in
-                try WireFormat.decodeScheduledRequest(ContentUpdate.self, from: bytes, emptyAs: nil)
+            let input: Activity.Input
+            let at: Date?
+            if segments[4] == "update" {
+                let (update, when) = try body.withUnsafeReadableBytes { bytes throws(IsletError) in
+                    try WireFormat.decodeScheduledRequest(ContentUpdate.self, from: bytes, emptyAs: nil)
+                }
+                (input, at) = (.update(update), when)
+            } else {
+                // As the route reads it: an empty body ends the activity as it is.
+                let (end, when) = try body.withUnsafeReadableBytes { bytes throws(IsletError) in
+                    try WireFormat.decodeScheduledRequest(EndRequest.self, from: bytes, emptyAs: EndRequest())
+                }
+                (input, at) = (.end(end), when)
             }
             if at != nil { return .pass }
-            return .submit(.update(update), id, owner: bundleId)
+            return .submit(input, id, owner: bundleId)
         } catch {
             return .refuse(error)
         }
