@@ -13,6 +13,9 @@ struct HotRoutes: Sendable {
     let engine: Engine
     let maxBodySize: Int
 
+    /// W3C Trace Context's header: a traced request takes the route, which makes its spans.
+    private static let traceparent = HTTPField.Name("traceparent")!
+
     /// Whether the spike is on.
     static let enabled = ProcessInfo.processInfo.environment["ISLET_SPIKE_PIPELINE_UPDATE"] == "1"
 
@@ -30,7 +33,7 @@ struct HotRoutes: Sendable {
     func takes(_ head: HTTPRequest) -> Bool {
         guard head.method == .post, let path = head.path, path.hasPrefix("/v1/activities/"), path.hasSuffix("/update") || path.hasSuffix("/end"),
             !path.contains("?"), head.headerFields[.authorization] != nil, head.headerFields[IdempotencyGate.header] == nil,
-            head.headerFields[HTTPField.Name("traceparent")!] == nil, head.headerFields[.transferEncoding] == nil,
+            head.headerFields[Self.traceparent] == nil, head.headerFields[.transferEncoding] == nil,
             head.headerFields[KeylessAccess.requestVersionField] != "HTTP/1.0",
             let length = head.headerFields[.contentLength].flatMap(Int.init), length <= maxBodySize
         else { return false }

@@ -11,7 +11,7 @@ import http.server
 import os
 import threading
 
-from display_test import URL, Scenario, api, browser, screenshots, text  # noqa: F401 (browser: used by Scenario)
+from display_test import URL, Scenario, api, browser, fits_a_phone, screenshots, text  # noqa: F401 (browser: used by Scenario)
 
 SHOTS = os.environ.get("SHOTS") or os.environ.get("ISLET_SCREENSHOTS")
 
@@ -72,10 +72,7 @@ def main():
         print("ok: Send a test sends one from the keyless console and its attempt shows at the top")
 
         scenario.at("a phone's width")
-        driver.set_window_size(390, 900)
-        wide = page.js("return document.documentElement.scrollWidth > window.innerWidth + 1")
-        assert not wide, "the page scrolls sideways at 390 px"
-        print("ok: at 390 px the page does not scroll sideways")
+        fits_a_phone(page, driver)
     receiver.shutdown()
 
 

@@ -137,6 +137,14 @@ def text(page, selector):
     return page.js("const n = document.querySelector(arguments[0]); return n && !n.closest('[hidden]') ? n.innerText : null;", selector)
 
 
+def fits_a_phone(page, driver):
+    """At 390 points wide the page does not scroll sideways; says so with an "ok:" line."""
+    driver.set_window_size(390, 900)
+    wide = page.js("return document.documentElement.scrollWidth > window.innerWidth + 1")
+    assert not wide, "the page scrolls sideways at 390 px"
+    print("ok: at 390 px the page does not scroll sideways")
+
+
 def screenshots(driver, directory, name):
     """The page at 1280 and 390 points wide, light and dark, the whole page tall, saved in
     directory as console-NAME-WIDTH-SCHEME.png; nothing without a directory."""
