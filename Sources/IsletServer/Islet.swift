@@ -245,7 +245,9 @@ public struct Islet: Sendable {
                 eventStreams: EventStreamHandler.Serving(
                     responder: router.buildResponder(), bus: engine.bus,
                     writeTimeout: TimeAmount(seconds: configuration.streams.writeTimeout), logger: logger,
-                    hot: HotRoutes.enabled ? HotRoutes(engine: engine, maxBodySize: configuration.server.maxBodySize) : nil
+                    // A traced request keeps its spans: with tracing on, every request takes its route.
+                    hot: configuration.server.hotRoutes && configuration.telemetry.otlpEndpoint == nil
+                        ? HotRoutes(engine: engine, maxBodySize: configuration.server.maxBodySize) : nil
                 )
             ),
             configuration: ApplicationConfiguration(

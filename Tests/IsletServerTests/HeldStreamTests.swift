@@ -90,24 +90,37 @@ struct HeldStreamTests {
     @Test func aStreamBehindRequestsStillBeingAnsweredComesAfterTheirAnswersAndIsNotEndedByThem() async throws {
         try await withIslet({ $0.store.durability = .normal }) { islet in
             let key = try await islet.createApp("com.example.fleet")
-            let socket = try RawSocket(port: islet.port)
             let before = 20
-            socket.send(Array((
-                String(repeating: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", count: before)
-                    + "GET /v1/events?coalesce=false HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n"
-            ).utf8))
-            _ = try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
-            _ = try await islet.start(key: key)
-            let (read, closed) = await offThePool {
-                socket.read(seconds: 20) { String(decoding: $0, as: UTF8.self).contains("event: started") }
+            let (answers, _) = try await Self.streamBehind(String(repeating: "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n", count: before), key: key, on: islet)
+            #expect(answers.count == before && answers.allSatisfy { $0.hasPrefix("200 OK") }, "every healthz answered before the stream's head: \(answers.count)")
+        }
+    }
+
+    /// The hot routes (docs/engine.md §9.1) share the connection with Hummingbird's task and the
+    /// stream: an update answered on the loop comes after the answers before it, the requests
+    /// behind it wait for it, and a stream behind them all opens after the last has ended.
+    @Test func hotRequestsAndTheRequestsAroundThemAreAnsweredInOrderAndAStreamBehindThemAfterThem() async throws {
+        try await withIslet({ $0.store.durability = .normal }) { islet in
+            let key = try await islet.createApp("com.example.fleet")
+            // Its key is now known to the engine, which the hot route asks without a read.
+            let activity = try await islet.start(key: key)
+            func update(_ n: Int, extra: String = "") -> String {
+                let body = #"{"content": {"state": {"n": \#(n)}}\#(extra)}"#
+                return "POST /v1/activities/\(activity.id)/update HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n\(body)"
             }
-            let text = String(decoding: read, as: UTF8.self)
-            #expect(!closed)
-            let streamHead = try #require(text.range(of: "Content-Type: text/event-stream"), "\(text.suffix(300))")
-            let answered = text[..<streamHead.lowerBound].components(separatedBy: "HTTP/1.1 200 OK").count - 1
-            #expect(answered == before + 1, "every healthz answered before the stream's head: \(answered - 1)")
-            let stream = text[streamHead.lowerBound...]
-            #expect(!stream.contains("\r\n0\r\n\r\n"), "the live stream's body was ended: \(stream.prefix(300).debugDescription)")
+            let healthz = "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n"
+            let (answers, _) = try await Self.streamBehind(
+                healthz + update(1) + update(2) + healthz + update(3, extra: #", "bogus": 1"#) + update(4) + healthz + update(5), key: key, on: islet
+            )
+            // Each answer, in order: what it is.
+            let told = answers.map { answer in
+                if answer.contains(#""n":"#), let n = answer.components(separatedBy: #""n":"#).last?.first { return "n\(n)" }
+                if answer.contains("invalidRequest") { return "refused" }
+                return answer.contains(#""status""#) ? "healthz" : String(answer.prefix(40))
+            }
+            #expect(told == ["healthz", "n1", "n2", "healthz", "refused", "n4", "healthz", "n5"])
+            #expect(try await islet.engine.activity(activity.id, owner: nil).content.state == ["n": 5])
         }
     }
 
@@ -127,6 +140,28 @@ struct HeldStreamTests {
     /// An app with one activity, and a stream of its events read by a socket with a tiny window
     /// that reads nothing; returns once the stream is registered.
     /// `behind`: what the socket pipelines after the stream's request.
+    /// Sends `requests` and a stream's request behind them on one connection, then starts an
+    /// activity; answers once the stream has told of it: the answers before the stream's head
+    /// (each from its status code on) and the stream, checked to be live (not ended by them).
+    static func streamBehind(_ requests: String, key: String, on islet: Harness) async throws -> (answers: [String], stream: String) {
+        let socket = try RawSocket(port: islet.port)
+        socket.send(Array((requests + "GET /v1/events?coalesce=false HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer \(key)\r\n\r\n").utf8))
+        _ = try await eventually("the stream is registered") { islet.engine.bus.subscriberCount == 1 ? true : nil }
+        _ = try await islet.start(key: key)
+        let (read, closed) = await offThePool {
+            socket.read(seconds: 20) { String(decoding: $0, as: UTF8.self).contains("event: started") }
+        }
+        let text = String(decoding: read, as: UTF8.self)
+        #expect(!closed)
+        let streamHead = try #require(text.range(of: "Content-Type: text/event-stream"), "\(text.suffix(300))")
+        // The last status line before the stream's head is the stream's.
+        let parts: [String] = text[..<streamHead.lowerBound].components(separatedBy: "HTTP/1.1 ")
+        let answers = Array(parts.dropFirst().dropLast())
+        let stream = String(text[streamHead.lowerBound...])
+        #expect(!stream.contains("\r\n0\r\n\r\n"), "the live stream's body was ended: \(stream.prefix(300).debugDescription)")
+        return (answers, stream)
+    }
+
     static func stuckReader(
         on islet: Harness, query: String, version: String = "HTTP/1.1", behind: String = ""
     ) async throws -> (ActivityID, IsletClient, RawSocket) {

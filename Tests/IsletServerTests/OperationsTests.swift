@@ -123,7 +123,7 @@ struct OperationsTests {
             "frequentPushBudgetPerHour", "enabled", "certificate", "privateKey", "tokenRotation", "maxChannelsPerApp",
             "maxConnections", "requestHeadTimeout", "requestBodyTimeout", "minBodyRate", "idleTimeout", "firstRequestTimeout",
             "requestTimeout", "shutdownTimeout", "pages", "concurrency", "maxBackoff", "faults", "tokenRateLimit",
-            "providerTokenInterval", "database", "lease", "connections", "renewalLead", "otlpEndpoint",
+            "providerTokenInterval", "database", "lease", "connections", "renewalLead", "otlpEndpoint", "hotRoutes",
         ] {
             #expect(text.contains("  \(key):") || text.contains("# \(key):"), "\(key) is missing from islet.sample.yaml")
         }

@@ -25,6 +25,7 @@ extension IsletConfiguration {
         server.idleTimeout = try settings.timeout("server.idleTimeout") ?? server.idleTimeout
         server.writeTimeout = try settings.timeout("server.writeTimeout") ?? server.writeTimeout
         server.shutdownTimeout = try settings.timeout("server.shutdownTimeout") ?? server.shutdownTimeout
+        server.hotRoutes = try settings.bool("server.hotRoutes") ?? server.hotRoutes
         store.dataDirectory = try settings.string("store.dataDirectory") ?? store.dataDirectory
         store.database = try settings.string("store.database", secret: true).flatMap { $0 == "sqlite" ? nil : $0 }
         if let database = store.database {

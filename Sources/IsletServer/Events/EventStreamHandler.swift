@@ -56,7 +56,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         let writeTimeout: TimeAmount
         var endGrace: TimeAmount = .seconds(5)
         let logger: Logger
-        /// The routes served on the loop (docs/engine.md §9.1's spike), when on.
+        /// The routes served on the loop (docs/engine.md §9.1), when on.
         var hot: HotRoutes? = nil
     }
 
@@ -72,7 +72,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         /// The stream's end is being written.
         case ending
         /// A hot request's body is being read (`HotRoutes`).
-        case hot(HTTPRequest, ByteBuffer)
+        case hot(HTTPRequest, HotRoutes.Taken, ByteBuffer)
         /// A hot request waits for its commit, then is answered here.
         case hotAnswering
     }
@@ -101,9 +101,12 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var raw = false
     /// The server is shutting down: the stream ends, then Hummingbird is told.
     private var quiesced = false
+    /// The server is shutting down: requests go to Hummingbird, which closes the connection
+    /// after its answer, and none is served here any more.
+    private var declinesHot = false
     private var stallTimer: Scheduled<Void>?
-    /// The hot request's path, for its log line.
-    private var hotPath = ""
+    /// The hot request being answered, for its log line and metrics.
+    private var hotRequest: HotRoutes.Taken?
     private var wake: (@Sendable () -> Void)?
 
     init(serving: Serving) {
@@ -134,15 +137,18 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                     // closes once the stream ends, unanswered, and the client asks again.
                     closesAfter = true
                 }
-            } else if case .hot(let head, var body) = state {
+            } else if case .hot(let head, let taken, var body) = state {
                 switch part {
                 case .head: context.close(promise: nil)
                 case .body(let bytes):
+                    // The state lets go of the buffer while it grows, so it is not copied (NIO's
+                    // decoder hands on no more than the stated `Content-Length`).
+                    state = .passing
                     body.writeImmutableBuffer(bytes)
-                    state = .hot(head, body)
+                    state = .hot(head, taken, body)
                 case .end:
                     requestEnded = true
-                    serveHot(head, body, context: context)
+                    serveHot(head, taken, body, context: context)
                 }
             } else if case .end = part {
                 requestEnded = true
@@ -158,10 +164,11 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 }
                 return open(head, context: context)
             }
-            if let hot = serving.hot, unanswered == 0, hot.takes(head) {
+            if let hot = serving.hot, unanswered == 0, !declinesHot, let taken = hot.takes(head) {
                 requestEnded = false
-                closesAfter = head.headerFields[.connection]?.lowercased() == "close"
-                state = .hot(head, context.channel.allocator.buffer(capacity: 512))
+                closesAfter = taken.closes
+                hot.metrics.began()
+                state = .hot(head, taken, context.channel.allocator.buffer(capacity: 512))
                 return
             }
             unanswered += 1
@@ -182,7 +189,9 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch state {
         case .opening(let task): task.cancel()
         case .streaming(let subscription, _): serving.bus.remove(subscription)
-        case .passing, .held, .ending, .hot, .hotAnswering: break
+        // The client left before its hot request was read; one being answered is counted when it is.
+        case .hot: serving.hot?.metrics.notServed()
+        case .passing, .held, .ending, .hotAnswering: break
         }
         state = .ending
         stallTimer?.cancel()
@@ -192,6 +201,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
         guard event is ChannelShouldQuiesceEvent else { return context.fireUserInboundEventTriggered(event) }
+        declinesHot = true
         switch state {
         case .passing:
             context.fireUserInboundEventTriggered(event)
@@ -352,15 +362,16 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    // MARK: Hot routes (docs/engine.md §9.1's spike)
+    // MARK: Hot routes (docs/engine.md §9.1)
 
     /// A hot request read to its end: passed on to the route as it came, refused, or handed to
     /// the writer and answered here once its commit is published.
-    private func serveHot(_ head: HTTPRequest, _ body: ByteBuffer, context: ChannelHandlerContext) {
+    private func serveHot(_ head: HTTPRequest, _ taken: HotRoutes.Taken, _ body: ByteBuffer, context: ChannelHandlerContext) {
         guard let hot = serving.hot else { return }
-        hotPath = head.path.map { String($0.prefix { $0 != "?" }) } ?? ""
-        switch hot.prepare(head, body: body) {
+        switch hot.prepare(taken, body: body) {
         case .pass:
+            // The route counts it in Hummingbird's metrics.
+            hot.metrics.notServed()
             state = .passing
             unanswered += 1
             context.fireChannelRead(wrapInboundOut(.head(head)))
@@ -369,9 +380,11 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             context.fireChannelReadComplete()
         case .refuse(let error):
             state = .hotAnswering
-            writeHot((error.reason.httpStatus, error.wireBody), context: context)
+            hotRequest = taken
+            writeHot(HotRoutes.Answer(error), context: context)
         case .submit(let input, let id, let owner):
             state = .hotAnswering
+            hotRequest = taken
             let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
             hot.engine.submit(input, to: id, owner: owner) { result in
                 let answer = HotRoutes.answer(result)
@@ -380,18 +393,21 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    private func writeHot(_ answer: (HTTPResponse.Status, String), context: ChannelHandlerContext) {
+    private func writeHot(_ answer: HotRoutes.Answer, context: ChannelHandlerContext) {
+        guard let request = hotRequest else { return }
+        hotRequest = nil
+        serving.hot?.metrics.answered(request.operation, answer, startedAt: request.started)
+        RequestLogging.log(method: "POST", path: request.path, status: Int(answer.status.code), logger: serving.logger)
         guard case .hotAnswering = state, context.channel.isActive else { return }
-        var body = context.channel.allocator.buffer(capacity: answer.1.utf8.count + 1)
-        body.writeString(answer.1)
+        var body = context.channel.allocator.buffer(capacity: answer.body.utf8.count + 1)
+        body.writeString(answer.body)
         body.writeInteger(UInt8(ascii: "\n"))
-        let head = HTTPResponse(status: answer.0, headerFields: [
+        let head = HTTPResponse(status: answer.status, headerFields: [
             .contentType: "application/json; charset=utf-8", .contentLength: String(body.readableBytes), .date: HTTPDate.now, .server: "Islet",
         ])
         context.write(wrapOutboundOut(.head(head)), promise: nil)
         context.write(wrapOutboundOut(.body(body)), promise: nil)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
-        RequestLogging.log(method: "POST", path: hotPath, status: answer.0.code, logger: serving.logger)
         answered(context: context)
     }
 

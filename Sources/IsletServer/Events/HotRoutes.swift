@@ -1,23 +1,57 @@
+import Dispatch
 import Foundation
 import HTTPTypes
 import Hummingbird
 import IsletCore
 import IsletEngine
+import Metrics
+import Synchronization
 
-/// Spike of docs/engine.md §9.1 (issue 60), behind `ISLET_SPIKE_PIPELINE_UPDATE=1`: an activity's
-/// update and end served from the connection's pipeline (`EventStreamHandler`), with no task — decoded
-/// on the event loop, handed to the writer with a completion, answered on the loop once the
-/// commit is published. It takes only what it can serve as the route would without a read, and
-/// passes everything else on to the route unchanged.
+/// docs/engine.md §9.1: an activity's update and end served from the connection's pipeline
+/// (`EventStreamHandler`), with no task — decoded on the event loop, handed to the writer with a
+/// completion, answered on the loop once the commit is published. On unless `server.hotRoutes`
+/// is off, or tracing is (a traced request keeps its spans).
+///
+/// It takes only what it can serve as the route would without a read or a wait, and passes
+/// everything else on to the route unchanged: a key this node has not seen yet (the route reads
+/// it, and the engine keeps it), a key that is neither the admin's nor an app's (the route says
+/// why it is refused), a prefix of an id, an `Idempotency-Key` (its claim is a read before the
+/// change), a scheduled change (`at`), a chunked body or an HTTP/1.0 request. What it serves
+/// goes through the route's own pieces: the engine's `applying` (`Engine.submit`), the wire
+/// format's strict decode under the same limit, `ActivityRoutes.encodedAnswer`, the request log
+/// line and Hummingbird's metrics under the route's labels (`HotRouteMetrics`).
 struct HotRoutes: Sendable {
     let engine: Engine
     let maxBodySize: Int
+    let metrics = HotRouteMetrics()
 
-    /// W3C Trace Context's header: a traced request takes the route, which makes its spans.
-    private static let traceparent = HTTPField.Name("traceparent")!
+    /// The writes served here.
+    enum Operation: Sendable {
+        case update, end
 
-    /// Whether the spike is on.
-    static let enabled = ProcessInfo.processInfo.environment["ISLET_SPIKE_PIPELINE_UPDATE"] == "1"
+        /// The route's path as Hummingbird's metrics label it.
+        var route: String {
+            switch self {
+            case .update: "/v1/activities/{id}/update"
+            case .end: "/v1/activities/{id}/end"
+            }
+        }
+    }
+
+    /// A request `takes` chose, with what the rest needs of its head, read once.
+    struct Taken: Sendable {
+        let operation: Operation
+        /// The path's id, as sent.
+        let id: Substring
+        /// The bearer key.
+        let key: String
+        /// The path, for the log line.
+        let path: String
+        /// The request asked for the connection to close after its answer.
+        let closes: Bool
+        /// When its head was read, for the duration metric.
+        let started: UInt64
+    }
 
     /// What a hot request comes to once its body has been read.
     enum Prepared: Sendable {
@@ -25,40 +59,70 @@ struct HotRoutes: Sendable {
         case pass
         /// Refused, as the route would refuse it.
         case refuse(IsletError)
-        case submit(Activity.Input, ActivityID, owner: BundleID)
+        case submit(Activity.Input, ActivityID, owner: BundleID?)
     }
 
-    /// Whether `head` may be a hot request: `POST /v1/activities/{id}/update` or `…/end`, HTTP/1.1, no query,
-    /// a body of a stated length within the limit, a key, no `Idempotency-Key` and no trace.
-    func takes(_ head: HTTPRequest) -> Bool {
-        guard head.method == .post, let path = head.path, path.hasPrefix("/v1/activities/"), path.hasSuffix("/update") || path.hasSuffix("/end"),
-            !path.contains("?"), head.headerFields[.authorization] != nil, head.headerFields[IdempotencyGate.header] == nil,
-            head.headerFields[Self.traceparent] == nil, head.headerFields[.transferEncoding] == nil,
-            head.headerFields[KeylessAccess.requestVersionField] != "HTTP/1.0",
-            let length = head.headerFields[.contentLength].flatMap(Int.init), length <= maxBodySize
-        else { return false }
-        return true
+    private static let prefix = "/v1/activities/"
+
+    /// Whether `head` may be a hot request: `POST /v1/activities/{id}/update` or `…/end`, no
+    /// query, a body of a stated length within the limit, a bearer key, no `Idempotency-Key`,
+    /// HTTP/1.1 — from one pass over its path and one over its fields.
+    func takes(_ head: HTTPRequest) -> Taken? {
+        guard head.method == .post, let path = head.path, path.hasPrefix(Self.prefix) else { return nil }
+        let rest = path.utf8.dropFirst(Self.prefix.utf8.count)
+        guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
+        let operation: Operation
+        switch Substring(rest[rest.index(after: slash)...]) {
+        case "update": operation = .update
+        case "end": operation = .end
+        default: return nil
+        }
+        var key: String?
+        var length: Int?
+        var closes = false
+        for field in head.headerFields {
+            switch field.name {
+            case .authorization:
+                guard key == nil, field.value.utf8.count > 7, field.value.prefix(7).lowercased() == "bearer " else { return nil }
+                key = field.value.dropFirst(7).trimmedOfWhitespace()
+            case .contentLength:
+                guard length == nil, let value = Int(field.value), (0...maxBodySize).contains(value) else { return nil }
+                length = value
+            case .connection:
+                closes = closes || field.value.lowercased() == "close"
+            case .transferEncoding, IdempotencyGate.header:
+                return nil
+            case KeylessAccess.requestVersionField:
+                return nil
+            default:
+                continue
+            }
+        }
+        guard let key, !key.isEmpty, length != nil else { return nil }
+        return Taken(
+            operation: operation, id: Substring(rest[..<slash]), key: key, path: path, closes: closes,
+            started: DispatchTime.now().uptimeNanoseconds
+        )
     }
 
-    func prepare(_ head: HTTPRequest, body: ByteBuffer) -> Prepared {
-        guard let path = head.path else { return .pass }
-        let segments = path.split(separator: "/", omittingEmptySubsequences: false)
-        // "", "v1", "activities", id, "update" or "end"
-        guard segments.count == 5, segments[4] == "update" || segments[4] == "end", let reference = try? ActivityReference(String(segments[3])), case .id(let id) = reference else { return .pass }
-        guard let authorization = head.headerFields[.authorization] else { return .pass }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer",
-            case .app(let bundleId)? = engine.cachedKeyOwner(hash: KeyRing.hash(String(parts[1].trimmedOfWhitespace())))
-        else { return .pass }
+    func prepare(_ request: Taken, body: ByteBuffer) -> Prepared {
+        guard let reference = try? ActivityReference(String(request.id)), case .id(let id) = reference else { return .pass }
+        let owner: BundleID?
+        switch engine.cachedKeyOwner(hash: KeyRing.hash(request.key)) {
+        case .admin?: owner = nil
+        case .app(let bundleId)?: owner = bundleId
+        case .device?, .client?, .installation?, nil: return .pass
+        }
         do {
             let input: Activity.Input
             let at: Date?
-            if segments[4] == "update" {
+            switch request.operation {
+            case .update:
                 let (update, when) = try body.withUnsafeReadableBytes { bytes throws(IsletError) in
                     try WireFormat.decodeScheduledRequest(ContentUpdate.self, from: bytes, emptyAs: nil)
                 }
                 (input, at) = (.update(update), when)
-            } else {
+            case .end:
                 // As the route reads it: an empty body ends the activity as it is.
                 let (end, when) = try body.withUnsafeReadableBytes { bytes throws(IsletError) in
                     try WireFormat.decodeScheduledRequest(EndRequest.self, from: bytes, emptyAs: EndRequest())
@@ -66,21 +130,96 @@ struct HotRoutes: Sendable {
                 (input, at) = (.end(end), when)
             }
             if at != nil { return .pass }
-            return .submit(input, id, owner: bundleId)
+            return .submit(input, id, owner: owner)
         } catch {
             return .refuse(error)
         }
     }
 
-    /// The answer the route gives for `result`: its status and its body, in wire format.
-    static func answer(_ result: Result<Outcome, any Error>) -> (HTTPResponse.Status, String) {
+    /// The answer the route gives for `result`: its status, its body in wire format, and whether
+    /// the route would have thrown it (Hummingbird's metrics count it as an error).
+    static func answer(_ result: Result<Outcome, any Error>) -> Answer {
         do {
-            return try ActivityRoutes.encodedAnswer(for: try result.get())
+            let (status, body) = try ActivityRoutes.encodedAnswer(for: try result.get())
+            return Answer(status: status, body: body, thrown: false)
         } catch let error as IsletError {
-            return (error.reason.httpStatus, error.wireBody)
+            return Answer(error)
         } catch {
-            let refusal = IsletError(.internalError, "The server failed to handle the request; its log says why.")
-            return (refusal.reason.httpStatus, refusal.wireBody)
+            return Answer(IsletError(.internalError, "The server failed to handle the request; its log says why."))
+        }
+    }
+
+    /// A hot request's answer.
+    struct Answer: Sendable {
+        let status: HTTPResponse.Status
+        let body: String
+        /// A refusal the route throws (a `409` for an ignored update is returned, not thrown).
+        let thrown: Bool
+
+        init(status: HTTPResponse.Status, body: String, thrown: Bool) {
+            (self.status, self.body, self.thrown) = (status, body, thrown)
+        }
+
+        init(_ error: IsletError) {
+            self.init(status: error.reason.httpStatus, body: error.wireBody, thrown: true)
+        }
+    }
+}
+
+/// Hummingbird's `MetricsMiddleware`'s metrics, under the same labels and dimensions, for a
+/// request served on the loop: `/metrics` counts it as it counts the route's.
+final class HotRouteMetrics: Sendable {
+    private struct Key: Hashable {
+        let route: String
+        let status: Int
+    }
+
+    private struct Recorders {
+        let counter: Counter
+        let timer: Metrics.Timer
+        let errors: Counter
+    }
+
+    private let active = Meter(label: "http.server.active_requests", dimensions: [("http.request.method", "POST")])
+    private let recorders = Mutex<[Key: Recorders]>([:])
+
+    /// A request is being served.
+    func began() {
+        active.increment()
+    }
+
+    /// It is not served here after all: passed on to the route (which counts it), or left by its client.
+    func notServed() {
+        active.decrement()
+    }
+
+    /// It is answered.
+    func answered(_ operation: HotRoutes.Operation, _ answer: HotRoutes.Answer, startedAt started: UInt64) {
+        let recorders = recorders(Key(route: operation.route, status: Int(answer.status.code)))
+        recorders.counter.increment()
+        if answer.thrown {
+            recorders.errors.increment()
+        } else {
+            // As Hummingbird's: a thrown error's duration is not recorded.
+            recorders.timer.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
+        }
+        active.decrement()
+    }
+
+    private func recorders(_ key: Key) -> Recorders {
+        recorders.withLock { cache in
+            if let known = cache[key] { return known }
+            let dimensions = [("http.route", key.route), ("http.request.method", "POST"), ("http.response.status_code", "\(key.status)")]
+            let made = Recorders(
+                counter: Counter(label: "hb.requests", dimensions: dimensions),
+                timer: Metrics.Timer(label: "http.server.request.duration", dimensions: dimensions, preferredDisplayUnit: .seconds),
+                errors: Counter(
+                    label: "hb.request.errors",
+                    dimensions: [("http.route", key.route), ("http.request.method", "POST"), ("error.type", "\(key.status)")]
+                )
+            )
+            cache[key] = made
+            return made
         }
     }
 }
