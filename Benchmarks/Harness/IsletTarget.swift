@@ -17,8 +17,10 @@ struct IsletTarget: Target {
     var subscription: String { transport == .ws ? "WebSocket" : "SSE" }
 
     /// `islet serve` with the given store durability, an app, and the fleet.
-    static func start(_ systems: Systems, durability: String, fleet: Fleet, transport: Transport) async throws -> IsletTarget {
-        let server = try await systems.startIslet(durability: durability)
+    static func start(
+        _ systems: Systems, durability: String, fleet: Fleet, transport: Transport, hotRoutes: Bool = true
+    ) async throws -> IsletTarget {
+        let server = try await systems.startIslet(durability: durability, environment: hotRoutes ? [:] : ["ISLET_SERVER_HOT_ROUTES": "false"])
         do {
             let admin = try server.adminKey
             let setup = try await HTTPConnection.connect(port: server.port)
@@ -26,7 +28,7 @@ struct IsletTarget: Target {
             await setup.close()
             try await IsletSetup.devices(fleet.devices, port: server.port, admin: admin)
             let ids = try await IsletSetup.activities(fleet.activities, port: server.port, key: key) { "d\(fleet.device(of: $0))" }
-            let label = "islet\(systems.tag) (SQLite WAL, synchronous=\(durability.uppercased()))"
+            let label = "islet\(systems.tag) (SQLite WAL, synchronous=\(durability.uppercased())\(hotRoutes ? "" : ", every request through its route"))"
             return IsletTarget(server: server, label: label, key: key, ids: ids, transport: transport)
         } catch {
             server.stop()

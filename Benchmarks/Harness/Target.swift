@@ -90,6 +90,8 @@ enum SystemName: String, CaseIterable, Sendable {
     case isletPostgresBefore = "islet-postgres-before", isletPostgres2Before = "islet-postgres-2-before"
     case isletPostgres1msBefore = "islet-postgres-1ms-before", isletPostgres2x1msBefore = "islet-postgres-2-1ms-before"
     case isletFullBefore = "islet-full-before", isletNormalBefore = "islet-normal-before"
+    /// Islet with `server.hotRoutes` off: every request through its route, in a task (docs/engine.md §9.1).
+    case isletFullRoute = "islet-full-route", isletNormalRoute = "islet-normal-route"
 
     /// Whether it has subscribers (the ceiling only answers updates).
     var hasSubscribers: Bool { self != .ceiling }
@@ -109,7 +111,9 @@ enum SystemName: String, CaseIterable, Sendable {
     }
 
     /// The peers' comparison: Islet on SQLite, the ceiling and the peers.
-    static var standard: String { allCases.filter { !$0.isShared && !$0.isBefore }.map(\.rawValue).joined(separator: ",") }
+    static var standard: String {
+        allCases.filter { !$0.isShared && !$0.isBefore && ![.isletFullRoute, .isletNormalRoute].contains($0) }.map(\.rawValue).joined(separator: ",")
+    }
 
     /// Starts the system on a fresh scratch directory and prepares `fleet` on it.
     func start(_ systems: Systems, fleet: Fleet, transport: Transport = .sse) async throws -> any Target {
@@ -134,6 +138,8 @@ enum SystemName: String, CaseIterable, Sendable {
         case .isletPostgres2Before: try await IsletClusterTarget.start(try systems.before(), nodes: 2, fleet: fleet, transport: transport)
         case .isletFullBefore: try await IsletTarget.start(try systems.before(), durability: "full", fleet: fleet, transport: transport)
         case .isletNormalBefore: try await IsletTarget.start(try systems.before(), durability: "normal", fleet: fleet, transport: transport)
+        case .isletFullRoute: try await IsletTarget.start(systems, durability: "full", fleet: fleet, transport: transport, hotRoutes: false)
+        case .isletNormalRoute: try await IsletTarget.start(systems, durability: "normal", fleet: fleet, transport: transport, hotRoutes: false)
         }
     }
 
