@@ -83,8 +83,8 @@ struct HotRoutes: Sendable {
         for field in head.headerFields {
             switch field.name {
             case .authorization:
-                guard key == nil, field.value.utf8.count > 7, field.value.prefix(7).lowercased() == "bearer " else { return nil }
-                key = field.value.dropFirst(7).trimmedOfWhitespace()
+                guard key == nil, let bearer = Authentication.bearerKey(field.value) else { return nil }
+                key = bearer
             case .contentLength:
                 guard length == nil, let value = Int(field.value), (0...maxBodySize).contains(value) else { return nil }
                 length = value

@@ -30,16 +30,23 @@ struct Authentication: Sendable {
     ///   be a mistake that happens to work, or another scheme's credentials.
     static func key(in request: Request) throws -> String? {
         if let authorization = request.headers[.authorization] {
-            let parts = authorization.split(separator: " ", maxSplits: 1)
-            guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            guard let key = bearerKey(authorization) else {
                 throw IsletError(.unauthorized, "Send the API key as \"Authorization: Bearer <key>\".")
             }
-            return parts[1].trimmedOfWhitespace()
+            return key
         }
         if takesKeyInQuery(request.uri.path) {
             return request.query("key")
         }
         return nil
+    }
+
+    /// The key of an `Authorization` field of the form `Bearer <key>`, or `nil` for any other
+    /// form: the one reading of it, for the routes and the hot routes (`HotRoutes`).
+    static func bearerKey(_ authorization: String) -> String? {
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else { return nil }
+        return parts[1].trimmedOfWhitespace()
     }
 
     /// Whether a path takes its key as `?key=` too: the event streams, which a browser's
