@@ -47,6 +47,7 @@ struct JSONWriterTests {
                     attributesType: random.bool() ? random.string() : nil
                 )),
                 .budgetExhausted(BudgetExhaustion(perHour: random.below(100) + 1, spent: random.below(100) + 1, nextRefillAt: random.date())),
+                .delivery(random.deliveryReport()),
             ]
             for payload in payloads {
                 let reference: String
@@ -58,6 +59,7 @@ struct JSONWriterTests {
                 case .updateIgnored(let value): reference = try encoded(value)
                 case .pushTokenUpdated(let value): reference = try encoded(value)
                 case .budgetExhausted(let value): reference = try encoded(value)
+                case .delivery(let value): reference = try encoded(value)
                 default: continue
                 }
                 #expect(payload.encodedData() == reference, "\(payload.type)")
@@ -82,12 +84,7 @@ struct JSONWriterTests {
             data.activityId = random.bool() ? random.string() : nil
             data.reason = random.bool() ? random.string() : nil
             data.message = random.bool() ? random.string() : nil
-            if random.bool() {
-                data.delivery = DeliveryReport(
-                    delivery: Int64(random.below(1_000)), event: "update", outcome: random.pick(DeliveryReport.Outcome.allCases),
-                    status: random.bool() ? 400 : nil, reason: random.bool() ? random.string() : nil, latencyMs: random.bool() ? random.double() : nil
-                )
-            }
+            if random.bool() { data.delivery = random.deliveryReport() }
             if random.bool() { data.budget = BudgetExhaustion(perHour: random.below(100), spent: random.below(100), nextRefillAt: random.date()) }
             #expect(try written(data) == encoded(data))
             // The body around it: its members in the wire format's order, each as encoded.
@@ -196,6 +193,17 @@ private struct Random {
     mutating func below(_ n: Int) -> Int { Int(next() % UInt64(n)) }
     mutating func bool() -> Bool { next() & 1 == 1 }
     mutating func pick<T>(_ items: [T]) -> T { items[below(items.count)] }
+
+    /// A delivery log line with any of its members, each present or not.
+    mutating func deliveryReport() -> DeliveryReport {
+        DeliveryReport(
+            delivery: Int64(below(1_000_000)), event: pick(["start", "update", "end"]), outcome: pick(DeliveryReport.Outcome.allCases),
+            attempt: below(9), target: bool() ? string() : nil, environment: bool() ? pick(APNsEnvironment.allCases) : nil,
+            priority: bool() ? pick([5, 10]) : nil, priorityReason: bool() ? string() : nil, apnsId: bool() ? string() : nil,
+            status: bool() ? pick([200, 400, 410, 429]) : nil, reason: bool() ? string() : nil, latencyMs: bool() ? abs(double()) : nil,
+            nextAttemptAt: bool() ? date() : nil, coalescedInto: bool() ? Int64(below(1_000)) : nil, note: bool() ? string() : nil
+        )
+    }
 
     mutating func double() -> Double {
         switch below(6) {

@@ -67,6 +67,37 @@ struct PhoneBudgetTests {
         }
     }
 
+    /// A round's answers spend the phone's budget together, in one write: the count is every
+    /// push Apple took, and the one that spent the last unit says so, as it would alone.
+    @Test(arguments: StoreKind.available) func aRoundsSpendsAreCountedAsEachAloneWouldBe(store: StoreKind) async throws {
+        try await EngineFixture.with(store) { fixture in
+            let engine = fixture.engine
+            fixture.clock.set(t0)
+            let ids = try await Self.twoActivitiesOnAPhone(engine)
+            let key = PhoneBudget.Key(deviceId: Self.phone, bundleId: "com.example.bike")
+            fixture.clock.set(at(-40 * 60))
+            try await engine.write { tx in
+                var spends = PhoneBudget.Spends()
+                for _ in 0..<10 { spends.add(key, perHour: 12, activityId: ids[0]) }
+                try spends.write(in: tx)
+            }
+            fixture.clock.set(at(-10 * 60))
+            try await engine.write { tx in
+                var spends = PhoneBudget.Spends()
+                for id in [ids[0], ids[1], ids[0]] { spends.add(key, perHour: 12, activityId: id) }
+                try spends.write(in: tx)
+            }
+            let sends = try await engine.read { store in try store.phoneBudget(deviceId: Self.phone, bundleId: "com.example.bike") }
+            #expect(sends.count == 13)
+            let exhausted = try await engine.events(after: 0, filter: EventFilter(), limit: 1000).filter { $0.type == .budgetExhausted }
+            #expect(exhausted.count == 1)
+            let said = try exhausted.first.map { try $0.decoded().data.decode(BudgetExhaustion.self) }
+            #expect(said == BudgetExhaustion(perHour: 12, spent: 12, nextRefillAt: at(-40 * 60 + 3600)))
+            // The twelfth push was the round's second: the other activity's.
+            #expect(exhausted.first?.activityId == ids[1])
+        }
+    }
+
     /// A phone with the app's credentials, and two of the app's activities on it that the app
     /// started itself and reported the update tokens of.
     static func twoActivitiesOnAPhone(_ engine: Engine) async throws -> [ActivityID] {

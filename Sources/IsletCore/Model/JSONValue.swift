@@ -33,6 +33,16 @@ public enum JSONValue: Hashable, Sendable {
         return nil
     }
 
+    /// The value as a whole number, or `nil` when it is not one (a number with a fraction is
+    /// not; `3.0` is, as `JSONDecoder` reads it).
+    public var integerValue: Int64? {
+        switch self {
+        case .integer(let value): value
+        case .number(let value) where value.rounded(.towardZero) == value && value.magnitude < 9e18: Int64(value)
+        default: nil
+        }
+    }
+
     /// The JSON type's name as people say it (`"object"`, `"string"`, …), for error messages.
     public var typeName: String {
         switch self {

@@ -108,7 +108,7 @@ public struct WebhookEvent: Sendable, Hashable {
             json.member("attributesType", string: attributesType)
             try json.member("budget", encoding: budget)
             json.member("by", string: by)
-            try json.member("delivery", encoding: delivery)
+            try json.member("delivery", ifPresent: delivery)
             json.member("deviceId", string: deviceId)
             json.member("from", string: from)
             json.member("kind", string: kind)

@@ -50,18 +50,23 @@ public struct EventCounts: Codable, Hashable, Sendable {
     }
 
     /// The fields of an event's data that counting reads.
-    private struct Counted: Decodable {
-        struct Fields: Decodable {
-            var reason: String?
-            var attempt: Int?
-            var outcome: String?
-            var status: Int?
-        }
-
-        var data: Fields
+    private struct Fields {
+        var reason: String?
+        var attempt: Int?
+        var outcome: String?
+        var status: Int?
     }
 
-    private static func data(of event: EncodedEvent) -> Counted.Fields? {
-        try? JSONDecoder().decode(Counted.self, from: Data(event.json.utf8)).data
+    /// Reads them with Islet's own parser (`JSONSyntax`): every delivery line passes here, and
+    /// `JSONDecoder` was a tenth of a delivery's cost.
+    private static func data(of event: EncodedEvent) -> Fields? {
+        var json = event.json
+        guard let parsed = json.withUTF8({ try? JSONSyntax.parse(UnsafeRawBufferPointer($0)) }), let data = parsed["data"]?.objectValue else {
+            return nil
+        }
+        return Fields(
+            reason: data["reason"]?.stringValue, attempt: data["attempt"]?.integerValue.map(Int.init),
+            outcome: data["outcome"]?.stringValue, status: data["status"]?.integerValue.map(Int.init)
+        )
     }
 }

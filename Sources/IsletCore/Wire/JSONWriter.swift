@@ -371,3 +371,44 @@ extension PushTokenChange: JSONWritable {
         json.endObject()
     }
 }
+
+extension APNsEnvironment: JSONWritable {}
+extension DeliveryReport.Outcome: JSONWritable {}
+
+extension DeliveryReport: JSONWritable {
+    public func write(to json: inout JSONWriter) throws {
+        json.beginObject()
+        json.member("apnsId", string: apnsId)
+        json.member("attempt")
+        json.integer(Int64(attempt))
+        if let coalescedInto {
+            json.member("coalescedInto")
+            json.integer(coalescedInto)
+        }
+        json.member("delivery")
+        json.integer(delivery)
+        try json.member("environment", ifPresent: environment)
+        json.member("event")
+        json.string(event)
+        if let latencyMs {
+            json.member("latencyMs")
+            try json.number(latencyMs)
+        }
+        try json.member("nextAttemptAt", date: nextAttemptAt)
+        json.member("note", string: note)
+        json.member("outcome")
+        outcome.write(to: &json)
+        if let priority {
+            json.member("priority")
+            json.integer(Int64(priority))
+        }
+        json.member("priorityReason", string: priorityReason)
+        json.member("reason", string: reason)
+        if let status {
+            json.member("status")
+            json.integer(Int64(status))
+        }
+        json.member("target", string: target)
+        json.endObject()
+    }
+}

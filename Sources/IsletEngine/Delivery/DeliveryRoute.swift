@@ -328,14 +328,17 @@ extension DeliveryContext {
         default:
             iPhone.token = try tx.updateToken(activityId: activityId)
         }
-        let (sends, budget) = try PhoneBudget.standing(deviceId: phone.deviceId, bundleId: phone.bundleId, rules: rules, now: tx.now, in: tx)
-        iPhone.spent = sends.count + (planned[PhoneBudget.Key(deviceId: phone.deviceId, bundleId: phone.bundleId)] ?? 0)
+        let key = PhoneBudget.Key(deviceId: phone.deviceId, bundleId: phone.bundleId)
+        let (spent, budget) = try apps.standing(key, rules: rules, in: tx)
+        iPhone.spent = spent + (planned[key] ?? 0)
         iPhone.budget = budget
         return .iPhone(iPhone)
     }
 
     /// The apps a claim's deliveries go for, each read once in the claim's transaction (which
-    /// changes no app): a round of many deliveries of one app reads its row and credentials once.
+    /// changes no app): a round of many deliveries of one app reads its row and credentials once,
+    /// and of many activities on one phone the phone's budget once (the round's own plans are
+    /// `planned`, beside it).
     struct Apps {
         private struct Key: Hashable {
             var bundleId: BundleID
@@ -343,6 +346,15 @@ extension DeliveryContext {
         }
 
         private var read: [Key: App] = [:]
+        private var budgets: [PhoneBudget.Key: (spent: Int, budget: Int)] = [:]
+
+        /// The app's priority-10 pushes Apple took on the phone in the last hour, and its hourly budget.
+        mutating func standing(_ key: PhoneBudget.Key, rules: LifecycleRules, in tx: any Transaction) throws -> (spent: Int, budget: Int) {
+            if let known = budgets[key] { return known }
+            let (sends, budget) = try PhoneBudget.standing(deviceId: key.deviceId, bundleId: key.bundleId, rules: rules, now: tx.now, in: tx)
+            budgets[key] = (sends.count, budget)
+            return (sends.count, budget)
+        }
 
         init() {}
 

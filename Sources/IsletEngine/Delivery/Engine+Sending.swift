@@ -101,9 +101,12 @@ extension Engine {
         let inFlight = inFlightBudget.counts
         let settled = try await write { tx in
             if round { tx.effects.deliveryRounds += 1 }
+            var spends = PhoneBudget.Spends()
             for (answered, jitter) in zip(answered, jitters) {
-                try Self.record(answered, maximumBackoff: maximumBackoff, jitter: jitter, in: tx)
+                try Self.record(answered, maximumBackoff: maximumBackoff, jitter: jitter, spends: &spends, in: tx)
             }
+            // Before the claim, which reads what they spent.
+            try spends.write(in: tx)
             let claimed = limit > 0 ? try Self.claim(limit: limit, lease: lease, rules: rules, pacing: pacing, inFlight: inFlight, in: tx) : []
             guard round else { return SettledRound(claimed: claimed) }
             tx.effects.deliveriesReady = false
@@ -175,7 +178,9 @@ extension Engine {
     }
 
     /// Records one answer in a transaction (`recordDelivery`).
-    private static func record(_ answered: AnsweredDelivery, maximumBackoff: TimeInterval, jitter: Double, in tx: any Transaction) throws {
+    private static func record(
+        _ answered: AnsweredDelivery, maximumBackoff: TimeInterval, jitter: Double, spends: inout PhoneBudget.Spends, in tx: any Transaction
+    ) throws {
         let (claimed, answer) = (answered.claimed, answered.answer)
         guard var delivery = try tx.delivery(claimed.delivery.id) else { return }
         let attempt = claimed.attempt(providerTokenRefreshed: answer.providerTokenRefreshed)
@@ -189,14 +194,15 @@ extension Engine {
         if let token = claimed.phoneToken, let status = answer.status {
             try tx.recordTokenResult(token, at: tx.now, status: status, reason: answer.reason)
         }
-        try perform(actions, for: delivery, claimed: claimed, answer: answer, in: tx)
+        try perform(actions, for: delivery, claimed: claimed, answer: answer, spends: &spends, in: tx)
         let delivered = delivery.state == .delivered ? Duration.seconds(max(0, tx.now.timeIntervalSince(delivery.createdAt))) : nil
         tx.effects.deliveryAnswers.append(DeliveryAnswer(status: answer.status, reason: answer.reason, latency: answer.latency, sinceChange: delivered))
     }
 
     /// Performs a delivery's actions, in their order.
     private static func perform(
-        _ actions: [Delivery.Action], for delivery: Delivery, claimed: ClaimedDelivery, answer: TransportAnswer, in tx: any Transaction
+        _ actions: [Delivery.Action], for delivery: Delivery, claimed: ClaimedDelivery, answer: TransportAnswer,
+        spends: inout PhoneBudget.Spends, in tx: any Transaction
     ) throws {
         var anotherKey = false
         for action in actions {
@@ -213,7 +219,7 @@ extension Engine {
                 ), of: delivery, in: tx)
             case .spendBudget:
                 guard let deviceId = delivery.deviceId, let perHour = claimed.budgetPerHour else { continue }
-                try PhoneBudget.spend(deviceId: deviceId, bundleId: delivery.bundleId, perHour: perHour, activityId: delivery.activityId, in: tx)
+                spends.add(PhoneBudget.Key(deviceId: deviceId, bundleId: delivery.bundleId), perHour: perHour, activityId: delivery.activityId)
             case .retireToken(let token, let reason, let since):
                 try tx.retirePhoneToken(token, reason: reason, appleTimestamp: since)
             case .stopActivityDelivery:

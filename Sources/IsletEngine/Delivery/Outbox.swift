@@ -119,10 +119,44 @@ enum PhoneBudget {
         try tx.lockedPhoneBudget(deviceId: deviceId, bundleId: bundleId).filter { tx.now.timeIntervalSince($0) < window }
     }
 
-    /// Counts one priority-10 push to the phone now, of `perHour`.
+    /// Counts one priority-10 push to the phone now, of `perHour`: a round of one (`Spends`).
     static func spend(deviceId: DeviceID, bundleId: BundleID, perHour: Int, activityId: ActivityID?, in tx: any Transaction) throws {
-        let before = try recentLocked(deviceId: deviceId, bundleId: bundleId, in: tx)
-        try put(before + [tx.now], spentBefore: before.count, perHour: perHour, deviceId: deviceId, bundleId: bundleId, activityId: activityId, in: tx)
+        var spends = Spends()
+        spends.add(Key(deviceId: deviceId, bundleId: bundleId), perHour: perHour, activityId: activityId)
+        try spends.write(in: tx)
+    }
+
+    /// The priority-10 pushes a round's answers spent, per phone and app, written once per
+    /// phone when the round's answers are (`write`): many activities on one phone read and
+    /// write its row once a round, not once an answer.
+    struct Spends {
+        private var keys: [Key] = []
+        private var spent: [Key: (perHour: Int, activities: [ActivityID?])] = [:]
+
+        /// One push Apple took for `activityId`, of `perHour`.
+        mutating func add(_ key: Key, perHour: Int, activityId: ActivityID?) {
+            if spent[key] == nil { keys.append(key) }
+            spent[key, default: (perHour, [])].activities.append(activityId)
+            spent[key]!.perHour = perHour
+        }
+
+        /// Writes each phone's row once, in the order the phones were first spent on; the push
+        /// that spent the last of the budget tells the event log, as it would spent alone.
+        func write(in tx: any Transaction) throws {
+            for key in keys {
+                let (perHour, activities) = spent[key]!
+                let before = try recentLocked(deviceId: key.deviceId, bundleId: key.bundleId, in: tx)
+                let sends = before + Array(repeating: tx.now, count: activities.count)
+                try tx.putPhoneBudget(deviceId: key.deviceId, bundleId: key.bundleId, sends: sends)
+                // The push that made the count `perHour`, if this round's did.
+                let crossing = perHour - 1 - before.count
+                guard activities.indices.contains(crossing) else { continue }
+                try announceExhaustion(
+                    Array(sends.prefix(perHour)), perHour: perHour, deviceId: key.deviceId, bundleId: key.bundleId,
+                    activityId: activities[crossing], in: tx
+                )
+            }
+        }
     }
 
     /// Keeps the sends of the last hour, oldest first; the push that spends the last of
@@ -132,7 +166,16 @@ enum PhoneBudget {
         _ sends: [Date], spentBefore: Int, perHour: Int, deviceId: DeviceID, bundleId: BundleID, activityId: ActivityID?, in tx: any Transaction
     ) throws {
         try tx.putPhoneBudget(deviceId: deviceId, bundleId: bundleId, sends: sends)
-        guard spentBefore < perHour, sends.count >= perHour, let oldest = sends.min() else { return }
+        guard spentBefore < perHour, sends.count >= perHour else { return }
+        try announceExhaustion(sends, perHour: perHour, deviceId: deviceId, bundleId: bundleId, activityId: activityId, in: tx)
+    }
+
+    /// Tells the event log that `sends`, the pushes of the last hour up to the one that spent the
+    /// last of `perHour`, ran the budget out.
+    private static func announceExhaustion(
+        _ sends: [Date], perHour: Int, deviceId: DeviceID, bundleId: BundleID, activityId: ActivityID?, in tx: any Transaction
+    ) throws {
+        guard let oldest = sends.min() else { return }
         try tx.append(
             .budgetExhausted(BudgetExhaustion(perHour: perHour, spent: sends.count, nextRefillAt: oldest.addingTimeInterval(window))),
             bundleId: bundleId, deviceId: deviceId, activityId: activityId
