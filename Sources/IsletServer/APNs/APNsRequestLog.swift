@@ -187,8 +187,20 @@ struct APNsRequestRecorder: RouterMiddleware {
         return shown
     }
 
+    /// The provider token last shown, and how: a provider reuses one for up to an hour (Apple
+    /// refuses a new one more often than every 20 minutes), so decoding it once per request was a
+    /// twentieth of the endpoint's CPU.
+    private static let lastToken = Mutex<(value: String, shown: String)?>(nil)
+
     /// `bearer <JWT>` as its decoded header and claims.
     static func readableToken(_ value: String) -> String {
+        if let last = lastToken.withLock({ $0 }), last.value == value { return last.shown }
+        let shown = decodedToken(value)
+        lastToken.withLock { $0 = (value, shown) }
+        return shown
+    }
+
+    private static func decodedToken(_ value: String) -> String {
         let parts = value.split(separator: " ", maxSplits: 1)
         guard parts.count == 2, parts[0].lowercased() == "bearer" else { return "(not a bearer token)" }
         let segments = parts[1].split(separator: ".", omittingEmptySubsequences: false)
