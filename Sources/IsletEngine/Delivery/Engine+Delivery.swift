@@ -150,8 +150,29 @@ extension Engine {
         _ token: String, deviceId: DeviceID, activityId: ActivityID, owner: BundleID?, onDevice: Bool = false
     ) async throws -> PhoneToken {
         try PhoneToken.validate(token)
+        return try await write(Self.registeringUpdateToken(token, deviceId: deviceId, activityId: activityId, owner: owner, onDevice: onDevice))
+    }
+
+    /// `registerUpdateToken` for an app's key or the admin's, answering `completion` once the
+    /// commit is published (a hot route, docs/engine.md §9.1).
+    public func submitUpdateToken(
+        _ token: String, deviceId: DeviceID, activityId: ActivityID, owner: BundleID?,
+        completion: @escaping @Sendable (Result<PhoneToken, any Error>) -> Void
+    ) {
+        do {
+            try PhoneToken.validate(token)
+        } catch {
+            return completion(.failure(error))
+        }
+        submit(about: nil, Self.registeringUpdateToken(token, deviceId: deviceId, activityId: activityId, owner: owner, onDevice: false), completion: completion)
+    }
+
+    /// The write of `registerUpdateToken`, in its transaction.
+    private static func registeringUpdateToken(
+        _ token: String, deviceId: DeviceID, activityId: ActivityID, owner: BundleID?, onDevice: Bool
+    ) -> @Sendable (any Transaction) throws -> PhoneToken {
         let token = token.lowercased()
-        return try await write { tx in
+        return { tx in
             let activity = try tx.loadActivity(activityId, owner: owner)
             guard activity.deviceId == deviceId else {
                 if onDevice { throw IsletError(.activityNotFound, "No activity \(activityId).") }

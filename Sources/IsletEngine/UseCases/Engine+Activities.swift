@@ -62,8 +62,17 @@ extension Engine {
     public func submit(
         _ input: Activity.Input, to id: ActivityID, owner: BundleID?, completion: @escaping @Sendable (Result<Outcome, any Error>) -> Void
     ) {
+        submit(about: id, Self.applying(input, to: id, owner: owner, rules: rules), completion: completion)
+    }
+
+    /// `write`, answering `completion` once the commit is published instead of a waiting task
+    /// (docs/engine.md §9.1): what a hot route hands the writer.
+    func submit<T: Sendable>(
+        about activity: ActivityID?, _ work: @escaping @Sendable (any Transaction) throws -> T,
+        completion: @escaping @Sendable (Result<T, any Error>) -> Void
+    ) {
         let fanOut = self.fanOut
-        store.submit(now: clock.now(), about: id, Self.applying(input, to: id, owner: owner, rules: rules)) { result in
+        store.submit(now: clock.now(), about: activity, work) { result in
             switch result {
             case .failure(let error): completion(.failure(error))
             case .success(let committed): fanOut.whenPublished(through: committed.commit) { completion(.success(committed.value)) }

@@ -167,7 +167,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             if let hot = serving.hot, unanswered == 0, !declinesHot, let taken = hot.takes(head) {
                 requestEnded = false
                 closesAfter = taken.closes
-                hot.metrics.began()
+                hot.metrics.began(taken.operation)
                 state = .hot(head, taken, context.channel.allocator.buffer(capacity: 512))
                 return
             }
@@ -190,7 +190,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         case .opening(let task): task.cancel()
         case .streaming(let subscription, _): serving.bus.remove(subscription)
         // The client left before its hot request was read; one being answered is counted when it is.
-        case .hot: serving.hot?.metrics.notServed()
+        case .hot(_, let taken, _): serving.hot?.metrics.notServed(taken.operation)
         case .passing, .held, .ending, .hotAnswering: break
         }
         state = .ending
@@ -371,7 +371,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         switch hot.prepare(taken, body: body) {
         case .pass:
             // The route counts it in Hummingbird's metrics.
-            hot.metrics.notServed()
+            hot.metrics.notServed(taken.operation)
             state = .passing
             unanswered += 1
             context.fireChannelRead(wrapInboundOut(.head(head)))
@@ -390,6 +390,14 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
                 let answer = HotRoutes.answer(result)
                 bound.eventLoop.execute { bound.value.handler.writeHot(answer, context: bound.value.context) }
             }
+        case .registerToken(let body, let id, let owner):
+            state = .hotAnswering
+            hotRequest = taken
+            let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
+            hot.engine.submitUpdateToken(body.token, deviceId: body.device, activityId: id, owner: owner) { result in
+                let answer = HotRoutes.answer(result)
+                bound.eventLoop.execute { bound.value.handler.writeHot(answer, context: bound.value.context) }
+            }
         }
     }
 
@@ -397,7 +405,7 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
         guard let request = hotRequest else { return }
         hotRequest = nil
         serving.hot?.metrics.answered(request.operation, answer, startedAt: request.started)
-        RequestLogging.log(method: "POST", path: request.path, status: Int(answer.status.code), logger: serving.logger)
+        RequestLogging.log(method: request.operation.method.rawValue, path: request.path, status: Int(answer.status.code), logger: serving.logger)
         guard case .hotAnswering = state, context.channel.isActive else { return }
         var body = context.channel.allocator.buffer(capacity: answer.body.utf8.count + 1)
         body.writeString(answer.body)

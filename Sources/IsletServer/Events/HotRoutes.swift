@@ -7,7 +7,7 @@ import IsletEngine
 import Metrics
 import Synchronization
 
-/// docs/engine.md §9.1: an activity's update and end served from the connection's pipeline
+/// docs/engine.md §9.1: an activity's update and end, and its update token, served from the connection's pipeline
 /// (`EventStreamHandler`), with no task — decoded on the event loop, handed to the writer with a
 /// completion, answered on the loop once the commit is published. On unless `server.hotRoutes`
 /// is off, or tracing is (a traced request keeps its spans).
@@ -27,13 +27,21 @@ struct HotRoutes: Sendable {
 
     /// The writes served here.
     enum Operation: Sendable {
-        case update, end
+        case update, end, pushToken
 
         /// The route's path as Hummingbird's metrics label it.
         var route: String {
             switch self {
             case .update: "/v1/activities/{id}/update"
             case .end: "/v1/activities/{id}/end"
+            case .pushToken: "/v1/activities/{id}/push-token"
+            }
+        }
+
+        var method: HTTPRequest.Method {
+            switch self {
+            case .update, .end: .post
+            case .pushToken: .put
             }
         }
     }
@@ -60,23 +68,27 @@ struct HotRoutes: Sendable {
         /// Refused, as the route would refuse it.
         case refuse(IsletError)
         case submit(Activity.Input, ActivityID, owner: BundleID?)
+        /// `PUT …/push-token`'s token for the activity on its phone.
+        case registerToken(PushTokenBody, ActivityID, owner: BundleID?)
     }
 
     private static let prefix = "/v1/activities/"
 
-    /// Whether `head` may be a hot request: `POST /v1/activities/{id}/update` or `…/end`, no
-    /// query, a body of a stated length within the limit, a bearer key, no `Idempotency-Key`,
-    /// HTTP/1.1 — from one pass over its path and one over its fields.
+    /// Whether `head` may be a hot request: `POST /v1/activities/{id}/update` or `…/end`, or
+    /// `PUT …/push-token`, no query, a body of a stated length within the limit, a bearer key, no
+    /// `Idempotency-Key`, HTTP/1.1 — from one pass over its path and one over its fields.
     func takes(_ head: HTTPRequest) -> Taken? {
-        guard head.method == .post, let path = head.path, path.hasPrefix(Self.prefix) else { return nil }
+        guard head.method == .post || head.method == .put, let path = head.path, path.hasPrefix(Self.prefix) else { return nil }
         let rest = path.utf8.dropFirst(Self.prefix.utf8.count)
         guard let slash = rest.firstIndex(of: UInt8(ascii: "/")) else { return nil }
         let operation: Operation
         switch Substring(rest[rest.index(after: slash)...]) {
         case "update": operation = .update
         case "end": operation = .end
+        case "push-token": operation = .pushToken
         default: return nil
         }
+        guard head.method == operation.method else { return nil }
         var key: String?
         var length: Int?
         var closes = false
@@ -128,6 +140,11 @@ struct HotRoutes: Sendable {
                     try WireFormat.decodeScheduledRequest(EndRequest.self, from: bytes, emptyAs: EndRequest())
                 }
                 (input, at) = (.end(end), when)
+            case .pushToken:
+                let token = try body.withUnsafeReadableBytes { bytes throws(IsletError) in
+                    try WireFormat.decodeRequest(PushTokenBody.self, from: bytes, emptyAs: nil)
+                }
+                return .registerToken(token, id, owner: owner)
             }
             if at != nil { return .pass }
             return .submit(input, id, owner: owner)
@@ -142,6 +159,17 @@ struct HotRoutes: Sendable {
         do {
             let (status, body) = try ActivityRoutes.encodedAnswer(for: try result.get())
             return Answer(status: status, body: body, thrown: false)
+        } catch let error as IsletError {
+            return Answer(error)
+        } catch {
+            return Answer(IsletError(.internalError, "The server failed to handle the request; its log says why."))
+        }
+    }
+
+    /// The route's answer for a registered token: `200` with the token.
+    static func answer(_ result: Result<PhoneToken, any Error>) -> Answer {
+        do {
+            return Answer(status: .ok, body: try WireFormat.string(try result.get()), thrown: false)
         } catch let error as IsletError {
             return Answer(error)
         } catch {
@@ -171,6 +199,7 @@ struct HotRoutes: Sendable {
 final class HotRouteMetrics: Sendable {
     private struct Key: Hashable {
         let route: String
+        let method: String
         let status: Int
     }
 
@@ -180,22 +209,25 @@ final class HotRouteMetrics: Sendable {
         let errors: Counter
     }
 
-    private let active = Meter(label: "http.server.active_requests", dimensions: [("http.request.method", "POST")])
+    private let active = [
+        HTTPRequest.Method.post: Meter(label: "http.server.active_requests", dimensions: [("http.request.method", "POST")]),
+        .put: Meter(label: "http.server.active_requests", dimensions: [("http.request.method", "PUT")]),
+    ]
     private let recorders = Mutex<[Key: Recorders]>([:])
 
     /// A request is being served.
-    func began() {
-        active.increment()
+    func began(_ operation: HotRoutes.Operation) {
+        active[operation.method]?.increment()
     }
 
     /// It is not served here after all: passed on to the route (which counts it), or left by its client.
-    func notServed() {
-        active.decrement()
+    func notServed(_ operation: HotRoutes.Operation) {
+        active[operation.method]?.decrement()
     }
 
     /// It is answered.
     func answered(_ operation: HotRoutes.Operation, _ answer: HotRoutes.Answer, startedAt started: UInt64) {
-        let recorders = recorders(Key(route: operation.route, status: Int(answer.status.code)))
+        let recorders = recorders(Key(route: operation.route, method: operation.method.rawValue, status: Int(answer.status.code)))
         recorders.counter.increment()
         if answer.thrown {
             recorders.errors.increment()
@@ -203,19 +235,19 @@ final class HotRouteMetrics: Sendable {
             // As Hummingbird's: a thrown error's duration is not recorded.
             recorders.timer.recordNanoseconds(Int64(DispatchTime.now().uptimeNanoseconds - started))
         }
-        active.decrement()
+        active[operation.method]?.decrement()
     }
 
     private func recorders(_ key: Key) -> Recorders {
         recorders.withLock { cache in
             if let known = cache[key] { return known }
-            let dimensions = [("http.route", key.route), ("http.request.method", "POST"), ("http.response.status_code", "\(key.status)")]
+            let dimensions = [("http.route", key.route), ("http.request.method", key.method), ("http.response.status_code", "\(key.status)")]
             let made = Recorders(
                 counter: Counter(label: "hb.requests", dimensions: dimensions),
                 timer: Metrics.Timer(label: "http.server.request.duration", dimensions: dimensions, preferredDisplayUnit: .seconds),
                 errors: Counter(
                     label: "hb.request.errors",
-                    dimensions: [("http.route", key.route), ("http.request.method", "POST"), ("error.type", "\(key.status)")]
+                    dimensions: [("http.route", key.route), ("http.request.method", key.method), ("error.type", "\(key.status)")]
                 )
             )
             cache[key] = made
