@@ -73,24 +73,9 @@ public final class ProviderTokenVerifier: Sendable {
     public func verify(
         authorization: String?, now: Date, keys: (String) async throws -> [ProviderKey]
     ) async throws -> ProviderIdentity {
-        guard let authorization, !authorization.isEmpty else {
-            throw APNsError.missingProviderToken("Send authorization: bearer <JWT signed with your .p8 key>.")
-        }
-        let parts = authorization.split(separator: " ", maxSplits: 1)
-        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
-            throw APNsError.invalidProviderToken("The authorization header must be \"bearer <JWT>\".")
-        }
-        let token = parts[1].trimmedOfWhitespace()
-        guard token.utf8.count <= Self.maxTokenLength else {
-            throw APNsError.invalidProviderToken("The provider token is over \(Self.maxTokenLength) bytes.")
-        }
+        let token = try Self.bearerToken(authorization)
         let digest = SHA256.hash(data: Data(token.utf8))
-        let (known, generation) = cache.withLock { cache -> (ProviderIdentity?, Int) in
-            guard let entry = cache.identities[digest], cacheLifetime.map({ ContinuousClock.now - entry.at <= $0 }) ?? true else {
-                return (nil, cache.generation)
-            }
-            return (entry.identity, cache.generation)
-        }
+        let (known, generation) = remembered(digest)
         let identity: ProviderIdentity
         if let known {
             identity = known
@@ -102,6 +87,46 @@ public final class ProviderTokenVerifier: Sendable {
                 cache.identities[digest] = (identity, .now)
             }
         }
+        return try Self.current(identity, now: now)
+    }
+
+    /// `verify` without a key's lookup, for a token already verified and remembered: its
+    /// identity, the same refusals, or `nil` when the token is not remembered (then `verify` it).
+    public func verifyRemembered(authorization: String?, now: Date) throws -> ProviderIdentity? {
+        let token = try Self.bearerToken(authorization)
+        guard let known = remembered(SHA256.hash(data: Data(token.utf8))).identity else { return nil }
+        return try Self.current(known, now: now)
+    }
+
+    /// The token of an `authorization` header, `bearer <JWT>`.
+    private static func bearerToken(_ authorization: String?) throws -> String {
+        guard let authorization, !authorization.isEmpty else {
+            throw APNsError.missingProviderToken("Send authorization: bearer <JWT signed with your .p8 key>.")
+        }
+        let parts = authorization.split(separator: " ", maxSplits: 1)
+        guard parts.count == 2, parts[0].lowercased() == "bearer" else {
+            throw APNsError.invalidProviderToken("The authorization header must be \"bearer <JWT>\".")
+        }
+        let token = parts[1].trimmedOfWhitespace()
+        guard token.utf8.count <= Self.maxTokenLength else {
+            throw APNsError.invalidProviderToken("The provider token is over \(Self.maxTokenLength) bytes.")
+        }
+        return token
+    }
+
+    /// The identity a token with this digest verified as, if it is remembered and not too old
+    /// to trust; and the cache's generation, for remembering one.
+    private func remembered(_ digest: SHA256Digest) -> (identity: ProviderIdentity?, generation: Int) {
+        cache.withLock { cache -> (ProviderIdentity?, Int) in
+            guard let entry = cache.identities[digest], cacheLifetime.map({ ContinuousClock.now - entry.at <= $0 }) ?? true else {
+                return (nil, cache.generation)
+            }
+            return (entry.identity, cache.generation)
+        }
+    }
+
+    /// The identity, if its token's `iat` is neither too old nor in the future.
+    private static func current(_ identity: ProviderIdentity, now: Date) throws -> ProviderIdentity {
         let age = now.timeIntervalSince(identity.issuedAt)
         if age > Self.maxAge {
             throw APNsError.expiredProviderToken(

@@ -308,12 +308,16 @@ public struct Islet: Sendable {
         router.add(middleware: APNsRequestRecorder(log: requests, clock: engine.clock))
         router.add(middleware: APNsErrorMiddleware())
         if settings.faults.total > 0 { router.add(middleware: APNsFaultMiddleware(faults: settings.faults)) }
-        let routes = APNsRoutes(engine: engine, verifier: verifier, settings: settings).add(to: router)
-            + FCMRoutes(engine: engine, faults: settings.faults).add(to: router)
+        let apns = APNsRoutes(engine: engine, verifier: verifier, settings: settings)
+        let routes = apns.add(to: router) + FCMRoutes(engine: engine, faults: settings.faults).add(to: router)
+        // A push is served on its stream's loop as the update is on HTTP/1 (docs/engine.md §9.1),
+        // unless a fault is to be injected (the fault middleware is the route's) or tracing is on.
+        let hot = configuration.server.hotRoutes && configuration.telemetry.otlpEndpoint == nil && settings.faults.total == 0
+            ? APNsHotPush.Serving(routes: apns, log: requests, logger: logger) : nil
         let application = Application(
             router: router,
             server: HTTPServerBuilder { responder in
-                try APNsChildChannel(responder: responder, identity: identity, settings: settings, cap: cap, logger: logger)
+                try APNsChildChannel(responder: responder, identity: identity, settings: settings, cap: cap, hotPush: hot, logger: logger)
             },
             configuration: ApplicationConfiguration(address: .hostname(host, port: settings.port), serverName: nil),
             onServerRunning: { channel in

@@ -92,8 +92,18 @@ extension Engine {
     /// - Throws: `PushRefusal` when APNs itself refuses it (an unknown, retired or other app's
     ///   token), or the payload's own refusal.
     public func deliver(_ push: DevicePush) async throws -> PushResult {
-        let rules = self.rules
-        return try await write { tx in
+        try await write(Self.delivering(push, rules: rules))
+    }
+
+    /// `deliver`, answering `completion` once the push is committed and published: for the APNs
+    /// endpoint's hot route (docs/engine.md §9.1).
+    public func submitDelivery(_ push: DevicePush, completion: @escaping @Sendable (Result<PushResult, any Error>) -> Void) {
+        submit(about: nil, Self.delivering(push, rules: rules), completion: completion)
+    }
+
+    /// The write of `deliver`, in its transaction.
+    private static func delivering(_ push: DevicePush, rules: LifecycleRules) -> @Sendable (any Transaction) throws -> PushResult {
+        { tx in
             guard let app = try tx.app(push.bundleId) else { throw PushRefusal.unknownTopic(push.bundleId) }
             switch try tx.token(push.token.lowercased()) {
             case .unknown, .fcm, .fid:

@@ -37,10 +37,11 @@ struct APNsChildChannel: ServerChildChannel {
     ///   - identity: The certificate and key TLS presents.
     ///   - settings: The endpoint's timeouts.
     ///   - cap: The port's connection cap; a connection over it is closed as it arrives.
+    ///   - hotPush: Serves a device push in its stream's pipeline (`APNsHotPush`), if set.
     ///   - logger: Where refusals and timeouts are logged (at debug).
     init(
         responder: @escaping HTTPChannelHandler.Responder, identity: TLSIdentity, settings: APNsSettings, cap: ConnectionCap,
-        logger: Logger
+        hotPush: APNsHotPush.Serving? = nil, logger: Logger
     ) throws {
         var tls = TLSConfiguration.makeServerConfiguration(
             certificateChain: identity.certificateChain.map { .certificate($0) },
@@ -55,7 +56,8 @@ struct APNsChildChannel: ServerChildChannel {
         let requestTimeout = TimeAmount(seconds: settings.requestTimeout)
         http2 = HTTP2Channel(responder: responder, configuration: .init(
             idleTimeout: nil,
-            streamConfiguration: .init(additionalChannelHandlers: [APNsStreamSetup(requestTimeout: requestTimeout, logger: logger)])
+            streamConfiguration: .init(additionalChannelHandlers: [APNsStreamSetup(requestTimeout: requestTimeout, logger: logger)]
+                + (hotPush.map { [APNsHotPush(serving: $0)] } ?? []))
         ))
         // Google's routes are served over HTTP/1.1 too, as Google serves them; Apple's are not.
         http1 = HTTP1Channel(responder: { request, writer, channel in

@@ -15,11 +15,17 @@ extension APNsError: HTTPResponseError {
     public var status: HTTPResponse.Status { HTTPResponse.Status(code: statusCode) }
 
     public func response(from request: Request, context: some RequestContext) throws -> Response {
+        let (headers, body) = rendered(path: request.uri.path, fields: request.headers)
+        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    /// The refusal's header fields and body, for a request to `path` with `fields`.
+    func rendered(path: String, fields: HTTPFields) -> (HTTPFields, Data) {
         let data = (try? JSONEncoder().encode(APNsErrorBody(reason: reason, timestamp: timestamp))) ?? Data()
         var headers: HTTPFields = [.contentType: "application/json"]
-        APNsRoutes.echoRequestId(of: request, into: &headers)
+        APNsRoutes.echoRequestId(path: path, fields: fields, into: &headers)
         if let detail = Self.headerValue(detail) { headers[Self.detailHeader] = detail }
-        return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+        return (headers, data)
     }
 
     static let detailHeader = HTTPField.Name("islet-detail")!
@@ -50,23 +56,31 @@ struct APNsErrorMiddleware: RouterMiddleware {
     {
         do {
             return try await next(request, context)
-        } catch let error as APNsError {
-            context.logger.debug("APNs request refused", metadata: ["reason": "\(error.reason)", "detail": "\(error.detail)"])
-            throw error
         } catch is NIOTooManyBytesError {
             throw APNsError.payloadTooLarge("The payload is too large.")
         } catch let error as HTTPError where error.status == .notFound {
             throw APNsError.badPath("No APNs route \(request.method) \(request.uri.path).")
         } catch is CancellationError {
             throw CancellationError()
-        } catch let error as IsletError where error.reason == .unavailable {
-            // The store cannot take the push now (a full disk, PostgreSQL out of reach): Apple's
-            // own answer for a server that cannot serve, which providers retry — not a 500. The
-            // store's health has logged why.
-            throw APNsError.serviceUnavailable(error.message)
         } catch {
-            context.logger.error("APNs request failed", metadata: ["error": "\(error)", "path": "\(request.uri.path)"])
-            throw APNsError.internalServerError("Islet could not process the request; its log says why.")
+            throw Self.refusal(for: error, path: request.uri.path, logger: context.logger)
+        }
+    }
+
+    /// Apple's answer for what a route threw: a refusal as it is (logged at debug), a store
+    /// that cannot take the push now (a full disk, PostgreSQL out of reach) as `503
+    /// ServiceUnavailable` — Apple's own answer for a server that cannot serve, which providers
+    /// retry, not a 500; the store's health has logged why — and anything else as a `500`, logged.
+    static func refusal(for error: any Error, path: String, logger: Logger) -> APNsError {
+        switch error {
+        case let error as APNsError:
+            logger.debug("APNs request refused", metadata: ["reason": "\(error.reason)", "detail": "\(error.detail)"])
+            return error
+        case let error as IsletError where error.reason == .unavailable:
+            return APNsError.serviceUnavailable(error.message)
+        default:
+            logger.error("APNs request failed", metadata: ["error": "\(error)", "path": "\(path)"])
+            return APNsError.internalServerError("Islet could not process the request; its log says why.")
         }
     }
 }

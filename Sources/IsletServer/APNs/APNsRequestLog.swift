@@ -130,22 +130,11 @@ struct APNsRequestRecorder: RouterMiddleware {
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let started = ContinuousClock.now
-        var entry = APNsRequestEntry(
-            id: 0, time: clock.now(), method: request.method.rawValue, path: request.uri.path,
-            bundleId: Self.bundleId(request), headers: Self.headers(request.headers), payload: nil, payloadBytes: 0, status: 0,
-            reason: nil, detail: nil, latencyMs: 0, outcomes: nil, reached: nil
-        )
+        var entry = Self.entry(method: request.method, path: request.uri.path, fields: request.headers, at: clock.now())
         // A token request's body is a signed assertion, good for an access token for an hour:
         // its length is logged, never its text.
         let payload = PayloadCopy(keeping: request.uri.path == "/token" ? 0 : Self.payloadShown)
-        defer {
-            let elapsed = (ContinuousClock.now - started).components
-            entry.latencyMs = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
-            (entry.payload, entry.payloadBytes) = payload.taken
-            entry.bundleId = context.trace.app(named: entry.bundleId)
-            (entry.outcomes, entry.reached) = context.trace.pushed
-            log.record(entry)
-        }
+        defer { log.record(Self.finished(entry, startedAt: started, payload: payload, trace: context.trace)) }
         do {
             var request = request
             request.body = RequestBody(asyncSequence: request.body.map { buffer in
@@ -167,12 +156,33 @@ struct APNsRequestRecorder: RouterMiddleware {
         }
     }
 
+    /// A request's entry as it arrives, its answer not known yet.
+    static func entry(method: HTTPRequest.Method, path: String, fields: HTTPFields, at time: Date) -> APNsRequestEntry {
+        APNsRequestEntry(
+            id: 0, time: time, method: method.rawValue, path: path, bundleId: bundleId(path: path, fields: fields),
+            headers: headers(fields), payload: nil, payloadBytes: 0, status: 0, reason: nil, detail: nil, latencyMs: 0, outcomes: nil,
+            reached: nil
+        )
+    }
+
+    /// The entry once its request is answered (its status and refusal set): how long it took,
+    /// the payload's first bytes, and what the routes learnt of it.
+    static func finished(_ entry: APNsRequestEntry, startedAt started: ContinuousClock.Instant, payload: PayloadCopy, trace: APNsRequestTrace) -> APNsRequestEntry {
+        var entry = entry
+        let elapsed = (ContinuousClock.now - started).components
+        entry.latencyMs = Double(elapsed.seconds) * 1_000 + Double(elapsed.attoseconds) / 1e15
+        (entry.payload, entry.payloadBytes) = payload.taken
+        entry.bundleId = trace.app(named: entry.bundleId)
+        (entry.outcomes, entry.reached) = trace.pushed
+        return entry
+    }
+
     /// The app a request names: its topic's bundle id, or the one in a broadcast's or channel's path.
-    static func bundleId(_ request: Request) -> BundleID? {
-        if let topic = request.headers[HTTPField.Name("apns-topic")!] {
+    static func bundleId(path: String, fields: HTTPFields) -> BundleID? {
+        if let topic = fields[HTTPField.Name("apns-topic")!] {
             return topic.hasSuffix(".push-type.liveactivity") ? String(topic.dropLast(".push-type.liveactivity".count)) : topic
         }
-        let parts = request.uri.path.split(separator: "/")
+        let parts = path.split(separator: "/")
         guard let apps = parts.firstIndex(of: "apps"), apps + 1 < parts.count else { return nil }
         return String(parts[apps + 1])
     }

@@ -72,29 +72,41 @@ struct APNsRoutes {
     @Sendable func device(_ request: Request, context: APNsRequestContext) async throws -> Response {
         let headers = try PushHeaders.device(request.headers)
         let identity = try await verify(request, context: context)
+        let token = try context.parameters.require("token")
+        let bundleId = try check(headers, identity: identity, token: token)
+        let body = try await Self.payload(of: request, limit: Self.maxDevicePayload)
+        let result: PushResult
+        do {
+            result = try await engine.deliver(Self.devicePush(headers, bundleId: bundleId, token: token, body: body))
+        } catch let refusal as PushRefusal {
+            throw APNsError(refusal)
+        }
+        context.trace.pushed(result)
+        return Response(status: .ok, headers: try Self.accepted(headers, result))
+    }
+
+    /// A device push's checks after its headers' and its provider token's, in Apple's order: the
+    /// topic is the token's, the device token is shaped as one, and it is not pushed to too often.
+    /// - Returns: The app the push is for.
+    func check(_ headers: PushHeaders, identity: ProviderIdentity, token: String) throws -> BundleID {
         let bundleId = headers.topicBundleId!
         guard identity.bundleIds.contains(bundleId) else {
             throw APNsError.topicDisallowed("Key \(identity.keyId) of team \(identity.teamId) is not registered for \(bundleId).")
         }
-        let token = try context.parameters.require("token")
         guard Self.isTokenShaped(token) else {
             throw APNsError.badDeviceToken(
                 "A device token is hexadecimal, 64 characters today (up to 200); \"\(token.prefix(80))\" is not one."
             )
         }
         try tokenRate.take(token, now: engine.clock.now())
-        let body = try await Self.payload(of: request, limit: Self.maxDevicePayload)
-        // Parsed before the token is looked up, but a refusal is answered only if the token
-        // passes: Apple checks the token first.
+        return bundleId
+    }
+
+    /// The push the engine delivers. Its payload is parsed before the token is looked up, but a
+    /// refusal is answered only if the token passes: Apple checks the token first.
+    static func devicePush(_ headers: PushHeaders, bundleId: BundleID, token: String, body: Data) -> DevicePush {
         let payload = Result<LiveActivityPayload, any Error> { try LiveActivityPayload.parse(body) }
-        let result: PushResult
-        do {
-            result = try await engine.deliver(DevicePush(token: token, bundleId: bundleId, priority: headers.priority, payload: payload, collapseId: headers.collapseId))
-        } catch let refusal as PushRefusal {
-            throw APNsError(refusal)
-        }
-        context.trace.pushed(result)
-        return try Self.accepted(headers, result)
+        return DevicePush(token: token, bundleId: bundleId, priority: headers.priority, payload: payload, collapseId: headers.collapseId)
     }
 
     // MARK: Broadcasts and channels
@@ -186,8 +198,22 @@ struct APNsRoutes {
         let identity = try await verifier.verify(authorization: request.headers[.authorization], now: now) { keyId in
             try await engine.providerKeys(keyId: keyId)
         }
-        context.trace.verified(identity)
-        try tokenUpdates.check(identity, on: context.connection, now: now)
+        return try verified(identity, trace: context.trace, connection: context.connection, now: now)
+    }
+
+    /// `verify` for a provider token the verifier remembers, without a key's lookup; `nil` when
+    /// it does not remember it (the route then verifies it, and it is remembered).
+    func verifyRemembered(_ fields: HTTPFields, trace: APNsRequestTrace, connection: (any Channel)?) throws -> ProviderIdentity? {
+        let now = engine.clock.now()
+        guard let identity = try verifier.verifyRemembered(authorization: fields[.authorization], now: now) else { return nil }
+        return try verified(identity, trace: trace, connection: connection, now: now)
+    }
+
+    /// A verified identity, once its connection may use it (a provider token is not replaced
+    /// on one connection more often than Apple allows).
+    private func verified(_ identity: ProviderIdentity, trace: APNsRequestTrace, connection: (any Channel)?, now: Date) throws -> ProviderIdentity {
+        trace.verified(identity)
+        try tokenUpdates.check(identity, on: connection, now: now)
         return identity
     }
 
@@ -210,7 +236,7 @@ struct APNsRoutes {
         do {
             buffer = try await request.body.collect(upTo: limit)
         } catch is NIOTooManyBytesError {
-            throw APNsError.payloadTooLarge("The payload is over \(limit) bytes.")
+            throw payloadTooLarge(limit)
         } catch let error as NIOHTTP2Errors.StreamClosed {
             // The client reset the stream, or it outlived apns.requestTimeout: nobody hears
             // this answer, and it is the client's doing, not the server's failure.
@@ -219,21 +245,30 @@ struct APNsRoutes {
         return Data(buffer.readableBytesView)
     }
 
-    /// A push APNs takes: 200, or — for an app with strict pushes — the device's drop as a 400.
-    private static func accepted(_ headers: PushHeaders, _ result: PushResult) throws -> Response {
+    /// A payload over `limit` bytes.
+    static func payloadTooLarge(_ limit: Int) -> APNsError {
+        APNsError.payloadTooLarge("The payload is over \(limit) bytes.")
+    }
+
+    /// The header fields of a push APNs takes (a 200), or — for an app with strict pushes — the
+    /// device's drop, thrown as a 400.
+    static func accepted(_ headers: PushHeaders, _ result: PushResult) throws -> HTTPFields {
         if result.strict, let ignored = result.ignored {
             throw APNsError.dropped(ignored.reason, ignored.detail)
         }
-        return Response(status: .ok, headers: [
-            HTTPField.Name("apns-id")!: headers.requestId, HTTPField.Name("apns-unique-id")!: UUID().uuidString.lowercased(),
-        ])
+        return [HTTPField.Name("apns-id")!: headers.requestId, HTTPField.Name("apns-unique-id")!: UUID().uuidString.lowercased()]
     }
 
     /// Puts the request's id (or a new one) in a response, as `apns-id` or `apns-request-id`.
     static func echoRequestId(of request: Request, into headers: inout HTTPFields) {
-        let name = request.uri.path.hasPrefix("/3/") ? "apns-id" : "apns-request-id"
+        echoRequestId(path: request.uri.path, fields: request.headers, into: &headers)
+    }
+
+    /// `echoRequestId`, from the request's path and header fields.
+    static func echoRequestId(path: String, fields: HTTPFields, into headers: inout HTTPFields) {
+        let name = path.hasPrefix("/3/") ? "apns-id" : "apns-request-id"
         let field = HTTPField.Name(name)!
-        let sent = request.headers[field].flatMap { UUID(uuidString: $0) == nil ? nil : $0 }
+        let sent = fields[field].flatMap { UUID(uuidString: $0) == nil ? nil : $0 }
         headers[field] = sent ?? PushHeaders.newRequestId()
     }
 }
