@@ -127,10 +127,18 @@ struct DeliveryLatency: AsyncParsableCommand {
         }
         await reader.close()
         let logs = try await IsletSetup.inLanes(phones, port: backend.port) { connection, index -> [LogLine] in
-            let (status, body) = try await connection.send(.GET, "/v1/activities/\(ids[index])/deliveries", headers: auth)
-            guard status == 200, let json = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
-                let lines = json["deliveries"] as? [[String: Any]]
-            else { throw HarnessError("reading a delivery log: \(status)") }
+            // Every page of the log: an activity updated many times a second has more lines than one holds.
+            var lines: [[String: Any]] = []
+            var cursor: String?
+            repeat {
+                let path = "/v1/activities/\(ids[index])/deliveries?limit=1000" + (cursor.map { "&cursor=\($0)" } ?? "")
+                let (status, body) = try await connection.send(.GET, path, headers: auth)
+                guard status == 200, let json = try JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any],
+                    let page = json["deliveries"] as? [[String: Any]]
+                else { throw HarnessError("reading a delivery log: \(status)") }
+                lines += page
+                cursor = json["next"] as? String
+            } while cursor != nil
             return lines.compactMap { line in
                 guard let id = line["delivery"] as? Int, let time = line["time"] as? Double, let outcome = line["outcome"] as? String,
                     let event = line["event"] as? String

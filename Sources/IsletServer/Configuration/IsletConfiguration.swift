@@ -93,9 +93,10 @@ public struct ServerSettings: Equatable, Sendable {
     /// How long a graceful shutdown (SIGTERM, SIGINT) waits for answers in flight, in seconds,
     /// before it closes the connections still open and the process exits.
     public var shutdownTimeout: TimeInterval = 10
-    /// Whether an activity's update and end are served on the connection's event loop, with no
-    /// task (docs/engine.md §9.1); off, every request takes its route in a task. The answers are
-    /// the same either way: the switch is there to measure one against the other.
+    /// Whether an activity's update, end and push token, and the APNs endpoint's device pushes,
+    /// are served on their connection's event loop, with no task (docs/engine.md §9.1); off,
+    /// every request takes its route in a task. The answers are the same either way: the switch
+    /// is there to measure one against the other.
     public var hotRoutes = true
 
     /// The defaults.
