@@ -19,7 +19,7 @@ struct DeliveryBackend {
     /// Starts both and sets them up; the caller stops them.
     static func start(
         systems: Systems, store: StoreChoice, phones: Int, devices: Int? = nil, sink: Bool, bundleId: String,
-        environment: [String: String] = [:]
+        environment: [String: String] = [:], appleEnvironment: [String: String] = [:]
     ) async throws -> DeliveryBackend {
         // B plays Apple: the app, its key, and an activity with a push token per phone — or a
         // sink that takes any token, with a key of A's own.
@@ -36,7 +36,7 @@ struct DeliveryBackend {
             tokens = (0..<phones).map { _ in (0..<32).map { _ in String(format: "%02x", UInt8.random(in: 0...255)) }.joined() }
             (appleCA, applePort) = (apple.directory.appendingPathComponent("cert.pem"), apple.port)
         } else {
-            apple = try await systems.startIslet(durability: store.durability, apns: true, name: "B, playing Apple")
+            apple = try await systems.startIslet(durability: store.durability, apns: true, name: "B, playing Apple", environment: appleEnvironment)
             provider = try await Provider.register(on: apple, bundleId: bundleId, strict: true)
             // B's phones are A's: each activity on the device its twin is on, so that B counts
             // each phone's priority-10 budget as A plans it.

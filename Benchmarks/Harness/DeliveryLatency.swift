@@ -46,16 +46,23 @@ struct DeliveryLatency: AsyncParsableCommand {
     @Flag(help: "A third into the measured time, rotate the app's key (docs/delivery.md, \"Key sets\"): B learns a second key, A adds it and removes the first, and a second later B revokes the first.")
     var rotate = false
 
+    @Option(help: "A's priority-10 budget per app and phone an hour (lifecycle.pushBudgetPerHour, at most 10,000; Apple's is 12): a large one keeps a phone's updates at priority 10, the path where the budget is planned and spent per delivery.")
+    var budget: Int?
+
     private static let bundleId = "com.bench.delivery"
 
     func run() async throws {
         if let devices, !(1...phones).contains(devices) { throw ValidationError("--devices is between 1 and --phones (\(phones)).") }
         if rotate && sink { throw ValidationError("--rotate needs B playing Apple (no --sink): a sink takes any key.") }
-        let environment = postgres
+        if let budget, !(0...10_000).contains(budget) { throw ValidationError("--budget is between 0 and 10,000 (lifecycle.pushBudgetPerHour).") }
+        var environment = postgres
             ? ["ISLET_STORE": try await PostgresServer.newDatabase(), "ISLET_SERVER_ADMIN_KEY": IsletClusterTarget.adminKey] : [:]
+        // A plans the budget, B (the phones) counts it: both by the same rule.
+        let budgeted = budget.map { ["ISLET_LIFECYCLE_PUSH_BUDGET_PER_HOUR": "\($0)"] } ?? [:]
+        environment.merge(budgeted) { $1 }
         let loop = try await DeliveryBackend.start(
             systems: systems, store: store, phones: phones, devices: devices ?? phones, sink: sink, bundleId: Self.bundleId,
-            environment: environment
+            environment: environment, appleEnvironment: budgeted
         )
         let (apple, backend, ids, auth) = (loop.apple, loop.backend, loop.ids, loop.auth)
         defer { apple.stop() }
@@ -143,7 +150,7 @@ struct DeliveryLatency: AsyncParsableCommand {
                 guard let id = line["delivery"] as? Int, let time = line["time"] as? Double, let outcome = line["outcome"] as? String,
                     let event = line["event"] as? String
                 else { return nil }
-                return LogLine(delivery: id, time: time, event: event, outcome: outcome, status: line["status"] as? Int)
+                return LogLine(delivery: id, time: time, event: event, outcome: outcome, status: line["status"] as? Int, priority: line["priority"] as? Int)
             }
         }
         var queued: [Int: Double] = [:]
@@ -152,6 +159,7 @@ struct DeliveryLatency: AsyncParsableCommand {
         // Deliveries answered 200 within the measured window, whatever their commit's time: A's rate of sending.
         let window = measuredFrom.timeIntervalSince1970...(measuredFrom.timeIntervalSince1970 + seconds)
         var deliveredInWindow = 0
+        var atPriority10 = 0
         // Over the whole run, measured or not: what a rotation must not cause.
         let troubled = logs.joined().filter { $0.status == 403 || ["retrying", "held", "failed"].contains($0.outcome) }
         if rotate {
@@ -159,7 +167,10 @@ struct DeliveryLatency: AsyncParsableCommand {
             print("rotation: over the whole run, \(troubled.count) delivery log lines retrying, held, failed or answered 403\(kinds.isEmpty ? "" : ": \(kinds)")")
         }
         for line in logs.joined() where line.event == "update" {
-            if line.outcome == "delivered", line.status == 200, window.contains(line.time) { deliveredInWindow += 1 }
+            if line.outcome == "delivered", line.status == 200, window.contains(line.time) {
+                deliveredInWindow += 1
+                if line.priority == 10 { atPriority10 += 1 }
+            }
             if line.outcome == "queued" {
                 queued[line.delivery] = line.time
                 continue
@@ -178,7 +189,8 @@ struct DeliveryLatency: AsyncParsableCommand {
                 + " \(grouped(Double(latencies.count))) measured ones delivered with 200"
                 + (others.isEmpty ? "" : " (also: \(others.joined(separator: ", ")))")
                 + ": commit → APNs 200 \(percentiles([0.5, 0.99], of: latencies)), max \(String(format: "%.2f", percentile(1, of: latencies))) ms;"
-                + " \(grouped(Double(deliveredInWindow) / seconds)) deliveries/s answered 200 while measured;"
+                + " \(grouped(Double(deliveredInWindow) / seconds)) deliveries/s answered 200 while measured"
+                + " (\(deliveredInWindow > 0 ? 100 * atPriority10 / deliveredInWindow : 0)% at priority 10);"
                 + " store transactions per delivery \(requests > 0 ? String(format: "%.3f", rounds / requests) : "-")"
                 + " (the sender's rounds \(grouped(rounds)) / its requests \(grouped(requests)), islet_delivery_rounds_total);"
                 + " A \(useA.text.replacingOccurrences(of: "server ", with: "")), \(sink ? "sink" : "B") CPU \(Int(useB.server * 100))%"
@@ -237,6 +249,7 @@ struct LogLine: Sendable {
     var event: String
     var outcome: String
     var status: Int?
+    var priority: Int?
 }
 
 /// A value set by one task and read after it is done.

@@ -17,7 +17,7 @@ extension DurabilityTests {
             var answers: [[String]] = []
             var counted: [[String]] = []
             for environment in [[:], ["ISLET_SERVER_HOT_ROUTES": "false"]] {
-                let (data, server, admin, app, display) = try await Self.serverWithAnApp(environment, http: http)
+                let (data, server, _, app, display) = try await Self.serverWithAnApp(environment, http: http)
                 let client = IsletClient(server: server.url, key: app.apiKey, http: http)
                 let id = try await client.start(ActivityRequest(attributesType: "T", attributes: [:], content: ActivityContent(state: ["n": 0]))).id
                 let second = try await client.start(ActivityRequest(attributesType: "T", attributes: [:], content: ActivityContent(state: ["n": 0]))).id
