@@ -78,4 +78,32 @@ struct APNsHotPushTests {
         #expect(logged[0].count == 10, "\(logged[0])")
         #expect(states[0] == states[1] && states[0].hasPrefix("ended"), "\(states)")
     }
+
+    /// A payload over Apple's limit is refused once it passes the limit, hot or not: the rest of
+    /// a body that does not end is not waited for.
+    @Test(arguments: [true, false]) func aPayloadOverTheLimitIsRefusedBeforeItsEnd(hot: Bool) async throws {
+        try await withIslet({ $0.server.hotRoutes = hot }) { islet in
+            try await islet.withProvider { provider in
+                let token = try #require(try await provider.startWithToken().pushToken)
+                // The provider token verified and remembered first, so the next push may be served hot.
+                let jwt = try await provider.jwt()
+                #expect(try await provider.push(token, Provider.update(#"{"step":2}"#, timestamp: t0Seconds + 10), jwt: jwt).status == 200)
+                let (body, more) = AsyncStream.makeStream(of: ByteBuffer.self)
+                var request = HTTPClientRequest(url: "https://localhost:\(islet.apnsPort!)/3/device/\(token)")
+                request.method = .POST
+                request.headers.add(name: "authorization", value: "bearer \(jwt)")
+                request.headers.add(name: "apns-topic", value: provider.bundleId + ".push-type.liveactivity")
+                request.headers.add(name: "apns-push-type", value: "liveactivity")
+                request.body = .stream(body, length: .unknown)
+                more.yield(ByteBuffer(string: String(repeating: " ", count: 5_000)))
+                let http = try islet.apnsHTTPClient()
+                let status = try await http.shuttingDown { http in
+                    let response = try await http.execute(request, timeout: .seconds(60))
+                    more.finish()
+                    return response.status.code
+                }
+                #expect(status == 413)
+            }
+        }
+    }
 }

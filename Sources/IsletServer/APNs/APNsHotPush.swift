@@ -36,8 +36,7 @@ final class APNsHotPush: ChannelInboundHandler, RemovableChannelHandler {
         case idle
         /// Not served here: every part goes on to the routes.
         case passing
-        /// A push being read: what its checks came to (a refusal to answer, or the push's app),
-        /// and its payload so far, up to Apple's limit.
+        /// A push being read, its head's checks passed: its payload so far, up to Apple's limit.
         case reading(Push)
         /// Handed to the writer, or answered.
         case answering
@@ -50,7 +49,6 @@ final class APNsHotPush: ChannelInboundHandler, RemovableChannelHandler {
         var bundleId: BundleID?
         var refusal: APNsError?
         var body: ByteBuffer
-        var tooLarge = false
         var entry: APNsRequestEntry
         let started: ContinuousClock.Instant
         let payload = PayloadCopy(keeping: APNsRequestRecorder.payloadShown)
@@ -90,11 +88,12 @@ final class APNsHotPush: ChannelInboundHandler, RemovableChannelHandler {
                 return
             case .body(var buffer):
                 push.payload.add(buffer)
-                if push.body.readableBytes + buffer.readableBytes > APNsRoutes.maxDevicePayload {
-                    push.tooLarge = true
-                } else if !push.tooLarge {
-                    push.body.writeBuffer(&buffer)
+                guard push.body.readableBytes + buffer.readableBytes <= APNsRoutes.maxDevicePayload else {
+                    // Refused once it is over, as the route refuses it: the rest is not waited for.
+                    state = .answering
+                    return answer(push, .failure(APNsRoutes.payloadTooLarge(APNsRoutes.maxDevicePayload)), context: context)
                 }
+                push.body.writeBuffer(&buffer)
                 state = .reading(push)
             case .end:
                 state = .answering
@@ -141,9 +140,6 @@ final class APNsHotPush: ChannelInboundHandler, RemovableChannelHandler {
     /// commit is published.
     private func serve(_ push: Push, context: ChannelHandlerContext) {
         guard let headers = push.headers, let bundleId = push.bundleId else { return }
-        guard !push.tooLarge else {
-            return answer(push, .failure(APNsRoutes.payloadTooLarge(APNsRoutes.maxDevicePayload)), context: context)
-        }
         let devicePush = APNsRoutes.devicePush(headers, bundleId: bundleId, token: push.token, body: Data(push.body.readableBytesView))
         let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
         let serving = self.serving
