@@ -383,22 +383,20 @@ final class EventStreamHandler: ChannelDuplexHandler, RemovableChannelHandler {
             hotRequest = taken
             writeHot(HotRoutes.Answer(error), context: context)
         case .submit(let input, let id, let owner):
-            state = .hotAnswering
-            hotRequest = taken
-            let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
-            hot.engine.submit(input, to: id, owner: owner) { result in
-                let answer = HotRoutes.answer(result)
-                bound.eventLoop.execute { bound.value.handler.writeHot(answer, context: bound.value.context) }
-            }
+            let write = answering(taken, context: context)
+            hot.engine.submit(input, to: id, owner: owner) { write(HotRoutes.answer($0)) }
         case .registerToken(let body, let id, let owner):
-            state = .hotAnswering
-            hotRequest = taken
-            let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
-            hot.engine.submitUpdateToken(body.token, deviceId: body.device, activityId: id, owner: owner) { result in
-                let answer = HotRoutes.answer(result)
-                bound.eventLoop.execute { bound.value.handler.writeHot(answer, context: bound.value.context) }
-            }
+            let write = answering(taken, context: context)
+            hot.engine.submitUpdateToken(body.token, deviceId: body.device, activityId: id, owner: owner) { write(HotRoutes.answer($0)) }
         }
+    }
+
+    /// `taken` is handed to the writer: what writes its answer, from any thread, on the loop.
+    private func answering(_ taken: HotRoutes.Taken, context: ChannelHandlerContext) -> @Sendable (HotRoutes.Answer) -> Void {
+        state = .hotAnswering
+        hotRequest = taken
+        let bound = Place(Connection(handler: self, context: context), eventLoop: context.eventLoop)
+        return { answer in bound.eventLoop.execute { bound.value.handler.writeHot(answer, context: bound.value.context) } }
     }
 
     private func writeHot(_ answer: HotRoutes.Answer, context: ChannelHandlerContext) {

@@ -156,20 +156,19 @@ struct HotRoutes: Sendable {
     /// The answer the route gives for `result`: its status, its body in wire format, and whether
     /// the route would have thrown it (Hummingbird's metrics count it as an error).
     static func answer(_ result: Result<Outcome, any Error>) -> Answer {
-        do {
-            let (status, body) = try ActivityRoutes.encodedAnswer(for: try result.get())
-            return Answer(status: status, body: body, thrown: false)
-        } catch let error as IsletError {
-            return Answer(error)
-        } catch {
-            return Answer(IsletError(.internalError, "The server failed to handle the request; its log says why."))
-        }
+        answer(result) { try ActivityRoutes.encodedAnswer(for: $0) }
     }
 
     /// The route's answer for a registered token: `200` with the token.
     static func answer(_ result: Result<PhoneToken, any Error>) -> Answer {
+        answer(result) { (.ok, try WireFormat.string($0)) }
+    }
+
+    /// The answer for `result`, its value encoded by `encode`, an error as the route's.
+    private static func answer<T>(_ result: Result<T, any Error>, encode: (T) throws -> (HTTPResponse.Status, String)) -> Answer {
         do {
-            return Answer(status: .ok, body: try WireFormat.string(try result.get()), thrown: false)
+            let (status, body) = try encode(try result.get())
+            return Answer(status: status, body: body, thrown: false)
         } catch let error as IsletError {
             return Answer(error)
         } catch {
